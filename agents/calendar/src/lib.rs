@@ -1,0 +1,29 @@
+//! aura's calendar agent: free slots, conflicts, scheduling.
+//!
+//! Tools (each a plain `fn(Args) -> aura_sdk::ToolResult<Result>`; schemas in
+//! `schemas/calendar/<tool>.{args,result}.json`):
+//! - [`free_slots::find_free_slots`]: maximal free windows inside working hours.
+//! - [`conflicts::detect_conflicts`]: overlaps, double bookings, tight transitions.
+//! - [`schedule::schedule_event`]: validates and normalizes a proposed event and reports its
+//!   conflicts (stores nothing; the catalogue requires confirmation).
+//!
+//! The tick, [`tick::tick`], proposes `detect_conflicts` when the context's events clash.
+//! Everything is deterministic: no clock, no randomness; `now` comes from the tick context.
+
+pub mod common;
+pub mod conflicts;
+pub mod free_slots;
+pub mod schedule;
+pub mod tick;
+
+aura_sdk::agent! {
+    Calendar {
+        name: "calendar",
+        tools: {
+            "find_free_slots" => free_slots::find_free_slots,
+            "detect_conflicts" => conflicts::detect_conflicts,
+            "schedule_event" => schedule::schedule_event,
+        },
+        tick: tick::tick,
+    }
+}

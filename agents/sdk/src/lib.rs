@@ -1,0 +1,387 @@
+//! aura-sdk: the guest side of the `aura:agent` contract.
+//!
+//! An agent crate is its tool functions and little else. Each tool is a plain function from a
+//! typed args struct (serde `Deserialize`) to a typed result (serde `Serialize`) or a
+//! [`ToolError`]; the [`agent!`] macro wires them to the WIT exports: it dispatches `invoke` by
+//! tool name, answers `manifest`, forwards `tick`, and writes every reply as canonical JSON
+//! (RFC 8785).
+//!
+//! This crate owns the guest-side encoding of replies (`reply.v1`) and the WIT bindings. It must
+//! not re-validate what the host already validated (args schemas are checked before the agent
+//! runs) and it must not hold state between calls: the host gives every call a fresh instance.
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+pub use serde_json;
+
+/// The bindings generated from `wit/agent.wit`. Agents use the helpers of this crate instead.
+#[doc(hidden)]
+pub mod bindings {
+    wit_bindgen::generate!({
+        path: "../../wit",
+        world: "agent",
+        pub_export_macro: true,
+        export_macro_name: "__export_agent_world",
+        default_bindings_module: "aura_sdk::bindings",
+    });
+}
+
+/// What a tool returns.
+pub type ToolResult<T> = Result<T, ToolError>;
+
+/// Why a tool could not produce a result. Serialized into the reply's `error` object.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ToolError {
+    /// The class of failure; the host maps it to a result error kind.
+    pub kind: ToolErrorKind,
+    /// A human-readable explanation, for logs and the quarantine record.
+    pub message: String,
+}
+
+/// The classes of tool failure an agent may report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolErrorKind {
+    /// The args passed the schema but make no sense together (an event that ends before it
+    /// starts, duplicate ids). The caller must change its input.
+    InvalidArgs,
+    /// The tool could not complete for a reason of its own.
+    Failed,
+    /// The call named a tool this agent does not implement (the host's catalogue should have
+    /// refused it first).
+    UnknownTool,
+}
+
+/// Longest message an agent reports; longer ones are cut so a reply stays within the result
+/// schema's bound on `error.message`.
+pub const ERROR_MESSAGE_CHARS_MAX: usize = 500;
+
+impl ToolError {
+    /// Args that passed the schema but are inconsistent.
+    pub fn invalid_args(message: impl Into<String>) -> Self {
+        Self::new(ToolErrorKind::InvalidArgs, message)
+    }
+
+    /// The tool failed for a reason of its own.
+    pub fn failed(message: impl Into<String>) -> Self {
+        Self::new(ToolErrorKind::Failed, message)
+    }
+
+    fn new(kind: ToolErrorKind, message: impl Into<String>) -> Self {
+        let mut message = message.into();
+        if let Some((cut, _)) = message.char_indices().nth(ERROR_MESSAGE_CHARS_MAX) {
+            message.truncate(cut);
+        }
+        Self { kind, message }
+    }
+}
+
+impl std::fmt::Display for ToolError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}: {}", self.kind, self.message)
+    }
+}
+
+impl std::error::Error for ToolError {}
+
+/// Length of the random part of a `toolcall.v1` call_id (`^t_[a-z0-9]{10}$`).
+const CALL_ID_SUFFIX_CHARS: usize = 10;
+
+/// A deterministic `toolcall.v1` call id (`t_` + 10 chars of `[a-z0-9]`) derived from `seed`.
+///
+/// Agents have no trustworthy randomness (and replay must be deterministic), so ids of proposed
+/// calls are a hash of what the call is about: FNV-1a 64-bit, written in base 36.
+pub fn call_id_from(seed: &str) -> String {
+    const FNV_OFFSET_BASIS: u64 = 0xcbf2_9ce4_8422_2325;
+    const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
+    const ALPHABET: &[u8; 36] = b"0123456789abcdefghijklmnopqrstuvwxyz";
+    let mut hash = FNV_OFFSET_BASIS;
+    for byte in seed.bytes() {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(FNV_PRIME);
+    }
+    let mut id = String::with_capacity(2 + CALL_ID_SUFFIX_CHARS);
+    id.push_str("t_");
+    for _ in 0..CALL_ID_SUFFIX_CHARS {
+        id.push(ALPHABET[(hash % 36) as usize] as char);
+        hash /= 36;
+    }
+    id
+}
+
+/// Serializes `value` as canonical JSON (RFC 8785).
+///
+/// Serialization of the SDK's own types cannot fail; a failure here means a tool returned a
+/// value JSON cannot hold (a map with non-string keys), which is reported as a tool failure.
+pub fn to_canonical(value: &impl Serialize) -> Result<String, ToolError> {
+    serde_json_canonicalizer::to_string(value)
+        .map_err(|e| ToolError::failed(format!("result is not serializable as JSON: {e}")))
+}
+
+/// Runs one typed tool on untyped args: deserialize, call, serialize.
+pub fn run_tool<A, R>(args: Value, tool: impl FnOnce(A) -> ToolResult<R>) -> ToolResult<Value>
+where
+    A: DeserializeOwned,
+    R: Serialize,
+{
+    let args: A = serde_json::from_value(args)
+        .map_err(|e| ToolError::invalid_args(format!("args do not match the tool: {e}")))?;
+    let result = tool(args)?;
+    serde_json::to_value(result)
+        .map_err(|e| ToolError::failed(format!("result is not serializable as JSON: {e}")))
+}
+
+/// Encodes a reply (`reply.v1`): `{"ok":true,"result":..}` or `{"ok":false,"error":..}`.
+pub fn reply_json(outcome: ToolResult<Value>) -> String {
+    let reply = match outcome {
+        Ok(result) => json!({ "ok": true, "result": result }),
+        Err(error) => json!({ "ok": false, "error": error }),
+    };
+    // A reply is built from JSON values and the SDK's own types: canonicalization cannot fail
+    // except on values no tool can produce. Fall back to a fixed, valid error reply.
+    to_canonical(&reply).unwrap_or_else(|_| {
+        r#"{"error":{"kind":"failed","message":"reply could not be encoded"},"ok":false}"#.into()
+    })
+}
+
+/// Handles the `invoke` export: takes the toolcall.v1 envelope, dispatches by tool name.
+pub fn invoke_json(call: &str, dispatch: impl FnOnce(&str, Value) -> ToolResult<Value>) -> String {
+    let outcome = (|| {
+        let mut envelope: Value = serde_json::from_str(call)
+            .map_err(|e| ToolError::invalid_args(format!("call is not JSON: {e}")))?;
+        let tool = match envelope.get("tool") {
+            Some(Value::String(tool)) => tool.clone(),
+            _ => return Err(ToolError::invalid_args("call has no string `tool`")),
+        };
+        let args = envelope
+            .get_mut("args")
+            .map(Value::take)
+            .unwrap_or(Value::Object(Default::default()));
+        dispatch(&tool, args)
+    })();
+    reply_json(outcome)
+}
+
+/// The error for a tool name this agent does not implement.
+pub fn unknown_tool(tool: &str) -> ToolError {
+    ToolError::new(
+        ToolErrorKind::UnknownTool,
+        format!("this agent has no tool `{tool}`"),
+    )
+}
+
+/// Handles the `manifest` export.
+pub fn manifest_json(name: &str, version: &str, tools: &[&str]) -> String {
+    let manifest = json!({ "name": name, "version": version, "tools": tools });
+    to_canonical(&manifest).expect("a manifest of strings is always serializable")
+}
+
+/// Handles the `tick` export: the agent's answer, or `{"proposals":[]}` and an emitted error
+/// event when the tick failed (a failed tick proposes nothing; it never traps the instance).
+pub fn tick_json(context: &str, tick: impl FnOnce(Value) -> ToolResult<Value>) -> String {
+    let outcome = serde_json::from_str(context)
+        .map_err(|e| ToolError::invalid_args(format!("tick context is not JSON: {e}")))
+        .and_then(tick)
+        .and_then(|answer| to_canonical(&answer));
+    match outcome {
+        Ok(text) => text,
+        Err(error) => {
+            emit(&json!({ "kind": "tick.failed", "error": error }));
+            r#"{"proposals":[]}"#.into()
+        }
+    }
+}
+
+/// Calls another agent's tool through the host (the host import `call`).
+///
+/// `envelope` is a toolcall.v1 envelope; the answer is the host's result.v1 envelope. Refusals
+/// (unknown tool, cycle, depth, deadline) come back as `{"ok":false,..}` results, never traps.
+#[cfg(target_arch = "wasm32")]
+pub fn call(envelope: &Value) -> Result<Value, ToolError> {
+    let call = to_canonical(envelope)?;
+    let answer = bindings::aura::agent::host::call(&call);
+    serde_json::from_str(&answer)
+        .map_err(|e| ToolError::failed(format!("host answered with invalid JSON: {e}")))
+}
+
+/// Native builds (unit tests, benchmarks) have no host to call.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn call(_envelope: &Value) -> Result<Value, ToolError> {
+    Err(ToolError::failed(
+        "agent-to-agent calls need the aura host (not available natively)",
+    ))
+}
+
+/// Emits a structured event into the host's trace (the host import `emit`). `event` should be
+/// an object with a string `kind`. A no-op in native builds.
+pub fn emit(event: &Value) {
+    #[cfg(target_arch = "wasm32")]
+    if let Ok(text) = to_canonical(event) {
+        bindings::aura::agent::host::emit(&text);
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    let _ = event;
+}
+
+/// Declares an agent: its name, its tools and its tick, and exports it as the component.
+///
+/// ```ignore
+/// aura_sdk::agent! {
+///     Calendar {
+///         name: "calendar",
+///         tools: {
+///             "find_free_slots" => free_slots::find_free_slots,
+///         },
+///         tick: tick::tick,
+///     }
+/// }
+/// ```
+/// Each tool path is a `fn(Args) -> ToolResult<Result>`; the tick a
+/// `fn(serde_json::Value) -> ToolResult<serde_json::Value>`. The macro defines `pub struct
+/// Calendar` with `manifest`, `invoke` and `tick` associated functions that take and return
+/// canonical JSON (callable natively, for tests), and, on wasm32 only, the component exports.
+#[macro_export]
+macro_rules! agent {
+    (
+        $agent:ident {
+            name: $name:literal,
+            tools: { $($tool:literal => $handler:path),+ $(,)? },
+            tick: $tick:path $(,)?
+        }
+    ) => {
+        /// This crate's agent, as the host sees it.
+        pub struct $agent;
+
+        impl $agent {
+            /// The agent's name in the catalogue.
+            pub const NAME: &'static str = $name;
+            /// The tools this agent implements, in catalogue order.
+            pub const TOOLS: &'static [&'static str] = &[$($tool),+];
+
+            /// The `manifest` export.
+            pub fn manifest() -> String {
+                $crate::manifest_json($name, env!("CARGO_PKG_VERSION"), Self::TOOLS)
+            }
+
+            /// The `invoke` export.
+            pub fn invoke(call: &str) -> String {
+                $crate::invoke_json(call, |tool, args| match tool {
+                    $($tool => $crate::run_tool(args, $handler),)+
+                    other => Err($crate::unknown_tool(other)),
+                })
+            }
+
+            /// The `tick` export.
+            pub fn tick(context: &str) -> String {
+                $crate::tick_json(context, $tick)
+            }
+        }
+
+        #[cfg(target_arch = "wasm32")]
+        impl $crate::bindings::Guest for $agent {
+            fn manifest() -> String {
+                $agent::manifest()
+            }
+            fn invoke(call: String) -> String {
+                $agent::invoke(&call)
+            }
+            fn tick(context: String) -> String {
+                $agent::tick(&context)
+            }
+        }
+
+        #[cfg(target_arch = "wasm32")]
+        $crate::bindings::__export_agent_world!($agent with_types_in $crate::bindings);
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn call_id_matches_the_toolcall_pattern_and_is_deterministic() {
+        for seed in ["", "a", "calendar/detect_conflicts/2026-11-22T09:00:00Z"] {
+            let id = call_id_from(seed);
+            assert_eq!(id.len(), 12);
+            assert!(id.starts_with("t_"));
+            assert!(
+                id[2..]
+                    .bytes()
+                    .all(|b| b.is_ascii_digit() || b.is_ascii_lowercase())
+            );
+            assert_eq!(id, call_id_from(seed));
+        }
+        assert_ne!(call_id_from("a"), call_id_from("b"));
+    }
+
+    #[test]
+    fn call_id_of_empty_seed_is_fnv_offset_basis_in_base36() {
+        // FNV-1a of "" is the offset basis 0xcbf29ce484222325 = 14695981039346656037;
+        // its base-36 digits, least significant first, worked out by repeated division.
+        let mut n: u64 = 14_695_981_039_346_656_037;
+        let mut expected = String::from("t_");
+        for _ in 0..10 {
+            expected.push(char::from_digit((n % 36) as u32, 36).unwrap());
+            n /= 36;
+        }
+        assert_eq!(call_id_from(""), expected);
+    }
+
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct AddArgs {
+        a: i64,
+        b: i64,
+    }
+
+    fn add(args: AddArgs) -> ToolResult<Value> {
+        Ok(json!({ "sum": args.a + args.b }))
+    }
+
+    #[test]
+    fn invoke_dispatches_and_replies_canonically() {
+        let dispatch = |tool: &str, args| match tool {
+            "add" => run_tool(args, add),
+            other => Err(unknown_tool(other)),
+        };
+        let call = r#"{"tool":"add","args":{"b":2,"a":40}}"#;
+        assert_eq!(
+            invoke_json(call, dispatch),
+            r#"{"ok":true,"result":{"sum":42}}"#
+        );
+        let call = r#"{"tool":"mul","args":{}}"#;
+        assert_eq!(
+            invoke_json(call, dispatch),
+            r#"{"error":{"kind":"unknown_tool","message":"this agent has no tool `mul`"},"ok":false}"#
+        );
+        let call = r#"{"tool":"add","args":{"a":1}}"#;
+        let reply: Value = serde_json::from_str(&invoke_json(call, dispatch)).unwrap();
+        assert_eq!(reply["ok"], false);
+        assert_eq!(reply["error"]["kind"], "invalid_args");
+    }
+
+    #[test]
+    fn error_messages_are_cut_at_the_bound() {
+        let error = ToolError::failed("é".repeat(ERROR_MESSAGE_CHARS_MAX + 7));
+        assert_eq!(error.message.chars().count(), ERROR_MESSAGE_CHARS_MAX);
+    }
+
+    #[test]
+    fn failed_tick_proposes_nothing() {
+        assert_eq!(
+            tick_json("not json", |_| unreachable!()),
+            r#"{"proposals":[]}"#
+        );
+        assert_eq!(
+            tick_json("{}", |_| Err(ToolError::failed("boom"))),
+            r#"{"proposals":[]}"#
+        );
+        assert_eq!(
+            tick_json("{}", |_| Ok(json!({"proposals": [], "z": 1, "a": 2}))),
+            r#"{"a":2,"proposals":[],"z":1}"#
+        );
+    }
+}

@@ -1,0 +1,335 @@
+//! The dispatcher: the host as its callers see it — load the plugins, take a call, answer it.
+//!
+//! It owns composing the pieces: plugins (digest-checked) are compiled by the sandbox and
+//! admitted only if their manifest matches the catalogue; a call goes through the crossing into
+//! the sandbox and back; whatever the crossing refuses is quarantined in the journal before the
+//! refusal is returned, and the host keeps serving. It must not implement any check itself (the
+//! crossing does) nor touch wasmtime (the sandbox does).
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use crate::canonical::parse_canonical;
+use crate::catalogue::{self, AgentSpec, MANIFEST_SCHEMA};
+use crate::crossing::{self, Crossing, Reply};
+use crate::envelope::{ResultEnvelope, ToolCall};
+use crate::error::{CrossingError, HostError, Phase};
+use crate::journal::{CallIds, Journal, JournalError, QuarantineRecord};
+use crate::limits::{CROSSING_BYTES_MAX, FUEL_PER_MS_DEFAULT};
+use crate::plugins::PluginsDir;
+use crate::sandbox::{Budget, Sandbox};
+
+/// Where the host finds its plugins and keeps its records.
+#[derive(Debug, Clone)]
+pub struct HostConfig {
+    /// The plugins dir (manifest.json plus components).
+    pub plugins_dir: PathBuf,
+    /// The data dir (quarantine log).
+    pub data_dir: PathBuf,
+    /// Load only these agents (each must load, or `open` fails); `None` loads every catalogue
+    /// agent the plugins dir has and reports the ones that fail.
+    pub agents: Option<Vec<String>>,
+    /// Fuel per millisecond of deadline.
+    pub fuel_per_ms: u64,
+}
+
+impl HostConfig {
+    /// A config with the default fuel rate.
+    pub fn new(plugins_dir: impl Into<PathBuf>, data_dir: impl Into<PathBuf>) -> Self {
+        Self {
+            plugins_dir: plugins_dir.into(),
+            data_dir: data_dir.into(),
+            agents: None,
+            fuel_per_ms: FUEL_PER_MS_DEFAULT,
+        }
+    }
+}
+
+/// Why an agent was not admitted.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// The plugins dir has a component for an agent the catalogue does not know.
+    #[error("plugin `{agent}` is not in the catalogue")]
+    NotInCatalogue {
+        /// The agent.
+        agent: String,
+    },
+    /// The agent's manifest is not a valid manifest.v1.
+    #[error("plugin `{agent}` gave an invalid manifest: {error}")]
+    ManifestInvalid {
+        /// The agent.
+        agent: String,
+        /// What is wrong with it.
+        error: CrossingError,
+    },
+    /// The manifest's name or tools differ from the catalogue's.
+    #[error(
+        "plugin `{agent}` does not match the catalogue: name `{name}`, tools not in the catalogue {extra:?}, catalogue tools missing {missing:?}"
+    )]
+    ManifestMismatch {
+        /// The agent it was loaded as.
+        agent: String,
+        /// The name its manifest gives.
+        name: String,
+        /// Tools it claims that the catalogue does not list for it.
+        extra: Vec<String>,
+        /// Catalogue tools it does not claim.
+        missing: Vec<String>,
+    },
+    /// The plugin could not be read or compiled.
+    #[error(transparent)]
+    Host(#[from] HostError),
+}
+
+/// A call the crossing refused: the error, and whether its quarantine record is durable.
+#[derive(Debug, thiserror::Error)]
+#[error("{error}")]
+pub struct Refused {
+    /// Why.
+    pub error: CrossingError,
+    /// The envelope's call_id, if it could be read.
+    pub call_id: Option<String>,
+    /// Set if the quarantine record could not be written: the refusal must then be reported
+    /// loudly, since the record is lost.
+    pub journal_error: Option<JournalError>,
+}
+
+/// The host: catalogue-checked plugins behind the crossing.
+#[derive(Debug)]
+pub struct Host {
+    crossing: Crossing,
+    sandbox: Sandbox,
+    journal: Journal,
+    fuel_per_ms: u64,
+    load_failures: Vec<LoadError>,
+}
+
+impl Host {
+    /// Opens the data dir, compiles the schemas, loads and admits the plugins.
+    pub async fn open(config: &HostConfig) -> Result<Self, LoadError> {
+        let crossing = Crossing::new().map_err(HostError::from)?;
+        let journal = Journal::open(&config.data_dir).map_err(HostError::from)?;
+        let plugins = PluginsDir::open(&config.plugins_dir).map_err(HostError::from)?;
+        let mut sandbox = Sandbox::new().map_err(HostError::from)?;
+        let mut load_failures = Vec::new();
+
+        let wanted: Vec<&'static AgentSpec> = match &config.agents {
+            Some(names) => names
+                .iter()
+                .map(|name| {
+                    catalogue::agent(name).ok_or_else(|| LoadError::NotInCatalogue {
+                        agent: name.clone(),
+                    })
+                })
+                .collect::<Result<_, _>>()?,
+            None => {
+                for agent in plugins.manifest().components.keys() {
+                    if catalogue::agent(agent).is_none() {
+                        load_failures.push(LoadError::NotInCatalogue {
+                            agent: agent.clone(),
+                        });
+                    }
+                }
+                catalogue::CATALOGUE
+                    .iter()
+                    .filter(|spec| plugins.manifest().components.contains_key(spec.name))
+                    .collect()
+            }
+        };
+        for spec in wanted {
+            match admit(&crossing, &mut sandbox, &plugins, spec).await {
+                Ok(()) => {}
+                Err(error) if config.agents.is_some() => return Err(error),
+                Err(error) => {
+                    tracing::error!(agent = spec.name, %error, "plugin refused");
+                    load_failures.push(error);
+                }
+            }
+        }
+        Ok(Self {
+            crossing,
+            sandbox,
+            journal,
+            fuel_per_ms: config.fuel_per_ms,
+            load_failures,
+        })
+    }
+
+    /// Plugins that were found but refused (only when every agent was requested).
+    pub fn load_failures(&self) -> &[LoadError] {
+        &self.load_failures
+    }
+
+    /// The crossing's checks (schemas compiled once).
+    pub fn crossing(&self) -> &Crossing {
+        &self.crossing
+    }
+
+    /// Sends a call the host built itself through the whole crossing.
+    pub async fn call(&self, call: &ToolCall) -> Result<ResultEnvelope, Refused> {
+        let text = serde_json::to_string(call).unwrap_or_default();
+        self.dispatch(&text).await
+    }
+
+    /// Dispatches raw bytes as a toolcall.v1 envelope: bytes that are not UTF-8 are not JSON,
+    /// and are refused (and quarantined) as malformed.
+    pub async fn dispatch_bytes(&self, bytes: &[u8]) -> Result<ResultEnvelope, Refused> {
+        match std::str::from_utf8(bytes) {
+            Ok(text) => self.dispatch(text).await,
+            Err(utf8) => {
+                let error = CrossingError::Json {
+                    phase: Phase::Envelope,
+                    error: crate::canonical::JsonError::Malformed {
+                        line: 0,
+                        column: 0,
+                        message: format!("input is not UTF-8: {utf8}"),
+                    },
+                };
+                let text = String::from_utf8_lossy(bytes);
+                Err(self.refuse(error, CallIds::default(), &text))
+            }
+        }
+    }
+
+    /// Dispatches a toolcall.v1 envelope exactly as given.
+    ///
+    /// `Ok` is a result.v1: the tool's result, or an error the agent itself reported.
+    /// `Err` is a refusal by the crossing; it has been quarantined before this returns.
+    pub async fn dispatch(&self, text: &str) -> Result<ResultEnvelope, Refused> {
+        let checked = match self.crossing.check_call(text) {
+            Ok(checked) => checked,
+            Err(error) => {
+                let (call_id, agent, tool) = crossing::read_ids(text);
+                let ids = CallIds {
+                    call_id: call_id.as_deref(),
+                    agent: agent.as_deref(),
+                    tool: tool.as_deref(),
+                };
+                return Err(self.refuse(error, ids, text));
+            }
+        };
+        let call = &checked.call;
+        let ids = CallIds {
+            call_id: Some(&call.call_id),
+            agent: Some(&call.agent),
+            tool: Some(&call.tool),
+        };
+        let span = tracing::info_span!("crossing", call_id = %call.call_id, agent = %call.agent, tool = %call.tool);
+        let _entered = span.enter();
+        let budget = Budget::for_deadline(checked.deadline_ms, self.fuel_per_ms);
+        let invocation = match self
+            .sandbox
+            .invoke(&call.agent, &checked.canonical, budget)
+            .await
+        {
+            Ok(invocation) => invocation,
+            Err(error) => return Err(self.refuse(error, ids, &checked.canonical)),
+        };
+        match self.crossing.check_reply(&checked, &invocation.output) {
+            Ok(Reply::Ok(result)) => {
+                tracing::info!(
+                    fuel_used = invocation.fuel_used,
+                    outcome = "ok",
+                    "tool.executed"
+                );
+                Ok(ResultEnvelope::ok(call, result, invocation.fuel_used))
+            }
+            Ok(Reply::ToolError { kind, message }) => {
+                tracing::info!(fuel_used = invocation.fuel_used, outcome = %kind, "tool.executed");
+                let kind = match kind.as_str() {
+                    "invalid_args" => "tool_invalid_args",
+                    _ => "tool_failed",
+                };
+                Ok(ResultEnvelope::failed(
+                    call,
+                    kind,
+                    message,
+                    Some(Phase::Agent),
+                    invocation.fuel_used,
+                ))
+            }
+            Err(error) => Err(self.refuse(error, ids, &invocation.output)),
+        }
+    }
+
+    /// Quarantines a refusal and returns it.
+    fn refuse(&self, error: CrossingError, ids: CallIds<'_>, offending: &str) -> Refused {
+        tracing::warn!(
+            call_id = ids.call_id,
+            kind = error.kind(),
+            phase = error.phase().as_str(),
+            %error,
+            "call quarantined"
+        );
+        let record = QuarantineRecord::new(&error, ids, offending);
+        let journal_error = self.journal.quarantine(&record).err();
+        if let Some(journal_error) = &journal_error {
+            tracing::error!(%journal_error, "quarantine record could not be written");
+        }
+        Refused {
+            error,
+            call_id: ids.call_id.map(str::to_owned),
+            journal_error,
+        }
+    }
+}
+
+/// Reads, compiles and pre-instantiates one agent, then checks its manifest against the
+/// catalogue before serving it.
+async fn admit(
+    crossing: &Crossing,
+    sandbox: &mut Sandbox,
+    plugins: &PluginsDir,
+    spec: &'static AgentSpec,
+) -> Result<(), LoadError> {
+    let bytes = plugins.read_component(spec.name).map_err(HostError::from)?;
+    let prepared = sandbox
+        .prepare(spec.name, &bytes)
+        .map_err(HostError::from)?;
+    let invalid = |error| LoadError::ManifestInvalid {
+        agent: spec.name.to_owned(),
+        error,
+    };
+    let invocation = sandbox.manifest(&prepared).await.map_err(invalid)?;
+    let manifest = parse_canonical(&invocation.output, CROSSING_BYTES_MAX)
+        .map_err(|error| {
+            invalid(CrossingError::Json {
+                phase: Phase::Reply,
+                error,
+            })
+        })?
+        .value;
+    crossing
+        .schemas()
+        .validate(MANIFEST_SCHEMA.path, &manifest, "")
+        .map_err(|violation| {
+            invalid(CrossingError::Schema {
+                phase: Phase::Reply,
+                violation,
+            })
+        })?;
+    // manifest.v1 guarantees the shape read below.
+    let name = manifest["name"].as_str().unwrap_or_default();
+    let claimed: BTreeSet<&str> = manifest["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|tool| tool.as_str())
+        .collect();
+    let listed: BTreeSet<&str> = spec.tools.iter().map(|tool| tool.name).collect();
+    if name != spec.name || claimed != listed {
+        return Err(LoadError::ManifestMismatch {
+            agent: spec.name.to_owned(),
+            name: name.to_owned(),
+            extra: claimed.difference(&listed).map(|s| s.to_string()).collect(),
+            missing: listed.difference(&claimed).map(|s| s.to_string()).collect(),
+        });
+    }
+    tracing::info!(
+        agent = spec.name,
+        version = manifest["version"].as_str().unwrap_or_default(),
+        "agent.loaded"
+    );
+    sandbox.add(prepared);
+    Ok(())
+}

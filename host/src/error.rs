@@ -1,0 +1,209 @@
+//! The host's typed errors: why a call was refused or failed, by concept and phase.
+//!
+//! It owns the error enums and their stable machine names (`kind`), which appear in result.v1
+//! envelopes and quarantine records. It must not decide what to do about an error (the crossing
+//! quarantines, the CLI picks an exit code).
+
+use crate::canonical::JsonError;
+use crate::schema::SchemaViolation;
+
+/// Which check of the crossing a failure belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// The toolcall.v1 envelope, host → agent.
+    Envelope,
+    /// The call's args against the tool's args schema, host → agent.
+    Args,
+    /// The agent's reply (reply.v1), agent → host.
+    Reply,
+    /// The tool's result against its result schema, agent → host.
+    Result,
+    /// Running the agent itself (traps, fuel, memory).
+    Agent,
+}
+
+impl Phase {
+    /// Stable name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Envelope => "envelope",
+            Phase::Args => "args",
+            Phase::Reply => "reply",
+            Phase::Result => "result",
+            Phase::Agent => "agent",
+        }
+    }
+}
+
+impl std::fmt::Display for Phase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Why the crossing refused a call or dropped its result. Every variant is quarantined.
+#[derive(Debug, thiserror::Error)]
+pub enum CrossingError {
+    /// The string is not I-JSON (or too large to parse).
+    #[error("{phase}: {error}")]
+    Json {
+        /// Where the string came from.
+        phase: Phase,
+        /// What is wrong with it.
+        error: JsonError,
+    },
+    /// The JSON does not satisfy its schema.
+    #[error("{phase}: {violation}")]
+    Schema {
+        /// Which schema check failed.
+        phase: Phase,
+        /// Where and why.
+        violation: SchemaViolation,
+    },
+    /// toolcall.v1 names an agent the catalogue does not have.
+    #[error("envelope: unknown agent `{agent}`")]
+    UnknownAgent {
+        /// The agent named.
+        agent: String,
+    },
+    /// toolcall.v1 names a tool the agent does not have in the catalogue.
+    #[error("envelope: agent `{agent}` has no tool `{tool}` in the catalogue")]
+    UnknownTool {
+        /// The agent named.
+        agent: String,
+        /// The tool named.
+        tool: String,
+    },
+    /// The catalogue has the agent, but its component is not loaded.
+    #[error("agent `{agent}` is in the catalogue but its component is not loaded")]
+    AgentUnavailable {
+        /// The agent named.
+        agent: String,
+    },
+    /// The agent trapped (panic, unreachable, stack overflow, a host import's trap).
+    #[error("agent `{agent}` trapped: {reason}")]
+    AgentTrapped {
+        /// The agent.
+        agent: String,
+        /// The trap, as wasmtime describes it.
+        reason: String,
+        /// Fuel burned before the trap.
+        fuel_used: u64,
+    },
+    /// The call ran out of fuel before it returned: its deadline expired.
+    #[error("agent `{agent}` exceeded its deadline of {deadline_ms} ms ({fuel_used} fuel)")]
+    DeadlineExceeded {
+        /// The agent.
+        agent: String,
+        /// The deadline that was turned into fuel.
+        deadline_ms: u64,
+        /// Fuel burned: the whole budget.
+        fuel_used: u64,
+    },
+    /// Fuel did not stop the call but the wall clock did: the epoch backstop fired a margin
+    /// after the deadline (a blocking host import, a device slower than its calibration).
+    #[error("agent `{agent}` ran past its deadline of {deadline_ms} ms plus {margin_ms} ms")]
+    WallClockExceeded {
+        /// The agent.
+        agent: String,
+        /// The call's deadline.
+        deadline_ms: u64,
+        /// The backstop's margin past the deadline.
+        margin_ms: u64,
+        /// Fuel burned before the interrupt.
+        fuel_used: u64,
+    },
+    /// The agent tried to grow memory or tables past its limit.
+    #[error("agent `{agent}` exceeded its memory limit: {reason}")]
+    MemoryLimit {
+        /// The agent.
+        agent: String,
+        /// The limit hit, as wasmtime describes it.
+        reason: String,
+        /// Fuel burned before the limit was hit.
+        fuel_used: u64,
+    },
+}
+
+impl CrossingError {
+    /// Stable machine name of the failure (result.v1 `error.kind`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            CrossingError::Json { error, .. } => error.kind(),
+            CrossingError::Schema { .. } => "schema_error",
+            CrossingError::UnknownAgent { .. } => "unknown_agent",
+            CrossingError::UnknownTool { .. } => "unknown_tool",
+            CrossingError::AgentUnavailable { .. } => "agent_unavailable",
+            CrossingError::AgentTrapped { .. } => "agent_trapped",
+            CrossingError::DeadlineExceeded { .. } => "deadline_exceeded",
+            CrossingError::WallClockExceeded { .. } => "wall_clock_exceeded",
+            CrossingError::MemoryLimit { .. } => "memory_limit",
+        }
+    }
+
+    /// Which check failed.
+    pub fn phase(&self) -> Phase {
+        match self {
+            CrossingError::Json { phase, .. } | CrossingError::Schema { phase, .. } => *phase,
+            CrossingError::UnknownAgent { .. } | CrossingError::UnknownTool { .. } => {
+                Phase::Envelope
+            }
+            CrossingError::AgentUnavailable { .. }
+            | CrossingError::AgentTrapped { .. }
+            | CrossingError::DeadlineExceeded { .. }
+            | CrossingError::WallClockExceeded { .. }
+            | CrossingError::MemoryLimit { .. } => Phase::Agent,
+        }
+    }
+
+    /// JSON Pointer of the offending value, where there is one.
+    pub fn instance_path(&self) -> Option<&str> {
+        match self {
+            CrossingError::Schema { violation, .. } => Some(&violation.instance_path),
+            CrossingError::Json {
+                error:
+                    JsonError::DuplicateKey { pointer, .. }
+                    | JsonError::NumberOutOfRange { pointer, .. },
+                ..
+            } => Some(pointer),
+            _ => None,
+        }
+    }
+
+    /// Schema location of the failing keyword, for schema errors.
+    pub fn schema_path(&self) -> Option<&str> {
+        match self {
+            CrossingError::Schema { violation, .. } => Some(&violation.schema_path),
+            _ => None,
+        }
+    }
+
+    /// Fuel the agent burned before the failure (0 if it never ran).
+    pub fn fuel_used(&self) -> u64 {
+        match self {
+            CrossingError::AgentTrapped { fuel_used, .. }
+            | CrossingError::DeadlineExceeded { fuel_used, .. }
+            | CrossingError::WallClockExceeded { fuel_used, .. }
+            | CrossingError::MemoryLimit { fuel_used, .. } => *fuel_used,
+            _ => 0,
+        }
+    }
+}
+
+/// Why the host could not start: a plugin, the sandbox or the data dir.
+#[derive(Debug, thiserror::Error)]
+pub enum HostError {
+    /// Reading plugins/ or a component failed.
+    #[error(transparent)]
+    Plugin(#[from] crate::plugins::PluginError),
+    /// The engine or a component could not be set up.
+    #[error(transparent)]
+    Sandbox(#[from] crate::sandbox::SandboxError),
+    /// The embedded schemas did not compile (a build defect).
+    #[error(transparent)]
+    Schema(#[from] crate::schema::SchemaCompileError),
+    /// The data dir or the quarantine log could not be opened.
+    #[error(transparent)]
+    Journal(#[from] crate::journal::JournalError),
+}

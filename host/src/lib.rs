@@ -1,0 +1,34 @@
+//! aura: a WebAssembly plugin host for sandboxed personal-assistant agents.
+//!
+//! Agents are WebAssembly components that take and return only canonical JSON strings. The
+//! host loads them (digest-checked, admitted only if they match the locked catalogue), and
+//! checks every crossing in both directions: the toolcall.v1 envelope, the catalogue, each
+//! tool's args and result schemas. Whatever fails is quarantined and dropped; the host keeps
+//! serving.
+//!
+//! One module per concept: [`limits`] (every bound), [`canonical`] (I-JSON and RFC 8785),
+//! [`schema`] (compiled validators), [`catalogue`] (the locked tool list), [`envelope`]
+//! (toolcall.v1 and result.v1), [`plugins`] (components on disk), [`sandbox`] (wasmtime),
+//! [`crossing`] (the checks), [`journal`] (quarantine log), [`dispatch`] (the host), and
+//! [`error`].
+#![warn(missing_docs)]
+
+pub mod canonical;
+pub mod catalogue;
+pub mod crossing;
+pub mod dispatch;
+pub mod envelope;
+pub mod error;
+pub mod journal;
+pub mod limits;
+pub mod plugins;
+pub mod sandbox;
+pub mod schema;
+
+pub use dispatch::{Host, HostConfig, Refused};
+pub use envelope::{ResultEnvelope, ToolCall};
+pub use error::CrossingError;
+
+/// The plugins dir of the source tree this binary was built from (where the build script
+/// writes the components), used when neither `--plugins-dir` nor `AURA_PLUGINS_DIR` is given.
+pub const BUILT_PLUGINS_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../plugins");

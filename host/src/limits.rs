@@ -1,0 +1,97 @@
+//! Every bound the host enforces, each a named constant with the reason for its value.
+//!
+//! This module owns numbers only. It must not read configuration or the environment: a bound
+//! that can be overridden (per agent in the catalogue, per device by calibration) is overridden
+//! where that happens, and the value here stays the default.
+
+/// Largest string accepted across the boundary in either direction (call envelopes, agent
+/// replies, host-call arguments), checked before parsing. The biggest legitimate payload is an
+/// args object at its schema bounds (500 events × ~300 bytes ≈ 150 KiB); 1 MiB leaves room and
+/// still keeps a hostile guest from making the host parse megabytes.
+pub const CROSSING_BYTES_MAX: usize = 1024 * 1024;
+
+/// Largest string an agent may hand to the host's `emit` import. Events are small structured
+/// records; anything bigger is a guest trying to flood the trace.
+pub const EMIT_BYTES_MAX: usize = 16 * 1024;
+
+/// How much of the offending JSON a quarantine record keeps. Enough to see what was wrong with
+/// any real envelope; a 100 MiB payload must not become a 100 MiB log line.
+pub const QUARANTINE_OFFENDING_BYTES_MAX: usize = 16 * 1024;
+
+/// Largest component file the host reads. Agents built with the SDK are ~200-400 KiB; 16 MiB is
+/// generous and still keeps a stray file from being read whole into memory.
+pub const COMPONENT_BYTES_MAX: u64 = 16 * 1024 * 1024;
+
+/// Largest plugins/manifest.json the host reads.
+pub const PLUGIN_MANIFEST_BYTES_MAX: u64 = 64 * 1024;
+
+/// Deadline bounds from toolcall.v1 (ADR-0009): `deadline_ms` is 50..=10000.
+pub const DEADLINE_MS_MIN: u64 = 50;
+/// See [`DEADLINE_MS_MIN`].
+pub const DEADLINE_MS_MAX: u64 = 10_000;
+/// Deadline of a tool whose catalogue entry names none.
+pub const DEADLINE_MS_DEFAULT: u64 = 1_000;
+
+/// Fuel per millisecond of deadline when the device has no calibration. Wasmtime charges about
+/// one unit per wasm operator; an interpreter-class phone core retires well over 10 operators per
+/// microsecond, so 10,000 per ms under-estimates every device we target: a deadline never allows
+/// more work than the device can do in that time.
+pub const FUEL_PER_MS_DEFAULT: u64 = 10_000;
+
+/// Fuel burned between async yields, so one busy agent cannot starve other calls on the same
+/// tokio worker: ~1 ms of work at [`FUEL_PER_MS_DEFAULT`].
+pub const FUEL_YIELD_INTERVAL: u64 = 10_000;
+
+/// Fuel for loading-time calls (`manifest`): small, fixed, independent of any deadline.
+pub const MANIFEST_FUEL: u64 = 10_000_000;
+
+/// Period of the epoch ticker that backs up fuel with wall-clock time.
+pub const EPOCH_TICK_MS: u64 = 10;
+
+/// Wall-clock margin past the deadline before the epoch backstop interrupts a call that fuel
+/// did not stop (a host import that blocks, a device slower than its calibration).
+pub const EPOCH_BACKSTOP_MARGIN_MS: u64 = 500;
+
+/// Linear memory one call's instance may grow to: a phone has little memory to spare per call,
+/// and every agent works on bounded inputs (the schemas cap every array and string).
+pub const MEMORY_BYTES_MAX: usize = 32 * 1024 * 1024;
+
+/// Table elements one instance may hold (function pointers of the guest's indirect calls).
+pub const TABLE_ELEMENTS_MAX: usize = 20_000;
+
+/// Core instances, memories and tables one component instance may create. A Rust wasm32-wasip2
+/// component has one main module plus a few canonical-ABI shims.
+pub const CORE_INSTANCES_PER_COMPONENT_MAX: u32 = 16;
+/// See [`CORE_INSTANCES_PER_COMPONENT_MAX`].
+pub const MEMORIES_PER_COMPONENT_MAX: u32 = 2;
+/// See [`CORE_INSTANCES_PER_COMPONENT_MAX`].
+pub const TABLES_PER_COMPONENT_MAX: u32 = 8;
+
+/// Calls running at once across all agents; the pooling allocator reserves one slot each. Two
+/// cores on the target devices: 16 in flight keeps both busy across async yields while the
+/// reservation stays small enough for a phone's address space.
+pub const CONCURRENT_CALLS_MAX: u32 = 16;
+
+/// Guest wasm stack. 512 KiB is ample for the agents' recursion depth (bounded JSON) and far
+/// below the host thread's stack.
+pub const WASM_STACK_BYTES_MAX: usize = 512 * 1024;
+
+/// Stack of the fiber each async call runs on: the wasm stack plus room for host frames.
+pub const ASYNC_STACK_BYTES: usize = WASM_STACK_BYTES_MAX + 512 * 1024;
+
+/// What a guest may write to stdout or stderr during one call; more traps the call. Agents
+/// report through their reply and `emit`, not by printing.
+pub const GUEST_OUTPUT_BYTES_MAX: usize = 64 * 1024;
+
+/// Agents the host loads at once (the catalogue has four; room for the agents issue to grow).
+pub const AGENTS_MAX: usize = 16;
+
+// Relations between the bounds, checked at compile time.
+const _: () =
+    assert!(DEADLINE_MS_MIN <= DEADLINE_MS_DEFAULT && DEADLINE_MS_DEFAULT <= DEADLINE_MS_MAX);
+const _: () = assert!(QUARANTINE_OFFENDING_BYTES_MAX <= CROSSING_BYTES_MAX);
+const _: () = assert!(EMIT_BYTES_MAX <= CROSSING_BYTES_MAX);
+const _: () = assert!(ASYNC_STACK_BYTES > WASM_STACK_BYTES_MAX);
+const _: () = assert!(EPOCH_TICK_MS < EPOCH_BACKSTOP_MARGIN_MS);
+// The largest fuel budget must not overflow u64.
+const _: () = assert!(DEADLINE_MS_MAX.checked_mul(FUEL_PER_MS_DEFAULT).is_some());

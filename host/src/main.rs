@@ -1,0 +1,183 @@
+//! `aura`: the command line over the aura library. Parses arguments, calls one library entry
+//! point, prints the result or the error chain, and picks the exit status. Nothing here is worth
+//! testing on its own: the work is in the library.
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use clap::{Parser, Subcommand};
+
+use aura::{Host, HostConfig, Refused, ToolCall};
+
+/// Exit status when the crossing or the catalogue refused the call.
+const EXIT_REFUSED: u8 = 3;
+/// Exit status when the call crossed but the tool reported an error (result.v1 `ok: false`).
+const EXIT_TOOL_ERROR: u8 = 4;
+/// Exit status when the host could not start or an I/O error occurred.
+const EXIT_HOST_ERROR: u8 = 1;
+
+/// Largest envelope `aura dispatch` reads; the crossing refuses anything past its own cap, so
+/// reading a little more is enough to report the size honestly.
+const DISPATCH_INPUT_BYTES_MAX: u64 = aura::limits::CROSSING_BYTES_MAX as u64 + 1;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "aura",
+    version,
+    about = "WebAssembly plugin host for sandboxed agents"
+)]
+struct Cli {
+    /// Data dir: quarantine log and other records.
+    #[arg(
+        long,
+        global = true,
+        env = "AURA_DATA_DIR",
+        default_value = "aura-data"
+    )]
+    data_dir: PathBuf,
+    /// Plugins dir: manifest.json and the agent components [default: the build's plugins/].
+    #[arg(long, global = true, env = "AURA_PLUGINS_DIR")]
+    plugins_dir: Option<PathBuf>,
+    /// Write logs as JSON lines (RUST_LOG filters them; default: warnings).
+    #[arg(long, global = true)]
+    log_json: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Call one tool: builds a toolcall.v1 envelope (fresh call_id, ts now) and dispatches it.
+    Call {
+        /// Agent name, e.g. calendar.
+        agent: String,
+        /// Tool name, e.g. find_free_slots.
+        tool: String,
+        /// The tool's args as a JSON object.
+        args: String,
+        /// Deadline for the call (50..=10000 ms); default: the tool's catalogue default.
+        #[arg(long)]
+        deadline_ms: Option<u64>,
+    },
+    /// Dispatch a raw toolcall.v1 envelope exactly as given, from a file or `-` for stdin.
+    Dispatch {
+        /// File holding the envelope, or `-`.
+        input: PathBuf,
+    },
+    /// Print the locked catalogue as JSON.
+    Catalogue,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_tracing(cli.log_json);
+    match run(cli) {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("aura: {error:#}");
+            ExitCode::from(EXIT_HOST_ERROR)
+        }
+    }
+}
+
+fn init_tracing(json: bool) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    if json {
+        builder.json().init();
+    } else {
+        builder.init();
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let (envelope, agent) = match cli.command {
+        Command::Catalogue => {
+            println!(
+                "{}",
+                aura::canonical::to_canonical_string(&aura::catalogue::to_json())?
+            );
+            return Ok(ExitCode::SUCCESS);
+        }
+        Command::Call {
+            agent,
+            tool,
+            args,
+            deadline_ms,
+        } => {
+            let args: serde_json::Value =
+                serde_json::from_str(&args).context("args are not JSON")?;
+            let call = ToolCall::new(&agent, &tool, args, deadline_ms);
+            (serde_json::to_vec(&call)?, Some(agent))
+        }
+        Command::Dispatch { input } => (read_input(&input)?, None),
+    };
+
+    let mut config = HostConfig::new(
+        cli.plugins_dir
+            .unwrap_or_else(|| PathBuf::from(aura::BUILT_PLUGINS_DIR)),
+        cli.data_dir,
+    );
+    // `call` loads only the agent it addresses (if the catalogue has it): start-up cost is one
+    // component, not all of them. Unknown agents are refused by the crossing below.
+    config.agents = agent
+        .filter(|name| aura::catalogue::agent(name).is_some())
+        .map(|name| vec![name]);
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(async {
+        let host = Host::open(&config).await.context("cannot start the host")?;
+        for failure in host.load_failures() {
+            eprintln!("aura: warning: {failure}");
+        }
+        match host.dispatch_bytes(&envelope).await {
+            Ok(result) => {
+                println!("{}", result.to_canonical());
+                Ok(if result.ok {
+                    ExitCode::SUCCESS
+                } else {
+                    ExitCode::from(EXIT_TOOL_ERROR)
+                })
+            }
+            Err(refused) => report_refusal(&refused),
+        }
+    })
+}
+
+fn report_refusal(refused: &Refused) -> anyhow::Result<ExitCode> {
+    let call_id = refused.call_id.as_deref().unwrap_or("-");
+    eprintln!(
+        "aura: refused {call_id} ({}): {}",
+        refused.error.kind(),
+        refused.error
+    );
+    if let Some(journal_error) = &refused.journal_error {
+        bail!("the refusal could not be quarantined: {journal_error}");
+    }
+    Ok(ExitCode::from(EXIT_REFUSED))
+}
+
+fn read_input(input: &PathBuf) -> anyhow::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    if input.as_os_str() == "-" {
+        std::io::stdin()
+            .take(DISPATCH_INPUT_BYTES_MAX)
+            .read_to_end(&mut bytes)
+            .context("cannot read stdin")?;
+    } else {
+        std::fs::File::open(input)
+            .with_context(|| format!("cannot open {}", input.display()))?
+            .take(DISPATCH_INPUT_BYTES_MAX)
+            .read_to_end(&mut bytes)
+            .with_context(|| format!("cannot read {}", input.display()))?;
+    }
+    Ok(bytes)
+}

@@ -1,0 +1,281 @@
+//! Plugins on disk: `plugins/manifest.json` and the component files it lists by digest.
+//!
+//! It owns reading the manifest and the component bytes through cap-std, bounded in size, and
+//! refusing any component whose sha256 is not the one the manifest records. It must not compile
+//! or run anything (the sandbox does) and must not decide which agents exist (the catalogue
+//! does).
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use cap_std::ambient_authority;
+use cap_std::fs::Dir;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::limits::{COMPONENT_BYTES_MAX, PLUGIN_MANIFEST_BYTES_MAX};
+
+/// The manifest's file name inside the plugins dir.
+pub const MANIFEST_FILE: &str = "manifest.json";
+
+/// The manifest format this host reads.
+pub const MANIFEST_FORMAT: &str = "aura-plugins.v1";
+
+/// `plugins/manifest.json`: which component file holds each agent, and its digest.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PluginManifest {
+    /// Always [`MANIFEST_FORMAT`].
+    pub format: String,
+    /// Agent name → its component.
+    pub components: BTreeMap<String, ComponentEntry>,
+}
+
+/// One component in the manifest.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ComponentEntry {
+    /// File name inside the plugins dir (no directories).
+    pub file: String,
+    /// Lower-case hex sha256 of the file.
+    pub sha256: String,
+    /// Size of the file in bytes.
+    pub bytes: u64,
+}
+
+/// Why a plugin could not be read or was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum PluginError {
+    /// The plugins dir or a file in it could not be read.
+    #[error("cannot read {path}: {source}")]
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// manifest.json is not a valid plugin manifest.
+    #[error("{path} is not a valid plugin manifest: {message}")]
+    BadManifest {
+        /// The manifest's path.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+    /// The manifest has no entry for the agent.
+    #[error("plugin manifest has no component for agent `{agent}`")]
+    NotInManifest {
+        /// The agent.
+        agent: String,
+    },
+    /// A file is larger than the host reads.
+    #[error("{path} is {bytes} bytes, more than the {bytes_max} the host reads")]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// Its size.
+        bytes: u64,
+        /// The bound.
+        bytes_max: u64,
+    },
+    /// The component's digest is not the one in the manifest.
+    #[error(
+        "refusing component for `{agent}`: sha256 {actual} does not match the manifest's {expected}"
+    )]
+    DigestMismatch {
+        /// The agent.
+        agent: String,
+        /// The manifest's digest.
+        expected: String,
+        /// The file's digest.
+        actual: String,
+    },
+}
+
+/// Lower-case hex sha256 of `bytes`.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    Sha256::digest(bytes)
+        .iter()
+        .fold(String::with_capacity(64), |mut hex, byte| {
+            let _ = write!(hex, "{byte:02x}");
+            hex
+        })
+}
+
+/// A plugins dir, opened with cap-std: nothing outside it can be reached through it.
+#[derive(Debug)]
+pub struct PluginsDir {
+    path: PathBuf,
+    dir: Dir,
+    manifest: PluginManifest,
+}
+
+impl PluginsDir {
+    /// Opens `path` and reads its manifest.
+    pub fn open(path: &Path) -> Result<Self, PluginError> {
+        let dir =
+            Dir::open_ambient_dir(path, ambient_authority()).map_err(|source| PluginError::Io {
+                path: path.to_owned(),
+                source,
+            })?;
+        let manifest_path = path.join(MANIFEST_FILE);
+        let text = read_bounded(
+            &dir,
+            MANIFEST_FILE,
+            &manifest_path,
+            PLUGIN_MANIFEST_BYTES_MAX,
+        )?;
+        let bad = |message: String| PluginError::BadManifest {
+            path: manifest_path.clone(),
+            message,
+        };
+        let manifest: PluginManifest =
+            serde_json::from_slice(&text).map_err(|e| bad(e.to_string()))?;
+        if manifest.format != MANIFEST_FORMAT {
+            return Err(bad(format!(
+                "format is `{}`, this host reads `{MANIFEST_FORMAT}`",
+                manifest.format
+            )));
+        }
+        for (agent, entry) in &manifest.components {
+            let plain_name = !entry.file.is_empty()
+                && !entry.file.contains(['/', '\\'])
+                && entry.file != "."
+                && entry.file != "..";
+            if !plain_name {
+                return Err(bad(format!(
+                    "component file for `{agent}` must be a plain file name"
+                )));
+            }
+        }
+        Ok(Self {
+            path: path.to_owned(),
+            dir,
+            manifest,
+        })
+    }
+
+    /// The manifest.
+    pub fn manifest(&self) -> &PluginManifest {
+        &self.manifest
+    }
+
+    /// Reads `agent`'s component, refusing it unless its sha256 matches the manifest.
+    pub fn read_component(&self, agent: &str) -> Result<Vec<u8>, PluginError> {
+        let entry =
+            self.manifest
+                .components
+                .get(agent)
+                .ok_or_else(|| PluginError::NotInManifest {
+                    agent: agent.to_owned(),
+                })?;
+        let path = self.path.join(&entry.file);
+        let bytes = read_bounded(&self.dir, &entry.file, &path, COMPONENT_BYTES_MAX)?;
+        let actual = sha256_hex(&bytes);
+        if actual != entry.sha256 {
+            return Err(PluginError::DigestMismatch {
+                agent: agent.to_owned(),
+                expected: entry.sha256.clone(),
+                actual,
+            });
+        }
+        Ok(bytes)
+    }
+}
+
+fn read_bounded(
+    dir: &Dir,
+    name: &str,
+    path: &Path,
+    bytes_max: u64,
+) -> Result<Vec<u8>, PluginError> {
+    let io = |source| PluginError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let file = dir.open(name).map_err(io)?;
+    let bytes = file.metadata().map_err(io)?.len();
+    if bytes > bytes_max {
+        return Err(PluginError::TooLarge {
+            path: path.to_owned(),
+            bytes,
+            bytes_max,
+        });
+    }
+    let mut buffer = Vec::with_capacity(bytes as usize);
+    // take(): the file may grow between metadata() and the read.
+    file.take(bytes_max + 1)
+        .read_to_end(&mut buffer)
+        .map_err(io)?;
+    if buffer.len() as u64 > bytes_max {
+        return Err(PluginError::TooLarge {
+            path: path.to_owned(),
+            bytes: buffer.len() as u64,
+            bytes_max,
+        });
+    }
+    Ok(buffer)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sha256_of_abc_matches_fips_180_2() {
+        // FIPS 180-2, appendix B.1.
+        assert_eq!(
+            sha256_hex(b"abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
+
+    fn plugins_dir(name: &str, manifest: &str, files: &[(&str, &[u8])]) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("aura-plugins-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(MANIFEST_FILE), manifest).unwrap();
+        for (file, bytes) in files {
+            std::fs::write(dir.join(file), bytes).unwrap();
+        }
+        dir
+    }
+
+    #[test]
+    fn a_matching_digest_is_accepted_and_a_tampered_file_refused() {
+        let manifest = format!(
+            r#"{{"format":"aura-plugins.v1","components":{{"calendar":{{"file":"calendar.wasm","sha256":"{}","bytes":3}}}}}}"#,
+            sha256_hex(b"abc")
+        );
+        let dir = plugins_dir("digest", &manifest, &[("calendar.wasm", b"abc")]);
+        let plugins = PluginsDir::open(&dir).unwrap();
+        assert_eq!(plugins.read_component("calendar").unwrap(), b"abc");
+        std::fs::write(dir.join("calendar.wasm"), b"abd").unwrap();
+        assert!(matches!(
+            plugins.read_component("calendar"),
+            Err(PluginError::DigestMismatch { .. })
+        ));
+        assert!(matches!(
+            plugins.read_component("comms"),
+            Err(PluginError::NotInManifest { .. })
+        ));
+    }
+
+    #[test]
+    fn a_manifest_cannot_point_outside_the_dir() {
+        let manifest = r#"{"format":"aura-plugins.v1","components":{"calendar":{"file":"../x.wasm","sha256":"00","bytes":1}}}"#;
+        let dir = plugins_dir("escape", manifest, &[]);
+        assert!(matches!(
+            PluginsDir::open(&dir),
+            Err(PluginError::BadManifest { .. })
+        ));
+        let manifest = r#"{"format":"other","components":{}}"#;
+        let dir = plugins_dir("format", manifest, &[]);
+        assert!(matches!(
+            PluginsDir::open(&dir),
+            Err(PluginError::BadManifest { .. })
+        ));
+    }
+}

@@ -1,0 +1,513 @@
+//! The sandbox: the only module that touches wasmtime's `Config`, `Engine` and `Store`.
+//!
+//! It owns the engine settings (one function builds the `Config`, so precompiled code and the
+//! runtime always agree), compiling and pre-instantiating each component once, and running one
+//! call in a fresh `Store` with a fuel budget, an epoch backstop, memory and table limits and a
+//! deny-by-default WASI context. It turns wasmtime failures into typed errors (out of fuel,
+//! interrupt, memory limit, trap). It must not parse or validate the JSON that crosses (the
+//! crossing does) and it never gives a guest a file, a socket, an environment variable or an
+//! argument.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use tokio::sync::Semaphore;
+use wasmtime::component::{Component, HasSelf, Linker, ResourceTable};
+use wasmtime::{
+    Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, ResourceLimiter, Store,
+    Trap,
+};
+use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
+use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
+
+use crate::error::CrossingError;
+use crate::limits::*;
+
+/// Host bindings for `wit/agent.wit`, generated once, here.
+mod bindings {
+    wasmtime::component::bindgen!({
+        path: "../wit",
+        world: "agent",
+        imports: { default: async | trappable },
+        exports: { default: async },
+    });
+}
+
+/// Why the sandbox could not be set up or an agent could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    /// The engine rejected its configuration (a build defect).
+    #[error("cannot create the wasm engine: {0}")]
+    Engine(String),
+    /// Linking WASI or the host interface failed (a build defect).
+    #[error("cannot link host functions: {0}")]
+    Link(String),
+    /// The bytes are not a component this host can run.
+    #[error("component for `{agent}` does not compile: {message}")]
+    Compile {
+        /// The agent.
+        agent: String,
+        /// wasmtime's explanation.
+        message: String,
+    },
+    /// The component's imports do not match the `aura:agent` world (or exceed what WASI gives).
+    #[error("component for `{agent}` does not fit the aura:agent world: {message}")]
+    Instantiate {
+        /// The agent.
+        agent: String,
+        /// wasmtime's explanation.
+        message: String,
+    },
+    /// Calling `manifest` failed.
+    #[error("component for `{agent}` failed to give its manifest: {source}")]
+    Manifest {
+        /// The agent.
+        agent: String,
+        /// Why.
+        source: Box<CrossingError>,
+    },
+}
+
+/// Builds the engine configuration. Everything compiled code depends on is set here and only
+/// here, so components precompiled elsewhere agree with the engine that runs them.
+pub fn engine_config() -> Config {
+    let mut config = Config::new();
+    config.wasm_component_model(true);
+    config.consume_fuel(true);
+    config.epoch_interruption(true);
+    config.max_wasm_stack(WASM_STACK_BYTES_MAX);
+    config.async_stack_size(ASYNC_STACK_BYTES);
+    // Memories never move and never exceed MEMORY_BYTES_MAX: reserve exactly that, so the
+    // pool's address-space footprint is CONCURRENT_CALLS_MAX × (reservation + guard), small
+    // enough for a phone.
+    config.memory_reservation(MEMORY_BYTES_MAX as u64);
+    config.memory_reservation_for_growth(0);
+    config.memory_guard_size(MEMORY_GUARD_BYTES);
+    let slots = CONCURRENT_CALLS_MAX + LOADING_SLOTS;
+    let mut pool = PoolingAllocationConfig::default();
+    pool.total_component_instances(slots)
+        .total_core_instances(slots * CORE_INSTANCES_PER_COMPONENT_MAX)
+        .total_memories(slots * MEMORIES_PER_COMPONENT_MAX)
+        .total_tables(slots * TABLES_PER_COMPONENT_MAX)
+        .total_stacks(slots)
+        .max_core_instances_per_component(CORE_INSTANCES_PER_COMPONENT_MAX)
+        .max_memories_per_component(MEMORIES_PER_COMPONENT_MAX)
+        .max_tables_per_component(TABLES_PER_COMPONENT_MAX)
+        .max_memory_size(MEMORY_BYTES_MAX)
+        .table_elements(TABLE_ELEMENTS_MAX);
+    config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+    config
+}
+
+/// Guard region after each linear memory. Accesses are bounds-checked (the reservation is
+/// small), so the guard only catches what slips past; 2 MiB keeps the footprint low.
+const MEMORY_GUARD_BYTES: u64 = 2 * 1024 * 1024;
+
+/// Pool slots kept apart for loading (calling `manifest`) while calls are in flight.
+const LOADING_SLOTS: u32 = 1;
+
+/// How much of a call's budget a call gets: fuel for determinism, wall clock as a backstop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Budget {
+    /// Fuel the call may burn.
+    pub fuel: u64,
+    /// The deadline the fuel was derived from; the epoch backstop fires a margin after it.
+    pub deadline_ms: u64,
+}
+
+impl Budget {
+    /// The budget for a deadline at `fuel_per_ms`.
+    pub fn for_deadline(deadline_ms: u64, fuel_per_ms: u64) -> Self {
+        Self {
+            fuel: deadline_ms.saturating_mul(fuel_per_ms),
+            deadline_ms,
+        }
+    }
+}
+
+/// What an agent answered, before the crossing checks it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Invocation {
+    /// The raw string the agent returned.
+    pub output: String,
+    /// Fuel the call burned (instantiation included).
+    pub fuel_used: u64,
+}
+
+/// Per-call store data: WASI state, limits, and what the call is about.
+pub struct CallState {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    limiter: CallLimiter,
+    agent: &'static str,
+    stdout: MemoryOutputPipe,
+    stderr: MemoryOutputPipe,
+}
+
+impl WasiView for CallState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+/// Memory and table limits of one call, remembering whether a limit was hit so the trap that
+/// follows (a guest's allocator aborting) is reported as [`CrossingError::MemoryLimit`].
+struct CallLimiter {
+    limit_hit: Option<String>,
+}
+
+impl ResourceLimiter for CallLimiter {
+    fn memory_growing(
+        &mut self,
+        current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        if desired > MEMORY_BYTES_MAX {
+            self.limit_hit = Some(format!(
+                "memory growth from {current} to {desired} bytes exceeds {MEMORY_BYTES_MAX}"
+            ));
+            return Ok(false);
+        }
+        Ok(true)
+    }
+
+    fn table_growing(
+        &mut self,
+        current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        if desired > TABLE_ELEMENTS_MAX {
+            self.limit_hit = Some(format!(
+                "table growth from {current} to {desired} elements exceeds {TABLE_ELEMENTS_MAX}"
+            ));
+            return Ok(false);
+        }
+        Ok(true)
+    }
+
+    fn instances(&self) -> usize {
+        CORE_INSTANCES_PER_COMPONENT_MAX as usize
+    }
+
+    fn tables(&self) -> usize {
+        TABLES_PER_COMPONENT_MAX as usize
+    }
+
+    fn memories(&self) -> usize {
+        MEMORIES_PER_COMPONENT_MAX as usize
+    }
+}
+
+impl bindings::aura::agent::host::Host for CallState {
+    /// Agent-to-agent calls are dispatched by the orchestrator; until it is wired in, every
+    /// such call is answered with a typed refusal (never a trap), as the WIT contract says.
+    async fn call(&mut self, call: String) -> wasmtime::Result<String> {
+        tracing::warn!(
+            agent = self.agent,
+            bytes = call.len(),
+            "agent-to-agent call refused: not supported by this host yet"
+        );
+        Ok(crate::envelope::refusal_for_host_call(
+            &call,
+            "agent_call_unsupported",
+            "agent-to-agent calls are not supported by this host yet",
+        ))
+    }
+
+    async fn emit(&mut self, event: String) -> wasmtime::Result<()> {
+        if event.len() > EMIT_BYTES_MAX {
+            tracing::warn!(
+                agent = self.agent,
+                bytes = event.len(),
+                bytes_max = EMIT_BYTES_MAX,
+                "agent event dropped: too large"
+            );
+            return Ok(());
+        }
+        match crate::canonical::parse_canonical(&event, EMIT_BYTES_MAX) {
+            Ok(canonical) if canonical.value.get("kind").is_some_and(|k| k.is_string()) => {
+                tracing::info!(target: "aura::agent_event", agent = self.agent, event = %canonical.text);
+            }
+            Ok(_) => tracing::warn!(agent = self.agent, "agent event dropped: no string `kind`"),
+            Err(error) => tracing::warn!(agent = self.agent, %error, "agent event dropped"),
+        }
+        Ok(())
+    }
+}
+
+/// Increments the engine's epoch every [`EPOCH_TICK_MS`] until dropped.
+struct EpochTicker {
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl EpochTicker {
+    fn start(engine: Engine) -> Self {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name("aura-epoch".into())
+            .spawn(move || {
+                while !flag.load(Ordering::Relaxed) {
+                    std::thread::sleep(Duration::from_millis(EPOCH_TICK_MS));
+                    engine.increment_epoch();
+                }
+            })
+            .ok();
+        Self { stop, thread }
+    }
+}
+
+impl Drop for EpochTicker {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// A component compiled and pre-instantiated against the host's linker.
+pub struct PreparedAgent {
+    name: &'static str,
+    pre: bindings::AgentPre<CallState>,
+}
+
+/// The engine, the linker, and every loaded agent.
+pub struct Sandbox {
+    engine: Engine,
+    linker: Linker<CallState>,
+    agents: HashMap<&'static str, PreparedAgent>,
+    slots: Semaphore,
+    _ticker: EpochTicker,
+}
+
+impl std::fmt::Debug for Sandbox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sandbox")
+            .field("agents", &self.agents.keys().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+impl Sandbox {
+    /// Creates the engine and links WASI (deny-by-default) and the host interface.
+    pub fn new() -> Result<Self, SandboxError> {
+        let engine =
+            Engine::new(&engine_config()).map_err(|e| SandboxError::Engine(format!("{e:#}")))?;
+        let mut linker = Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_async(&mut linker)
+            .map_err(|e| SandboxError::Link(format!("{e:#}")))?;
+        bindings::Agent::add_to_linker::<_, HasSelf<_>>(&mut linker, |state| state)
+            .map_err(|e| SandboxError::Link(format!("{e:#}")))?;
+        let ticker = EpochTicker::start(engine.clone());
+        Ok(Self {
+            engine,
+            linker,
+            agents: HashMap::new(),
+            slots: Semaphore::new(CONCURRENT_CALLS_MAX as usize),
+            _ticker: ticker,
+        })
+    }
+
+    /// Compiles `bytes` and pre-instantiates it; the agent is not served until [`Self::add`].
+    pub fn prepare(&self, name: &'static str, bytes: &[u8]) -> Result<PreparedAgent, SandboxError> {
+        let component =
+            Component::from_binary(&self.engine, bytes).map_err(|e| SandboxError::Compile {
+                agent: name.to_owned(),
+                message: format!("{e:#}"),
+            })?;
+        let instance_pre =
+            self.linker
+                .instantiate_pre(&component)
+                .map_err(|e| SandboxError::Instantiate {
+                    agent: name.to_owned(),
+                    message: format!("{e:#}"),
+                })?;
+        let pre = bindings::AgentPre::new(instance_pre).map_err(|e| SandboxError::Instantiate {
+            agent: name.to_owned(),
+            message: format!("{e:#}"),
+        })?;
+        Ok(PreparedAgent { name, pre })
+    }
+
+    /// Calls a prepared agent's `manifest` with a fixed fuel budget.
+    pub async fn manifest(&self, agent: &PreparedAgent) -> Result<Invocation, CrossingError> {
+        let budget = Budget {
+            fuel: MANIFEST_FUEL,
+            deadline_ms: DEADLINE_MS_MAX,
+        };
+        self.run(agent, budget, Export::Manifest).await
+    }
+
+    /// Serves a prepared agent.
+    pub fn add(&mut self, agent: PreparedAgent) {
+        self.agents.insert(agent.name, agent);
+    }
+
+    /// Whether `agent` is loaded.
+    pub fn has(&self, agent: &str) -> bool {
+        self.agents.contains_key(agent)
+    }
+
+    /// Runs `invoke(call)` on a fresh instance of `agent`.
+    pub async fn invoke(
+        &self,
+        agent: &str,
+        call: &str,
+        budget: Budget,
+    ) -> Result<Invocation, CrossingError> {
+        let prepared = self.prepared(agent)?;
+        self.run(prepared, budget, Export::Invoke(call)).await
+    }
+
+    /// Runs `tick(context)` on a fresh instance of `agent`.
+    pub async fn tick(
+        &self,
+        agent: &str,
+        context: &str,
+        budget: Budget,
+    ) -> Result<Invocation, CrossingError> {
+        let prepared = self.prepared(agent)?;
+        self.run(prepared, budget, Export::Tick(context)).await
+    }
+
+    fn prepared(&self, agent: &str) -> Result<&PreparedAgent, CrossingError> {
+        self.agents
+            .get(agent)
+            .ok_or_else(|| CrossingError::AgentUnavailable {
+                agent: agent.to_owned(),
+            })
+    }
+
+    async fn run(
+        &self,
+        agent: &PreparedAgent,
+        budget: Budget,
+        export: Export<'_>,
+    ) -> Result<Invocation, CrossingError> {
+        // The semaphore is never closed, so acquiring only waits.
+        let _slot = self.slots.acquire().await.ok();
+        let stdout = MemoryOutputPipe::new(GUEST_OUTPUT_BYTES_MAX);
+        let stderr = MemoryOutputPipe::new(GUEST_OUTPUT_BYTES_MAX);
+        // Deny by default: no args, no env, no preopened dirs, stdin closed, no network.
+        let wasi = WasiCtxBuilder::new()
+            .stdout(stdout.clone())
+            .stderr(stderr.clone())
+            .allow_tcp(false)
+            .allow_udp(false)
+            .allow_ip_name_lookup(false)
+            .build();
+        let state = CallState {
+            wasi,
+            table: ResourceTable::new(),
+            limiter: CallLimiter { limit_hit: None },
+            agent: agent.name,
+            stdout,
+            stderr,
+        };
+        let mut store = Store::new(&self.engine, state);
+        store.limiter(|state| &mut state.limiter);
+        let setup = |e: wasmtime::Error| CrossingError::AgentTrapped {
+            agent: agent.name.to_owned(),
+            reason: format!("store setup failed: {e:#}"),
+            fuel_used: 0,
+        };
+        store.set_fuel(budget.fuel).map_err(setup)?;
+        store
+            .fuel_async_yield_interval(Some(FUEL_YIELD_INTERVAL))
+            .map_err(setup)?;
+        store.set_epoch_deadline(
+            (budget.deadline_ms + EPOCH_BACKSTOP_MARGIN_MS).div_ceil(EPOCH_TICK_MS),
+        );
+        store.epoch_deadline_trap();
+
+        let outcome = async {
+            let instance = agent.pre.instantiate_async(&mut store).await?;
+            match export {
+                Export::Manifest => instance.call_manifest(&mut store).await,
+                Export::Invoke(call) => instance.call_invoke(&mut store, call).await,
+                Export::Tick(context) => instance.call_tick(&mut store, context).await,
+            }
+        }
+        .await;
+
+        let fuel_used = budget.fuel - store.get_fuel().unwrap_or(0);
+        let state = store.data();
+        log_guest_output(agent.name, "stdout", &state.stdout);
+        log_guest_output(agent.name, "stderr", &state.stderr);
+        match outcome {
+            Ok(output) => Ok(Invocation { output, fuel_used }),
+            Err(error) => Err(classify(
+                agent.name,
+                budget,
+                fuel_used,
+                &state.limiter,
+                error,
+            )),
+        }
+    }
+}
+
+/// Which export a call runs.
+enum Export<'a> {
+    Manifest,
+    Invoke(&'a str),
+    Tick(&'a str),
+}
+
+/// Turns a wasmtime failure into the typed error callers branch on.
+fn classify(
+    agent: &str,
+    budget: Budget,
+    fuel_used: u64,
+    limiter: &CallLimiter,
+    error: wasmtime::Error,
+) -> CrossingError {
+    let agent = agent.to_owned();
+    if let Some(reason) = &limiter.limit_hit {
+        return CrossingError::MemoryLimit {
+            agent,
+            reason: reason.clone(),
+            fuel_used,
+        };
+    }
+    match error.downcast_ref::<Trap>() {
+        Some(Trap::OutOfFuel) => CrossingError::DeadlineExceeded {
+            agent,
+            deadline_ms: budget.deadline_ms,
+            fuel_used,
+        },
+        Some(Trap::Interrupt) => CrossingError::WallClockExceeded {
+            agent,
+            deadline_ms: budget.deadline_ms,
+            margin_ms: EPOCH_BACKSTOP_MARGIN_MS,
+            fuel_used,
+        },
+        _ => CrossingError::AgentTrapped {
+            agent,
+            reason: format!("{error:#}"),
+            fuel_used,
+        },
+    }
+}
+
+fn log_guest_output(agent: &str, stream: &'static str, pipe: &MemoryOutputPipe) {
+    let bytes = pipe.contents();
+    if !bytes.is_empty() {
+        tracing::info!(
+            target: "aura::guest",
+            agent,
+            stream,
+            text = %String::from_utf8_lossy(&bytes),
+        );
+    }
+}

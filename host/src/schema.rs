@@ -1,0 +1,329 @@
+//! The schema registry: every JSON Schema the host checks against, compiled once at start-up.
+//!
+//! It owns compiling the schemas embedded in the binary (draft 2020-12, formats checked, no
+//! network or file retrieval: jsonschema is built without its resolver features) and answering
+//! "does this instance satisfy schema X" with a typed [`SchemaViolation`]. It must not know what
+//! a schema is for (that is the catalogue's and the crossing's business) and it never reads a
+//! schema file at run time.
+
+use std::collections::HashMap;
+
+use jsonschema::{Draft, Validator};
+use serde_json::Value;
+
+/// Every schema `$id` starts with this; the rest is the file's path under `schemas/`.
+pub const SCHEMA_ID_PREFIX: &str = "https://aura.local/schemas/";
+
+/// The draft every aura schema declares.
+pub const SCHEMA_DRAFT_URI: &str = "https://json-schema.org/draft/2020-12/schema";
+
+/// A schema as embedded in the binary: its path under `schemas/` and its text.
+#[derive(Debug, Clone, Copy)]
+pub struct SchemaSource {
+    /// Path under `schemas/`, e.g. `calendar/find_free_slots.args.json`.
+    pub path: &'static str,
+    /// The file's text, included at compile time.
+    pub text: &'static str,
+}
+
+impl SchemaSource {
+    /// The `$id` this schema must carry.
+    pub fn id(&self) -> String {
+        format!("{SCHEMA_ID_PREFIX}{}", self.path)
+    }
+}
+
+/// Embeds `schemas/<path>` into the binary as a [`SchemaSource`].
+#[macro_export]
+macro_rules! schema_source {
+    ($path:expr) => {
+        $crate::schema::SchemaSource {
+            path: $path,
+            text: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../schemas/", $path)),
+        }
+    };
+}
+
+/// A schema that could not be compiled. Always a build defect: the schemas are embedded.
+#[derive(Debug, thiserror::Error)]
+pub enum SchemaCompileError {
+    /// The file is not JSON.
+    #[error("schema {path} is not JSON: {message}")]
+    NotJson {
+        /// Path under `schemas/`.
+        path: &'static str,
+        /// The parser's message.
+        message: String,
+    },
+    /// `$id` or `$schema` is not what the registry requires.
+    #[error("schema {path} must declare $id {expected_id} and $schema {SCHEMA_DRAFT_URI}")]
+    BadHeader {
+        /// Path under `schemas/`.
+        path: &'static str,
+        /// The `$id` its path implies.
+        expected_id: String,
+    },
+    /// The same `$id` was registered twice.
+    #[error("schema {path} is registered twice")]
+    Duplicate {
+        /// Path under `schemas/`.
+        path: &'static str,
+    },
+    /// jsonschema refused the schema.
+    #[error("schema {path} does not compile: {message}")]
+    Invalid {
+        /// Path under `schemas/`.
+        path: &'static str,
+        /// jsonschema's message.
+        message: String,
+    },
+}
+
+/// Where an instance fails its schema: the first error jsonschema reports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SchemaViolation {
+    /// The `$id` of the schema the instance failed.
+    pub schema_id: String,
+    /// JSON Pointer into the instance (RFC 6901).
+    pub instance_path: String,
+    /// JSON Pointer to the failing keyword in the schema.
+    pub schema_path: String,
+    /// jsonschema's message.
+    pub message: String,
+}
+
+impl std::fmt::Display for SchemaViolation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let at = if self.instance_path.is_empty() {
+            "/"
+        } else {
+            &self.instance_path
+        };
+        write!(
+            f,
+            "{at} fails {} ({}): {}",
+            self.schema_id, self.schema_path, self.message
+        )
+    }
+}
+
+struct Compiled {
+    id: String,
+    validator: Validator,
+}
+
+/// Compiled validators, keyed by schema path under `schemas/`.
+pub struct SchemaRegistry {
+    by_path: HashMap<&'static str, Compiled>,
+}
+
+impl std::fmt::Debug for SchemaRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut paths: Vec<_> = self.by_path.keys().collect();
+        paths.sort();
+        f.debug_struct("SchemaRegistry")
+            .field("schemas", &paths)
+            .finish()
+    }
+}
+
+impl SchemaRegistry {
+    /// Compiles every source. Each must declare draft 2020-12 and the `$id` its path implies.
+    pub fn compile<'a>(
+        sources: impl IntoIterator<Item = &'a SchemaSource>,
+    ) -> Result<Self, SchemaCompileError> {
+        let mut by_path = HashMap::new();
+        for source in sources {
+            if by_path.contains_key(source.path) {
+                return Err(SchemaCompileError::Duplicate { path: source.path });
+            }
+            let schema: Value =
+                serde_json::from_str(source.text).map_err(|e| SchemaCompileError::NotJson {
+                    path: source.path,
+                    message: e.to_string(),
+                })?;
+            let expected_id = source.id();
+            if schema.get("$id").and_then(Value::as_str) != Some(expected_id.as_str())
+                || schema.get("$schema").and_then(Value::as_str) != Some(SCHEMA_DRAFT_URI)
+            {
+                return Err(SchemaCompileError::BadHeader {
+                    path: source.path,
+                    expected_id,
+                });
+            }
+            let validator = jsonschema::options()
+                .with_draft(Draft::Draft202012)
+                .should_validate_formats(true)
+                .build(&schema)
+                .map_err(|e| SchemaCompileError::Invalid {
+                    path: source.path,
+                    message: e.to_string(),
+                })?;
+            by_path.insert(
+                source.path,
+                Compiled {
+                    id: expected_id,
+                    validator,
+                },
+            );
+        }
+        Ok(Self { by_path })
+    }
+
+    /// Checks `instance` against the schema at `path`.
+    ///
+    /// `pointer_prefix` is prepended to the reported instance path, so a violation inside an
+    /// envelope's `args` reads `/args/...`.
+    ///
+    /// # Panics
+    /// If `path` was not compiled: callers only pass paths from the catalogue, which compiled
+    /// every one of them at start-up.
+    pub fn validate(
+        &self,
+        path: &str,
+        instance: &Value,
+        pointer_prefix: &str,
+    ) -> Result<(), SchemaViolation> {
+        let compiled = self
+            .by_path
+            .get(path)
+            .unwrap_or_else(|| panic!("schema {path} is not in the registry"));
+        match compiled.validator.validate(instance) {
+            Ok(()) => Ok(()),
+            Err(error) => Err(SchemaViolation {
+                schema_id: compiled.id.clone(),
+                instance_path: format!("{pointer_prefix}{}", error.instance_path().as_str()),
+                schema_path: error.schema_path().as_str().to_owned(),
+                message: error.to_string(),
+            }),
+        }
+    }
+
+    /// Whether a schema is registered under `path`.
+    pub fn contains(&self, path: &str) -> bool {
+        self.by_path.contains_key(path)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const TOOLCALL: SchemaSource = crate::schema_source!("toolcall.v1.json");
+
+    fn registry() -> SchemaRegistry {
+        SchemaRegistry::compile([&TOOLCALL]).unwrap()
+    }
+
+    fn envelope() -> Value {
+        json!({
+            "call_id": "t_abcdef0123",
+            "agent": "calendar",
+            "tool": "find_free_slots",
+            "args": {},
+            "ts": "2026-11-22T09:00:00Z",
+            "confirm_required": false
+        })
+    }
+
+    #[test]
+    fn a_valid_envelope_passes() {
+        registry()
+            .validate("toolcall.v1.json", &envelope(), "")
+            .unwrap();
+    }
+
+    #[test]
+    fn formats_are_checked() {
+        let mut bad = envelope();
+        bad["ts"] = json!("2026-13-45T25:00:00Z");
+        let violation = registry()
+            .validate("toolcall.v1.json", &bad, "")
+            .unwrap_err();
+        assert_eq!(violation.instance_path, "/ts");
+        assert_eq!(violation.schema_path, "/properties/ts/format");
+        assert_eq!(
+            violation.schema_id,
+            "https://aura.local/schemas/toolcall.v1.json"
+        );
+    }
+
+    #[test]
+    fn each_toolcall_rule_fires() {
+        let cases: [(&str, Value, &str); 6] = [
+            (
+                "call_id",
+                json!("t_ABCDEF0123"),
+                "/properties/call_id/pattern",
+            ),
+            (
+                "call_id",
+                json!("t_abcdef012"),
+                "/properties/call_id/pattern",
+            ),
+            ("agent", json!("mallory"), "/properties/agent/enum"),
+            ("deadline_ms", json!(49), "/properties/deadline_ms/minimum"),
+            (
+                "deadline_ms",
+                json!(10001),
+                "/properties/deadline_ms/maximum",
+            ),
+            (
+                "expected_surface",
+                json!("TV"),
+                "/properties/expected_surface/enum",
+            ),
+        ];
+        for (field, value, schema_path) in cases {
+            let mut bad = envelope();
+            bad[field] = value;
+            let violation = registry()
+                .validate("toolcall.v1.json", &bad, "")
+                .unwrap_err();
+            assert_eq!(violation.schema_path, schema_path, "{field}");
+            assert_eq!(violation.instance_path, format!("/{field}"));
+        }
+        for (field, value) in [("deadline_ms", json!(50)), ("deadline_ms", json!(10000))] {
+            let mut good = envelope();
+            good[field] = value;
+            registry().validate("toolcall.v1.json", &good, "").unwrap();
+        }
+        let mut extra = envelope();
+        extra["priority"] = json!(1);
+        let violation = registry()
+            .validate("toolcall.v1.json", &extra, "")
+            .unwrap_err();
+        assert_eq!(violation.schema_path, "/additionalProperties");
+        let mut missing = envelope();
+        missing.as_object_mut().unwrap().remove("confirm_required");
+        let violation = registry()
+            .validate("toolcall.v1.json", &missing, "")
+            .unwrap_err();
+        assert_eq!(violation.schema_path, "/required");
+    }
+
+    #[test]
+    fn the_prefix_is_prepended_to_the_instance_path() {
+        let violation = registry()
+            .validate("toolcall.v1.json", &json!({"x": 1}), "/args")
+            .unwrap_err();
+        assert!(violation.instance_path.starts_with("/args"));
+    }
+
+    #[test]
+    fn headers_are_enforced() {
+        let bad_id = SchemaSource {
+            path: "x.json",
+            text: r#"{"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://aura.local/schemas/y.json"}"#,
+        };
+        assert!(matches!(
+            SchemaRegistry::compile([&bad_id]),
+            Err(SchemaCompileError::BadHeader { .. })
+        ));
+        assert!(matches!(
+            SchemaRegistry::compile([&TOOLCALL, &TOOLCALL]),
+            Err(SchemaCompileError::Duplicate { .. })
+        ));
+    }
+}

@@ -1,0 +1,141 @@
+//! The `aura` binary as a user meets it: exit statuses, stdout, stderr, the quarantine file.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+use crate::support::{quarantine_lines, temp_dir};
+
+const EXIT_REFUSED: i32 = 3;
+
+fn aura(data: &std::path::Path, args: &[&str], stdin: Option<&str>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_aura"))
+        .args(args)
+        .env("AURA_DATA_DIR", data)
+        .env_remove("AURA_PLUGINS_DIR")
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut pipe = child.stdin.take().unwrap();
+    pipe.write_all(stdin.unwrap_or_default().as_bytes())
+        .unwrap();
+    drop(pipe);
+    child.wait_with_output().unwrap()
+}
+
+fn stdout_json(output: &Output) -> Value {
+    serde_json::from_slice(&output.stdout).expect("stdout is one JSON document")
+}
+
+#[test]
+fn catalogue_lists_every_tool_with_its_schemas() {
+    let output = aura(&temp_dir("cli-catalogue"), &["catalogue"], None);
+    assert!(output.status.success());
+    let catalogue = stdout_json(&output);
+    let calendar = &catalogue["agents"][0];
+    assert_eq!(calendar["name"], "calendar");
+    let tools: Vec<_> = calendar["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].clone())
+        .collect();
+    assert_eq!(
+        tools,
+        ["find_free_slots", "detect_conflicts", "schedule_event"]
+    );
+    assert_eq!(
+        calendar["tools"][2]["args_schema"],
+        "https://aura.local/schemas/calendar/schedule_event.args.json"
+    );
+    assert_eq!(calendar["tools"][2]["confirm_required"], true);
+}
+
+#[test]
+fn call_builds_a_valid_envelope_and_prints_the_canonical_result() {
+    let data = temp_dir("cli-call");
+    let args = r#"{"events":[
+        {"id":"a","start":"2026-11-23T09:00:00Z","end":"2026-11-23T10:00:00Z"},
+        {"id":"b","start":"2026-11-23T09:30:00Z","end":"2026-11-23T10:30:00Z"}]}"#;
+    let output = aura(&data, &["call", "calendar", "detect_conflicts", args], None);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let result = stdout_json(&output);
+    assert_eq!(result["ok"], true);
+    assert_eq!(result["agent"], "calendar");
+    assert!(result["call_id"].as_str().unwrap().starts_with("t_"));
+    assert!(result["fuel_used"].as_u64().unwrap() > 0);
+    // a 09:00-10:00 and b 09:30-10:30 overlap for 30 minutes; neither contains the other.
+    assert_eq!(result["result"]["overlaps"][0]["a"], "a");
+    assert_eq!(result["result"]["overlaps"][0]["b"], "b");
+    assert_eq!(result["result"]["overlaps"][0]["overlap_minutes"], 30);
+    // Canonical: printing the parsed value canonically gives the same bytes.
+    let printed = String::from_utf8(output.stdout.clone()).unwrap();
+    assert_eq!(
+        printed.trim_end(),
+        aura::canonical::to_canonical_string(&result).unwrap()
+    );
+    assert!(quarantine_lines(&data).is_empty());
+}
+
+#[test]
+fn dispatch_of_bad_envelopes_exits_refused_and_quarantines_each() {
+    let data = temp_dir("cli-dispatch");
+    let good = r#"{"call_id":"t_cli0000001","agent":"calendar","tool":"detect_conflicts","args":{"events":[]},"ts":"2026-11-23T08:00:00Z","confirm_required":false}"#;
+    let bad = [
+        good.replace("t_cli0000001", "t_CLI"),
+        good.replace("detect_conflicts", "transfer_money"),
+        good.replace(
+            r#""confirm_required":false"#,
+            r#""confirm_required":false,"extra":1"#,
+        ),
+        good.replace("2026-11-23T08:00:00Z", "yesterday"),
+    ];
+    for (i, envelope) in bad.iter().enumerate() {
+        let output = aura(&data, &["dispatch", "-"], Some(envelope));
+        assert_eq!(output.status.code(), Some(EXIT_REFUSED), "{envelope}");
+        assert!(output.stdout.is_empty());
+        let stderr = String::from_utf8(output.stderr).unwrap();
+        assert_eq!(stderr.lines().count(), 1, "one line on stderr: {stderr}");
+        assert!(stderr.starts_with("aura: refused"), "{stderr}");
+        assert_eq!(quarantine_lines(&data).len(), i + 1);
+    }
+    let kinds: Vec<_> = quarantine_lines(&data)
+        .iter()
+        .map(|l| l["kind"].clone())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "schema_error",
+            "unknown_tool",
+            "schema_error",
+            "schema_error"
+        ]
+    );
+
+    let file = data.join("good.json");
+    std::fs::write(&file, good).unwrap();
+    let output = aura(&data, &["dispatch", file.to_str().unwrap()], None);
+    assert!(output.status.success());
+    assert_eq!(stdout_json(&output)["call_id"], "t_cli0000001");
+}
+
+#[test]
+fn call_of_an_unknown_tool_is_refused() {
+    let data = temp_dir("cli-unknown");
+    let output = aura(&data, &["call", "calendar", "transfer_money", "{}"], None);
+    assert_eq!(output.status.code(), Some(EXIT_REFUSED));
+    let output = aura(&data, &["call", "mallory", "steal", "{}"], None);
+    assert_eq!(output.status.code(), Some(EXIT_REFUSED));
+    let lines = quarantine_lines(&data);
+    assert_eq!(lines[0]["kind"], "unknown_tool");
+    assert_eq!(lines[1]["kind"], "schema_error");
+}

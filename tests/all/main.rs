@@ -1,0 +1,9 @@
+//! aura's integration tests: one binary, one module per concept. Every test loads real
+//! components (the agents from plugins/, the hostile guests from target/) into the real host.
+
+mod support;
+
+mod cli;
+mod contract;
+mod crossing;
+mod plugins;

@@ -1,0 +1,81 @@
+//! Shared helpers: data dirs, plugin dirs holding test guests, envelopes, quarantine reading.
+
+use std::path::{Path, PathBuf};
+
+use aura::{Host, HostConfig};
+use serde_json::{Value, json};
+
+/// The plugins dir the build script wrote.
+pub fn plugins_dir() -> PathBuf {
+    PathBuf::from(aura::BUILT_PLUGINS_DIR)
+}
+
+/// Where the build script put the hostile test guests.
+pub fn guest_path(name: &str) -> PathBuf {
+    Path::new(env!("AURA_TEST_GUESTS_DIR")).join(format!("{name}_guest.wasm"))
+}
+
+/// A fresh, empty directory for one test.
+pub fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir()
+        .join("aura-tests")
+        .join(format!("{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A plugins dir that serves `component` as `agent`, with a correct digest.
+pub fn plugins_dir_with(name: &str, agent: &str, component: &Path) -> PathBuf {
+    let dir = temp_dir(&format!("plugins-{name}"));
+    let bytes = std::fs::read(component).unwrap();
+    std::fs::write(dir.join(format!("{agent}.wasm")), &bytes).unwrap();
+    let manifest = json!({
+        "format": "aura-plugins.v1",
+        "components": { agent: {
+            "file": format!("{agent}.wasm"),
+            "sha256": aura::plugins::sha256_hex(&bytes),
+            "bytes": bytes.len(),
+        }},
+    });
+    std::fs::write(dir.join("manifest.json"), manifest.to_string()).unwrap();
+    dir
+}
+
+/// A host over the built plugins, with its own data dir.
+pub async fn host(name: &str) -> (Host, PathBuf) {
+    host_over(name, &plugins_dir()).await
+}
+
+/// A host over `plugins`, with its own data dir.
+pub async fn host_over(name: &str, plugins: &Path) -> (Host, PathBuf) {
+    let data = temp_dir(&format!("data-{name}"));
+    let host = Host::open(&HostConfig::new(plugins, &data)).await.unwrap();
+    assert!(
+        host.load_failures().is_empty(),
+        "{:?}",
+        host.load_failures()
+    );
+    (host, data)
+}
+
+/// A valid toolcall.v1 envelope.
+pub fn envelope(call_id: &str, agent: &str, tool: &str, args: Value) -> Value {
+    json!({
+        "call_id": call_id,
+        "agent": agent,
+        "tool": tool,
+        "args": args,
+        "ts": "2026-11-23T08:00:00Z",
+        "confirm_required": false,
+    })
+}
+
+/// Every line of the quarantine log, parsed.
+pub fn quarantine_lines(data: &Path) -> Vec<Value> {
+    let path = data.join(aura::journal::QUARANTINE_PATH);
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    text.lines()
+        .map(|line| serde_json::from_str(line).expect("each quarantine line parses"))
+        .collect()
+}

@@ -1,0 +1,74 @@
+#![cfg(target_arch = "wasm32")]
+//! A hostile test guest. It is loaded as `calendar` (its manifest claims exactly calendar's
+//! tools, so the host admits it) and answers each call with the misbehaviour its call_id names,
+//! bypassing the SDK's canonical encoding so the host's outbound checks can be exercised:
+//!
+//! | call_id contains | answer                                                    |
+//! |------------------|-----------------------------------------------------------|
+//! | `badjson`        | a string that is not JSON                                 |
+//! | `dupkey`         | a reply with a duplicate key                              |
+//! | `bignum`         | a result holding an integer beyond 2^53                   |
+//! | `noresult`       | `{"ok":true}`: not a reply.v1                             |
+//! | `badresult`      | a reply whose result violates the tool's result schema    |
+//! | `toolerr`        | a well-formed tool error                                  |
+//! | `panic`          | a panic (a trap)                                          |
+//! | `spin`           | an endless loop (fuel runs out)                           |
+//! | anything else    | a valid empty result for the tool                         |
+//!
+//! Built by the host's build script into target/ for tests only; never written to plugins/.
+
+use aura_sdk::bindings::Guest;
+
+struct Liar;
+
+fn valid_result(tool: &str) -> &'static str {
+    match tool {
+        "find_free_slots" => r#"{"ok":true,"result":{"slots":[],"truncated":false}}"#,
+        "detect_conflicts" => {
+            r#"{"ok":true,"result":{"double_bookings":[],"overlaps":[],"tight_transitions":[]}}"#
+        }
+        _ => r#"{"error":{"kind":"failed","message":"the liar only fakes two tools"},"ok":false}"#,
+    }
+}
+
+impl Guest for Liar {
+    fn manifest() -> String {
+        r#"{"name":"calendar","tools":["detect_conflicts","find_free_slots","schedule_event"],"version":"0.0.0-liar"}"#.into()
+    }
+
+    fn invoke(call: String) -> String {
+        let envelope: aura_sdk::serde_json::Value =
+            aura_sdk::serde_json::from_str(&call).unwrap_or_default();
+        let call_id = envelope["call_id"].as_str().unwrap_or_default();
+        let tool = envelope["tool"].as_str().unwrap_or_default();
+        let answer = if call_id.contains("badjson") {
+            "this is not json"
+        } else if call_id.contains("dupkey") {
+            r#"{"ok":true,"ok":true,"result":{}}"#
+        } else if call_id.contains("bignum") {
+            r#"{"ok":true,"result":{"n":12345678901234567890}}"#
+        } else if call_id.contains("noresult") {
+            r#"{"ok":true}"#
+        } else if call_id.contains("badresult") {
+            r#"{"ok":true,"result":{"unexpected":1}}"#
+        } else if call_id.contains("toolerr") {
+            r#"{"error":{"kind":"invalid_args","message":"the liar refuses"},"ok":false}"#
+        } else if call_id.contains("panic") {
+            panic!("the liar panics");
+        } else if call_id.contains("spin") {
+            let mut n: u64 = 0;
+            loop {
+                n = std::hint::black_box(n.wrapping_add(1));
+            }
+        } else {
+            valid_result(tool)
+        };
+        answer.into()
+    }
+
+    fn tick(_context: String) -> String {
+        r#"{"proposals":[]}"#.into()
+    }
+}
+
+aura_sdk::bindings::__export_agent_world!(Liar with_types_in aura_sdk::bindings);
