@@ -40,7 +40,8 @@ struct Cli {
     /// Plugins dir: manifest.json and the agent components [default: the build's plugins/].
     #[arg(long, global = true, env = "AURA_PLUGINS_DIR")]
     plugins_dir: Option<PathBuf>,
-    /// Write logs as JSON lines (RUST_LOG filters them; default: warnings).
+    /// Write logs as JSON lines (RUST_LOG filters them; default: errors only, so a refusal is
+    /// one line on stderr).
     #[arg(long, global = true)]
     log_json: bool,
     #[command(subcommand)]
@@ -84,7 +85,7 @@ fn main() -> ExitCode {
 
 fn init_tracing(json: bool) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("error"));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr);

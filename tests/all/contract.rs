@@ -22,7 +22,7 @@ fn assert_string_only(name: &str, item: &ComponentItem, engine: &Engine) {
         }
         ComponentItem::ComponentInstance(instance) => {
             for (inner, item) in instance.exports(engine) {
-                assert_string_only(&format!("{name}#{inner}"), &item, engine);
+                assert_string_only(&format!("{name}#{inner}"), &item.ty, engine);
             }
         }
         other => panic!("{name}: unexpected item {other:?}"),
@@ -43,22 +43,24 @@ fn every_agent_exports_exactly_the_string_only_world() {
         exports.sort();
         assert_eq!(exports, ["invoke", "manifest", "tick"], "{}", agent.name);
         for (name, item) in ty.exports(&engine) {
-            assert_string_only(name, &item, &engine);
+            assert_string_only(name, &item.ty, &engine);
         }
         let host_import = ty
             .imports(&engine)
             .find(|(name, _)| *name == "aura:agent/host@0.1.0")
-            .map(|(_, item)| item)
+            .map(|(_, item)| item.ty)
             .expect("imports aura:agent/host");
         let ComponentItem::ComponentInstance(host) = &host_import else {
             panic!("aura:agent/host is not an instance");
         };
-        let mut functions: Vec<_> = host
-            .exports(&engine)
-            .map(|(name, _)| name.to_owned())
-            .collect();
-        functions.sort();
-        assert_eq!(functions, ["call", "emit"]);
+        // The linker keeps only the imports an agent uses: a subset of the world's two.
+        for (function, _) in host.exports(&engine) {
+            assert!(
+                ["call", "emit"].contains(&function),
+                "{}: imports {function}",
+                agent.name
+            );
+        }
         assert_string_only("aura:agent/host", &host_import, &engine);
         // Every other import is WASI, which the host links deny-by-default.
         for (name, _) in ty.imports(&engine) {
