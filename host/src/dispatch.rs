@@ -60,7 +60,7 @@ pub enum LoadError {
         /// The agent.
         agent: String,
         /// What is wrong with it.
-        error: CrossingError,
+        error: Box<CrossingError>,
     },
     /// The manifest's name or tools differ from the catalogue's.
     #[error(
@@ -288,7 +288,7 @@ async fn admit(
         .map_err(HostError::from)?;
     let invalid = |error| LoadError::ManifestInvalid {
         agent: spec.name.to_owned(),
-        error,
+        error: Box::new(error),
     };
     let invocation = sandbox.manifest(&prepared).await.map_err(invalid)?;
     let manifest = parse_canonical(&invocation.output, CROSSING_BYTES_MAX)

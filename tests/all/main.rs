@@ -3,6 +3,7 @@
 
 mod support;
 
+mod calendar;
 mod cli;
 mod contract;
 mod crossing;

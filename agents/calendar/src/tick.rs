@@ -30,7 +30,7 @@ use serde_json::{Value, json};
 
 use crate::common::{
     CalendarEvent, DEFAULT_TRAVEL_GAP_MINUTES, MAX_EVENTS, MAX_ID_CHARS, MAX_TEXT_CHARS,
-    SECS_PER_MINUTE, parse_time,
+    SECS_PER_MINUTE, Span, parse_time, trimmed_location,
 };
 use crate::conflicts::{ConflictKind, analyze};
 
@@ -66,11 +66,11 @@ pub fn tick(context: Value) -> ToolResult<Value> {
     let events = usable_events(raw, now);
     let spans = events
         .iter()
-        .map(|(event, start, end)| crate::common::Span {
+        .map(|(event, start, end)| Span {
             id: &event.id,
             start: *start,
             end: *end,
-            location: crate::common::trimmed_location(event.location.as_deref()),
+            location: trimmed_location(event.location.as_deref()),
         })
         .collect::<Vec<_>>();
     let findings = analyze(&spans, DEFAULT_TRAVEL_GAP_MINUTES);
@@ -375,6 +375,29 @@ mod tests {
         assert_eq!(kept[496]["id"], "p496");
         assert_eq!(kept[497]["id"], "f0");
         assert_eq!(kept[499]["id"], "f2");
+    }
+
+    #[test]
+    fn through_the_agent_wiring() {
+        // The agent! wiring in lib.rs: canonical JSON in and out.
+        let context = json!({
+            "now": "2026-11-23T08:30:00Z",
+            "events": [ev("a", "09:00", "10:00"), ev("b", "09:30", "10:30")],
+        });
+        let answer: Value =
+            serde_json::from_str(&crate::Calendar::tick(&context.to_string())).unwrap();
+        assert_eq!(answer, tick(context).unwrap());
+        let call = json!({"tool": "detect_conflicts", "args": {"events": [
+            ev("a", "09:00", "10:00"), ev("b", "09:30", "10:30")]}});
+        assert_eq!(
+            crate::Calendar::invoke(&call.to_string()),
+            r#"{"ok":true,"result":{"double_bookings":[],"overlaps":[{"a":"a","b":"b","overlap_minutes":30}],"tight_transitions":[],"truncated":false}}"#
+        );
+        let call = json!({"tool": "detect_conflicts", "args": {"events": [
+            ev("a", "10:00", "09:00")]}});
+        let reply: Value =
+            serde_json::from_str(&crate::Calendar::invoke(&call.to_string())).unwrap();
+        assert_eq!(reply["error"]["kind"], "invalid_args");
     }
 
     #[test]

@@ -25,7 +25,7 @@ fn valid_result(tool: &str) -> &'static str {
     match tool {
         "find_free_slots" => r#"{"ok":true,"result":{"slots":[],"truncated":false}}"#,
         "detect_conflicts" => {
-            r#"{"ok":true,"result":{"double_bookings":[],"overlaps":[],"tight_transitions":[]}}"#
+            r#"{"ok":true,"result":{"double_bookings":[],"overlaps":[],"tight_transitions":[],"truncated":false}}"#
         }
         _ => r#"{"error":{"kind":"failed","message":"the liar only fakes two tools"},"ok":false}"#,
     }

@@ -1,0 +1,278 @@
+//! The calendar agent through the real host: every tool with expected values worked out by
+//! hand, bad input refused before the agent runs, and inconsistent input answered with a typed
+//! tool error.
+
+use aura::error::Phase;
+use serde_json::{Value, json};
+
+use crate::support::{envelope, host, quarantine_lines};
+
+async fn call(host: &aura::Host, call_id: &str, tool: &str, args: Value) -> aura::ResultEnvelope {
+    let text = envelope(call_id, "calendar", tool, args).to_string();
+    host.dispatch(&text)
+        .await
+        .unwrap_or_else(|r| panic!("{tool}: {}", r.error))
+}
+
+#[tokio::test]
+async fn find_free_slots_respects_buffers_working_hours_and_weekends() {
+    let (host, _) = host("calendar-slots").await;
+    // Monday 2026-11-23 at +01:00, working 09:00-17:00, busy 10:00-11:00 local, buffer 15:
+    // the busy span blocks 09:45-11:15; the window [09:00 Mon, 09:00 Tue) local holds
+    // 09:00-09:45 (45 min) and 11:15-17:00 (345 min).
+    let args = json!({
+        "busy": [{"start": "2026-11-23T10:00:00+01:00", "end": "2026-11-23T11:00:00+01:00"}],
+        "working_hours": {"start": "09:00", "end": "17:00"},
+        "utc_offset_minutes": 60,
+        "duration_minutes": 30,
+        "buffer_minutes": 15,
+        "from": "2026-11-23T08:00:00Z",
+        "horizon_days": 1
+    });
+    let result = call(&host, "t_slots00001", "find_free_slots", args).await;
+    assert!(result.ok);
+    assert_eq!(
+        result.result.unwrap(),
+        json!({"slots": [
+            {"start": "2026-11-23T09:00:00+01:00", "end": "2026-11-23T09:45:00+01:00", "minutes": 45},
+            {"start": "2026-11-23T11:15:00+01:00", "end": "2026-11-23T17:00:00+01:00", "minutes": 345}
+        ], "truncated": false})
+    );
+
+    // From Friday 16:00 UTC for 4 days, nothing busy, 60-minute meetings: Friday 16:00-17:00,
+    // the weekend skipped, Monday 09:00-17:00, Tuesday 09:00-16:00 (the window ends 16:00).
+    let args = json!({
+        "working_hours": {"start": "09:00", "end": "17:00"},
+        "utc_offset_minutes": 0,
+        "duration_minutes": 60,
+        "from": "2026-11-27T16:00:00Z",
+        "horizon_days": 4
+    });
+    let result = call(&host, "t_slots00002", "find_free_slots", args.clone()).await;
+    assert_eq!(
+        result.result.unwrap(),
+        json!({"slots": [
+            {"start": "2026-11-27T16:00:00Z", "end": "2026-11-27T17:00:00Z", "minutes": 60},
+            {"start": "2026-11-30T09:00:00Z", "end": "2026-11-30T17:00:00Z", "minutes": 480},
+            {"start": "2026-12-01T09:00:00Z", "end": "2026-12-01T16:00:00Z", "minutes": 420}
+        ], "truncated": false})
+    );
+    // The same with max_slots 2: the first two, and truncated.
+    let mut capped = args;
+    capped["max_slots"] = json!(2);
+    let result = call(&host, "t_slots00003", "find_free_slots", capped).await;
+    let result = result.result.unwrap();
+    assert_eq!(result["slots"].as_array().unwrap().len(), 2);
+    assert_eq!(result["truncated"], true);
+}
+
+#[tokio::test]
+async fn detect_conflicts_finds_overlaps_double_bookings_and_tight_transitions() {
+    let (host, _) = host("calendar-conflicts").await;
+    // a 09:00-10:00 and b 09:30-10:30 overlap 30 min, neither inside the other;
+    // d 11:15-11:45 lies inside c 11:00-12:00: a double booking of 30 min;
+    // c ends 12:00 at the Office, e starts 12:05 at the Cafe: 5 min < 15 min travel gap.
+    let args = json!({"events": [
+        {"id": "e", "start": "2026-11-23T12:05:00Z", "end": "2026-11-23T13:00:00Z", "location": "Cafe"},
+        {"id": "a", "start": "2026-11-23T09:00:00Z", "end": "2026-11-23T10:00:00Z", "location": "Office"},
+        {"id": "b", "start": "2026-11-23T09:30:00Z", "end": "2026-11-23T10:30:00Z"},
+        {"id": "c", "start": "2026-11-23T11:00:00Z", "end": "2026-11-23T12:00:00Z", "location": " office "},
+        {"id": "d", "start": "2026-11-23T11:15:00Z", "end": "2026-11-23T11:45:00Z"}
+    ]});
+    let result = call(&host, "t_conflict01", "detect_conflicts", args).await;
+    assert_eq!(
+        result.result.unwrap(),
+        json!({
+            "overlaps": [{"a": "a", "b": "b", "overlap_minutes": 30}],
+            "double_bookings": [{"a": "c", "b": "d", "overlap_minutes": 30}],
+            "tight_transitions": [{"from": "c", "to": "e", "gap_minutes": 5,
+                                   "from_location": "office", "to_location": "Cafe"}],
+            "truncated": false
+        })
+    );
+    // An empty calendar has no conflicts.
+    let result = call(
+        &host,
+        "t_conflict02",
+        "detect_conflicts",
+        json!({"events": []}),
+    )
+    .await;
+    assert_eq!(
+        result.result.unwrap(),
+        json!({"overlaps": [], "double_bookings": [], "tight_transitions": [], "truncated": false})
+    );
+}
+
+#[tokio::test]
+async fn schedule_event_normalizes_and_reports_what_it_would_break() {
+    let (host, _) = host("calendar-schedule").await;
+    // 16:00-17:00 at +01:00 is 15:00-16:00 UTC; the 15:30-15:45 stand-up lies inside it.
+    let args = json!({
+        "event": {"title": "  Dentist ", "start": "2026-11-24T16:00:00+01:00",
+                  "end": "2026-11-24T17:00:00+01:00", "location": "Clinic"},
+        "existing": [{"id": "standup", "start": "2026-11-24T15:30:00Z", "end": "2026-11-24T15:45:00Z"}],
+        "working_hours": {"start": "09:00", "end": "17:00"},
+        "utc_offset_minutes": 60
+    });
+    let result = call(&host, "t_schedule01", "schedule_event", args)
+        .await
+        .result
+        .unwrap();
+    let event = &result["event"];
+    assert_eq!(event["title"], "Dentist");
+    assert_eq!(event["start"], "2026-11-24T15:00:00Z");
+    assert_eq!(event["end"], "2026-11-24T16:00:00Z");
+    assert_eq!(event["duration_minutes"], 60);
+    assert_eq!(event["location"], "Clinic");
+    let id = event["id"].as_str().unwrap();
+    assert!(id.len() == 13 && id.starts_with("ev_"), "{id}");
+    assert_eq!(
+        result["conflicts"],
+        json!([{"with": "standup", "kind": "double_booking", "minutes": 15}])
+    );
+    assert_eq!(result["outside_working_hours"], false);
+
+    // The same event written in UTC gets the same id; an hour later it ends past 17:00 local.
+    let same = json!({"event": {"title": "Dentist", "start": "2026-11-24T15:00:00Z",
+                                "end": "2026-11-24T16:00:00Z"}});
+    let again = call(&host, "t_schedule02", "schedule_event", same)
+        .await
+        .result
+        .unwrap();
+    assert_eq!(again["event"]["id"], id);
+    let late = json!({
+        "event": {"title": "Dentist", "start": "2026-11-24T16:30:00Z", "end": "2026-11-24T17:30:00Z"},
+        "working_hours": {"start": "09:00", "end": "17:00"},
+        "utc_offset_minutes": 60
+    });
+    let late = call(&host, "t_schedule03", "schedule_event", late)
+        .await
+        .result
+        .unwrap();
+    assert_eq!(late["outside_working_hours"], true);
+    assert_eq!(late["conflicts"], json!([]));
+}
+
+#[tokio::test]
+async fn inconsistent_args_get_a_typed_tool_error() {
+    let (host, data) = host("calendar-invalid").await;
+    let cases = [
+        (
+            "find_free_slots",
+            json!({
+            "busy": [{"start": "2026-11-23T11:00:00Z", "end": "2026-11-23T10:00:00Z"}],
+            "working_hours": {"start": "09:00", "end": "17:00"},
+            "utc_offset_minutes": 0, "duration_minutes": 30,
+            "from": "2026-11-23T08:00:00Z", "horizon_days": 1}),
+        ),
+        (
+            "find_free_slots",
+            json!({
+            "working_hours": {"start": "17:00", "end": "09:00"},
+            "utc_offset_minutes": 0, "duration_minutes": 30,
+            "from": "2026-11-23T08:00:00Z", "horizon_days": 1}),
+        ),
+        (
+            "detect_conflicts",
+            json!({"events": [
+            {"id": "x", "start": "2026-11-23T09:00:00Z", "end": "2026-11-23T10:00:00Z"},
+            {"id": "x", "start": "2026-11-23T11:00:00Z", "end": "2026-11-23T12:00:00Z"}]}),
+        ),
+        (
+            "schedule_event",
+            json!({"event": {"title": "t",
+            "start": "2026-11-23T10:00:00Z", "end": "2026-11-23T10:00:00Z"}}),
+        ),
+    ];
+    for (i, (tool, args)) in cases.into_iter().enumerate() {
+        let result = call(&host, &format!("t_invalid{i:03}"), tool, args).await;
+        assert!(!result.ok, "{tool}");
+        assert_eq!(result.error.unwrap().kind, "tool_invalid_args", "{tool}");
+        assert!(result.fuel_used > 0, "the agent ran");
+    }
+    assert!(
+        quarantine_lines(&data).is_empty(),
+        "a tool error is an answer, not a refusal"
+    );
+}
+
+#[tokio::test]
+async fn bad_input_is_refused_before_the_agent_runs() {
+    let (host, data) = host("calendar-refused").await;
+    let slots = json!({
+        "working_hours": {"start": "09:00", "end": "17:00"},
+        "utc_offset_minutes": 0, "duration_minutes": 30,
+        "from": "2026-11-23T08:00:00Z", "horizon_days": 1});
+    let with = |mut base: Value, field: &str, value: Value| {
+        base[field] = value;
+        base
+    };
+    let event = |start: &str| json!({"id": "x", "start": start, "end": "2026-11-23T10:00:00Z"});
+    let cases = [
+        (
+            "find_free_slots",
+            with(slots.clone(), "duration_minutes", json!(4)),
+            "/args/duration_minutes",
+        ),
+        (
+            "find_free_slots",
+            with(slots.clone(), "horizon_days", json!(32)),
+            "/args/horizon_days",
+        ),
+        (
+            "find_free_slots",
+            with(slots.clone(), "from", json!("monday")),
+            "/args/from",
+        ),
+        (
+            "find_free_slots",
+            with(
+                slots.clone(),
+                "working_hours",
+                json!({"start": "9:00", "end": "17:00"}),
+            ),
+            "/args/working_hours/start",
+        ),
+        (
+            "find_free_slots",
+            with(
+                slots.clone(),
+                "busy",
+                json!(vec![event("2026-11-23T09:00:00Z"); 501]),
+            ),
+            "/args/busy",
+        ),
+        (
+            "find_free_slots",
+            with(slots, "utc_offset_minutes", json!(841)),
+            "/args/utc_offset_minutes",
+        ),
+        (
+            "detect_conflicts",
+            json!({"events": [event("2026-11-23 09:00")]}),
+            "/args/events/0/start",
+        ),
+        (
+            "detect_conflicts",
+            json!({"events": [], "travel_gap_minutes": -1}),
+            "/args/travel_gap_minutes",
+        ),
+        (
+            "schedule_event",
+            json!({"event": {"title": "", "start": "2026-11-23T09:00:00Z", "end": "2026-11-23T10:00:00Z"}}),
+            "/args/event/title",
+        ),
+        ("schedule_event", json!({}), "/args"),
+    ];
+    for (i, (tool, args, path)) in cases.iter().enumerate() {
+        let text =
+            envelope(&format!("t_refused{i:03}"), "calendar", tool, args.clone()).to_string();
+        let refused = host.dispatch(&text).await.expect_err(path);
+        assert_eq!(refused.error.kind(), "schema_error", "{path}");
+        assert_eq!(refused.error.phase(), Phase::Args, "{path}");
+        assert_eq!(refused.error.instance_path(), Some(*path));
+        assert_eq!(refused.error.fuel_used(), 0, "{path}: the agent never ran");
+        assert_eq!(quarantine_lines(&data).len(), i + 1);
+    }
+}
