@@ -164,3 +164,85 @@ pub fn read_ids(text: &str) -> (Option<String>, Option<String>, Option<String>) 
     };
     (field("call_id"), field("agent"), field("tool"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::limits::DEADLINE_MS_DEFAULT;
+
+    const CALL: &str = r#"{"ts":"2026-11-23T08:00:00Z","tool":"detect_conflicts","confirm_required":false,
+        "call_id":"t_unit000001","args":{"travel_gap_minutes":10,"events":[]},"agent":"calendar"}"#;
+
+    fn crossing() -> Crossing {
+        Crossing::new().unwrap()
+    }
+
+    #[test]
+    fn a_good_call_is_canonicalized_and_gets_the_catalogue_deadline() {
+        let checked = crossing().check_call(CALL).unwrap();
+        assert_eq!(
+            checked.canonical,
+            r#"{"agent":"calendar","args":{"events":[],"travel_gap_minutes":10},"call_id":"t_unit000001","confirm_required":false,"tool":"detect_conflicts","ts":"2026-11-23T08:00:00Z"}"#
+        );
+        assert_eq!(checked.deadline_ms, DEADLINE_MS_DEFAULT);
+        assert_eq!(checked.spec.name, "detect_conflicts");
+        let with_deadline = CALL.replace(r#""ts""#, r#""deadline_ms":50,"ts""#);
+        assert_eq!(
+            crossing().check_call(&with_deadline).unwrap().deadline_ms,
+            50
+        );
+    }
+
+    #[test]
+    fn the_catalogue_is_checked_after_the_envelope_and_before_the_args() {
+        // An unknown tool with bad args: the catalogue refuses first.
+        let text = CALL
+            .replace("detect_conflicts", "transfer_money")
+            .replace(r#""events":[]"#, r#""events":7"#);
+        let error = crossing().check_call(&text).unwrap_err();
+        assert!(
+            matches!(error, CrossingError::UnknownTool { .. }),
+            "{error}"
+        );
+        // A bad envelope with an unknown tool: the envelope refuses first.
+        let text = text.replace("t_unit000001", "t_x");
+        let error = crossing().check_call(&text).unwrap_err();
+        assert_eq!(error.phase(), Phase::Envelope);
+        assert_eq!(error.kind(), "schema_error");
+    }
+
+    #[test]
+    fn replies_are_checked_against_reply_v1_and_the_result_schema() {
+        let crossing = crossing();
+        let checked = crossing.check_call(CALL).unwrap();
+        let ok = r#"{"ok":true,"result":{"overlaps":[],"double_bookings":[],"tight_transitions":[],"truncated":false}}"#;
+        assert!(matches!(
+            crossing.check_reply(&checked, ok),
+            Ok(Reply::Ok(_))
+        ));
+        let failed = r#"{"ok":false,"error":{"kind":"failed","message":"m"}}"#;
+        assert_eq!(
+            crossing.check_reply(&checked, failed).unwrap(),
+            Reply::ToolError {
+                kind: "failed".into(),
+                message: "m".into()
+            }
+        );
+        let both = r#"{"ok":true,"result":{},"error":{"kind":"failed","message":"m"}}"#;
+        let error = crossing.check_reply(&checked, both).unwrap_err();
+        assert_eq!(error.phase(), Phase::Reply);
+        let wrong = r#"{"ok":true,"result":{"overlaps":[{"a":"x"}],"double_bookings":[],"tight_transitions":[],"truncated":false}}"#;
+        let error = crossing.check_reply(&checked, wrong).unwrap_err();
+        assert_eq!(error.phase(), Phase::Result);
+        assert_eq!(error.instance_path(), Some("/result/overlaps/0"));
+    }
+
+    #[test]
+    fn ids_are_read_leniently_on_the_error_path() {
+        assert_eq!(
+            read_ids(r#"{"call_id":"t_bad","agent":7,"tool":"x"}"#),
+            (Some("t_bad".into()), None, Some("x".into()))
+        );
+        assert_eq!(read_ids("not json"), (None, None, None));
+    }
+}
