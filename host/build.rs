@@ -1,7 +1,7 @@
 //! Builds the agent components, so a fresh checkout's `cargo build`, `cargo run` and
 //! `cargo test` have them without `just`.
 //!
-//! Every crate under `agents/` except the SDK is built for `wasm32-wasip2` with the `plugin`
+//! Every agent the catalogue names (`src/agent_crates.rs`) is built for `wasm32-wasip2` with the `plugin`
 //! profile by a nested cargo with its own target dir (`target/plugins`; the pattern of
 //! wasmtime's `crates/test-programs/artifacts/build.rs`). The components are copied to
 //! `plugins/<agent>.wasm` and `plugins/manifest.json` records each one's sha256, which the host
@@ -20,6 +20,8 @@ use std::process::Command;
 use std::time::{Duration, SystemTime};
 
 use sha2::{Digest, Sha256};
+
+include!("src/agent_crates.rs");
 
 /// The target every agent is built for.
 const PLUGIN_TARGET: &str = "wasm32-wasip2";
@@ -62,8 +64,10 @@ fn main() {
         plugins_dir.join("manifest.json").display()
     );
 
-    let agents = crates_under(&workspace.join("agents"), "agent");
-    assert!(!agents.is_empty(), "no agent crates under agents/");
+    let agents: Vec<(String, String)> = AGENT_CRATES
+        .iter()
+        .map(|name| (name.to_string(), format!("{name}-agent")))
+        .collect();
     let guests = crates_under(&workspace.join("tests").join("guests"), "guest");
     let target_dir = workspace.join("target").join("plugins");
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());

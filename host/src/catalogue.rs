@@ -66,13 +66,16 @@ pub const RESULT_SCHEMA: SchemaSource = schema_source!("result.v1.json");
 pub const REPLY_SCHEMA: SchemaSource = schema_source!("reply.v1.json");
 /// See [`TOOLCALL_SCHEMA`].
 pub const MANIFEST_SCHEMA: SchemaSource = schema_source!("manifest.v1.json");
+/// See [`TOOLCALL_SCHEMA`].
+pub const PROPOSALS_SCHEMA: SchemaSource = schema_source!("proposals.v1.json");
 
 /// The envelope schemas, in one list.
-pub const ENVELOPE_SCHEMAS: [SchemaSource; 4] = [
+pub const ENVELOPE_SCHEMAS: [SchemaSource; 5] = [
     TOOLCALL_SCHEMA,
     RESULT_SCHEMA,
     REPLY_SCHEMA,
     MANIFEST_SCHEMA,
+    PROPOSALS_SCHEMA,
 ];
 
 /// The locked catalogue.
@@ -160,6 +163,13 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn the_build_compiles_exactly_the_catalogues_agents() {
+        let built: Vec<_> = crate::agent_crates::AGENT_CRATES.to_vec();
+        let listed: Vec<_> = CATALOGUE.iter().map(|agent| agent.name).collect();
+        assert_eq!(built, listed);
     }
 
     #[test]

@@ -9,8 +9,8 @@
 
 use serde_json::Value;
 
-use crate::canonical::parse_canonical;
-use crate::catalogue::{self, REPLY_SCHEMA, TOOLCALL_SCHEMA, ToolSpec};
+use crate::canonical::{parse_canonical, to_canonical_string};
+use crate::catalogue::{self, PROPOSALS_SCHEMA, REPLY_SCHEMA, TOOLCALL_SCHEMA, ToolSpec};
 use crate::envelope::ToolCall;
 use crate::error::{CrossingError, Phase};
 use crate::limits::CROSSING_BYTES_MAX;
@@ -43,6 +43,18 @@ pub enum Reply {
     },
 }
 
+/// One proposal from a tick that passed proposals.v1. Its call has yet to pass
+/// [`Crossing::check_call`], on its own: one bad proposal does not spoil the others.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RawProposal {
+    /// The proposed toolcall.v1, parsed (I-JSON already checked with the tick output).
+    pub call: Value,
+    /// What drove the proposal.
+    pub signals: Vec<String>,
+    /// 0..=100.
+    pub priority: u8,
+}
+
 /// The checks, with every schema compiled once.
 #[derive(Debug)]
 pub struct Crossing {
@@ -69,22 +81,39 @@ impl Crossing {
             error,
         };
         let canonical = parse_canonical(text, CROSSING_BYTES_MAX).map_err(json)?;
+        self.check_envelope(canonical.value, canonical.text)
+    }
+
+    /// Checks a call an agent proposed in its tick output: the output was already parsed and
+    /// I-JSON-checked as a whole, so only the envelope, catalogue and args checks remain.
+    pub fn check_proposed_call(&self, call: Value) -> Result<CheckedCall, CrossingError> {
+        let text = to_canonical_string(&call).map_err(|error| CrossingError::Json {
+            phase: Phase::Envelope,
+            error,
+        })?;
+        self.check_envelope(call, text)
+    }
+
+    fn check_envelope(
+        &self,
+        value: Value,
+        canonical: String,
+    ) -> Result<CheckedCall, CrossingError> {
         self.schemas
-            .validate(TOOLCALL_SCHEMA.path, &canonical.value, "")
+            .validate(TOOLCALL_SCHEMA.path, &value, "")
             .map_err(|violation| CrossingError::Schema {
                 phase: Phase::Envelope,
                 violation,
             })?;
         // toolcall.v1 guarantees every field's type, so this cannot fail; map it anyway.
-        let call: ToolCall =
-            serde_json::from_value(canonical.value).map_err(|e| CrossingError::Json {
-                phase: Phase::Envelope,
-                error: crate::canonical::JsonError::Malformed {
-                    line: 0,
-                    column: 0,
-                    message: e.to_string(),
-                },
-            })?;
+        let call: ToolCall = serde_json::from_value(value).map_err(|e| CrossingError::Json {
+            phase: Phase::Envelope,
+            error: crate::canonical::JsonError::Malformed {
+                line: 0,
+                column: 0,
+                message: e.to_string(),
+            },
+        })?;
         if catalogue::agent(&call.agent).is_none() {
             return Err(CrossingError::UnknownAgent { agent: call.agent });
         }
@@ -102,7 +131,7 @@ impl Crossing {
         let deadline_ms = call.deadline_ms.unwrap_or(spec.deadline_ms_default);
         Ok(CheckedCall {
             call,
-            canonical: canonical.text,
+            canonical,
             spec,
             deadline_ms,
         })
@@ -144,6 +173,41 @@ impl Crossing {
                 message: text("message"),
             })
         }
+    }
+}
+
+impl Crossing {
+    /// Checks an agent's tick output (proposals.v1) on its way out.
+    pub fn check_tick(&self, output: &str) -> Result<Vec<RawProposal>, CrossingError> {
+        let canonical =
+            parse_canonical(output, CROSSING_BYTES_MAX).map_err(|error| CrossingError::Json {
+                phase: Phase::Tick,
+                error,
+            })?;
+        self.schemas
+            .validate(PROPOSALS_SCHEMA.path, &canonical.value, "")
+            .map_err(|violation| CrossingError::Schema {
+                phase: Phase::Tick,
+                violation,
+            })?;
+        let mut output = canonical.value;
+        // proposals.v1 guarantees the shape read below.
+        let proposals = output["proposals"].as_array_mut().map(std::mem::take);
+        Ok(proposals
+            .unwrap_or_default()
+            .into_iter()
+            .map(|mut proposal| RawProposal {
+                call: proposal["call"].take(),
+                signals: proposal["signals"]
+                    .as_array_mut()
+                    .map(std::mem::take)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter_map(|signal| signal.as_str().map(str::to_owned))
+                    .collect(),
+                priority: proposal["priority"].as_u64().unwrap_or(0) as u8,
+            })
+            .collect())
     }
 }
 

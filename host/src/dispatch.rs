@@ -11,11 +11,11 @@ use std::path::PathBuf;
 
 use crate::canonical::parse_canonical;
 use crate::catalogue::{self, AgentSpec, MANIFEST_SCHEMA};
-use crate::crossing::{self, Crossing, Reply};
+use crate::crossing::{self, CheckedCall, Crossing, Reply};
 use crate::envelope::{ResultEnvelope, ToolCall};
 use crate::error::{CrossingError, HostError, Phase};
 use crate::journal::{CallIds, Journal, JournalError, QuarantineRecord};
-use crate::limits::{CROSSING_BYTES_MAX, FUEL_PER_MS_DEFAULT};
+use crate::limits::{CROSSING_BYTES_MAX, FUEL_PER_MS_DEFAULT, TICK_DEADLINE_MS};
 use crate::plugins::PluginsDir;
 use crate::sandbox::{Budget, Sandbox};
 
@@ -92,6 +92,28 @@ pub struct Refused {
     /// Set if the quarantine record could not be written: the refusal must then be reported
     /// loudly, since the record is lost.
     pub journal_error: Option<JournalError>,
+}
+
+/// One proposal of a tick whose call passed every inbound check.
+#[derive(Debug, Clone)]
+pub struct Proposal {
+    /// The proposed call, checked.
+    pub call: CheckedCall,
+    /// What drove it.
+    pub signals: Vec<String>,
+    /// 0..=100.
+    pub priority: u8,
+}
+
+/// What one agent's tick produced.
+#[derive(Debug)]
+pub struct TickOutcome {
+    /// The proposals whose calls passed the crossing, in the agent's order.
+    pub proposals: Vec<Proposal>,
+    /// The proposals refused (each quarantined), in the agent's order.
+    pub refused: Vec<Refused>,
+    /// Fuel the tick burned.
+    pub fuel_used: u64,
 }
 
 /// The host: catalogue-checked plugins behind the crossing.
@@ -250,6 +272,63 @@ impl Host {
             }
             Err(error) => Err(self.refuse(error, ids, &invocation.output)),
         }
+    }
+
+    /// Runs `agent`'s tick on `context` and checks what it proposes: the output as a whole
+    /// (proposals.v1), then each proposed call on its own (envelope, catalogue, args). A bad
+    /// proposal is quarantined and left out; it does not spoil the others. `Err` means the
+    /// tick itself failed (trap, deadline, output not proposals.v1) and was quarantined.
+    pub async fn tick(
+        &self,
+        agent: &str,
+        context: &serde_json::Value,
+    ) -> Result<TickOutcome, Refused> {
+        let ids = CallIds {
+            agent: Some(agent),
+            ..CallIds::default()
+        };
+        let context = crate::canonical::to_canonical_string(context).map_err(|error| {
+            let error = CrossingError::Json {
+                phase: Phase::Tick,
+                error,
+            };
+            self.refuse(error, ids, "")
+        })?;
+        let budget = Budget::for_deadline(TICK_DEADLINE_MS, self.fuel_per_ms);
+        let invocation = self
+            .sandbox
+            .tick(agent, &context, budget)
+            .await
+            .map_err(|error| self.refuse(error, ids, &context))?;
+        let raw = self
+            .crossing
+            .check_tick(&invocation.output)
+            .map_err(|error| self.refuse(error, ids, &invocation.output))?;
+        let mut outcome = TickOutcome {
+            proposals: Vec::with_capacity(raw.len()),
+            refused: Vec::new(),
+            fuel_used: invocation.fuel_used,
+        };
+        for proposal in raw {
+            let offending = proposal.call.to_string();
+            match self.crossing.check_proposed_call(proposal.call) {
+                Ok(call) => outcome.proposals.push(Proposal {
+                    call,
+                    signals: proposal.signals,
+                    priority: proposal.priority,
+                }),
+                Err(error) => {
+                    let (call_id, agent, tool) = crossing::read_ids(&offending);
+                    let ids = CallIds {
+                        call_id: call_id.as_deref(),
+                        agent: agent.as_deref(),
+                        tool: tool.as_deref(),
+                    };
+                    outcome.refused.push(self.refuse(error, ids, &offending));
+                }
+            }
+        }
+        Ok(outcome)
     }
 
     /// Quarantines a refusal and returns it.

@@ -21,6 +21,8 @@ pub enum Phase {
     Result,
     /// Running the agent itself (traps, fuel, memory).
     Agent,
+    /// An agent's tick output (proposals.v1), agent → host.
+    Tick,
 }
 
 impl Phase {
@@ -32,6 +34,7 @@ impl Phase {
             Phase::Reply => "reply",
             Phase::Result => "result",
             Phase::Agent => "agent",
+            Phase::Tick => "tick",
         }
     }
 }

@@ -13,6 +13,8 @@
 //! [`error`].
 #![warn(missing_docs)]
 
+/// The agents the build compiles into plugins/ (shared with build.rs).
+pub mod agent_crates;
 pub mod canonical;
 pub mod catalogue;
 pub mod crossing;

@@ -32,6 +32,10 @@ pub const DEADLINE_MS_MAX: u64 = 10_000;
 /// Deadline of a tool whose catalogue entry names none.
 pub const DEADLINE_MS_DEFAULT: u64 = 1_000;
 
+/// Deadline of one agent's `tick`: the ADR's p95 tick budget (ADR-0009: median 300 ms, p95
+/// 700 ms per agent).
+pub const TICK_DEADLINE_MS: u64 = 700;
+
 /// Fuel per millisecond of deadline when the device has no calibration. Wasmtime charges about
 /// one unit per wasm operator; an interpreter-class phone core retires well over 10 operators per
 /// microsecond, so 10,000 per ms under-estimates every device we target: a deadline never allows
@@ -90,6 +94,7 @@ pub const AGENTS_MAX: usize = 16;
 const _: () =
     assert!(DEADLINE_MS_MIN <= DEADLINE_MS_DEFAULT && DEADLINE_MS_DEFAULT <= DEADLINE_MS_MAX);
 const _: () = assert!(QUARANTINE_OFFENDING_BYTES_MAX <= CROSSING_BYTES_MAX);
+const _: () = assert!(DEADLINE_MS_MIN <= TICK_DEADLINE_MS && TICK_DEADLINE_MS <= DEADLINE_MS_MAX);
 const _: () = assert!(EMIT_BYTES_MAX <= CROSSING_BYTES_MAX);
 const _: () = assert!(ASYNC_STACK_BYTES > WASM_STACK_BYTES_MAX);
 const _: () = assert!(EPOCH_TICK_MS < EPOCH_BACKSTOP_MARGIN_MS);

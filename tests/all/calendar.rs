@@ -276,3 +276,50 @@ async fn bad_input_is_refused_before_the_agent_runs() {
         assert_eq!(quarantine_lines(&data).len(), i + 1);
     }
 }
+
+#[tokio::test]
+async fn tick_proposes_detect_conflicts_when_todays_events_clash() {
+    let (host, data) = host("calendar-tick").await;
+    // a 09:30-10:30 and b 10:00-11:00 overlap; at 08:00 the clash starts in 90 minutes:
+    // overlap weight 50 + within-3-hours urgency 25 = priority 75, shown as a phone card.
+    let context = json!({
+        "now": "2026-11-23T08:00:00Z",
+        "events": [
+            {"id": "a", "start": "2026-11-23T09:30:00Z", "end": "2026-11-23T10:30:00Z"},
+            {"id": "b", "start": "2026-11-23T10:00:00Z", "end": "2026-11-23T11:00:00Z"}
+        ]
+    });
+    let outcome = host.tick("calendar", &context).await.unwrap();
+    assert!(outcome.refused.is_empty());
+    assert_eq!(outcome.proposals.len(), 1);
+    let proposal = &outcome.proposals[0];
+    assert_eq!(proposal.priority, 75);
+    assert_eq!(proposal.signals, ["overlap:a/b"]);
+    let call = &proposal.call.call;
+    assert_eq!(
+        (call.agent.as_str(), call.tool.as_str()),
+        ("calendar", "detect_conflicts")
+    );
+    assert_eq!(call.ts, "2026-11-23T08:00:00Z");
+    assert!(!call.confirm_required);
+    assert_eq!(
+        call.expected_surface,
+        Some(aura::envelope::Surface::PhoneCard)
+    );
+    assert_eq!(call.args["events"].as_array().unwrap().len(), 2);
+    // The proposal is a call the host can dispatch as it is.
+    let result = host.call(call).await.unwrap();
+    assert_eq!(result.result.unwrap()["overlaps"][0]["overlap_minutes"], 30);
+
+    // A quiet day proposes nothing.
+    let quiet = json!({"now": "2026-11-23T08:00:00Z", "events": [
+        {"id": "a", "start": "2026-11-23T09:00:00Z", "end": "2026-11-23T10:00:00Z"}]});
+    assert!(
+        host.tick("calendar", &quiet)
+            .await
+            .unwrap()
+            .proposals
+            .is_empty()
+    );
+    assert!(quarantine_lines(&data).is_empty());
+}

@@ -244,3 +244,30 @@ async fn a_runaway_loop_is_stopped_by_fuel_at_the_same_count_every_time() {
     );
     assert!(host.dispatch(&healthy("t_honest0003")).await.unwrap().ok);
 }
+
+#[tokio::test]
+async fn a_bad_proposal_is_quarantined_without_spoiling_the_others() {
+    let (host, data) = liar_host("proposals").await;
+    let outcome = host
+        .tick("calendar", &json!({"mode": "mixed"}))
+        .await
+        .unwrap();
+    assert_eq!(outcome.proposals.len(), 1);
+    assert_eq!(outcome.proposals[0].call.call.call_id, "t_proposal01");
+    assert_eq!(outcome.proposals[0].signals, ["good"]);
+    assert_eq!(outcome.refused.len(), 1);
+    assert_eq!(outcome.refused[0].error.kind(), "unknown_tool");
+    let lines = quarantine_lines(&data);
+    assert_eq!(lines.len(), 1);
+    assert_eq!(lines[0]["call_id"], "t_proposal02");
+
+    let refused = host
+        .tick("calendar", &json!({"mode": "notjson"}))
+        .await
+        .unwrap_err();
+    assert_eq!(refused.error.kind(), "malformed_json");
+    assert_eq!(refused.error.phase(), Phase::Tick);
+    let lines = quarantine_lines(&data);
+    assert_eq!(lines[1]["offending"], "nope");
+    assert_eq!(lines[1]["agent"], "calendar");
+}

@@ -15,6 +15,8 @@
 //! | `spin`           | an endless loop (fuel runs out)                           |
 //! | anything else    | a valid empty result for the tool                         |
 //!
+//! Its tick answers by what the context contains (see [`Liar::tick`]).
+//!
 //! Built by the host's build script into target/ for tests only; never written to plugins/.
 
 use aura_sdk::bindings::Guest;
@@ -66,8 +68,20 @@ impl Guest for Liar {
         answer.into()
     }
 
-    fn tick(_context: String) -> String {
-        r#"{"proposals":[]}"#.into()
+    /// A context containing `mixed` gets one good and one bad proposal; `notjson` gets
+    /// output that is not JSON; anything else no proposals.
+    fn tick(context: String) -> String {
+        if context.contains("mixed") {
+            r#"{"proposals":[
+                {"call":{"agent":"calendar","args":{"events":[]},"call_id":"t_proposal01","confirm_required":false,"tool":"detect_conflicts","ts":"2026-11-23T08:00:00Z"},"priority":10,"signals":["good"]},
+                {"call":{"agent":"calendar","args":{},"call_id":"t_proposal02","confirm_required":false,"tool":"transfer_money","ts":"2026-11-23T08:00:00Z"},"priority":99,"signals":["bad"]}
+            ]}"#
+            .into()
+        } else if context.contains("notjson") {
+            "nope".into()
+        } else {
+            r#"{"proposals":[]}"#.into()
+        }
     }
 }
 
