@@ -167,9 +167,10 @@ mod tests {
 
     #[test]
     fn the_build_compiles_exactly_the_catalogues_agents() {
-        let built: Vec<_> = crate::agent_crates::AGENT_CRATES.to_vec();
-        let listed: Vec<_> = CATALOGUE.iter().map(|agent| agent.name).collect();
+        let built: BTreeSet<_> = crate::agent_crates::AGENT_CRATES.iter().copied().collect();
+        let listed: BTreeSet<_> = CATALOGUE.iter().map(|agent| agent.name).collect();
         assert_eq!(built, listed);
+        assert_eq!(built.len(), crate::agent_crates::AGENT_CRATES.len());
     }
 
     #[test]

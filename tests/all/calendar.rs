@@ -5,7 +5,7 @@
 use aura::error::Phase;
 use serde_json::{Value, json};
 
-use crate::support::{envelope, host, quarantine_lines};
+use crate::support::{envelope, host_with, quarantine_lines};
 
 async fn call(host: &aura::Host, call_id: &str, tool: &str, args: Value) -> aura::ResultEnvelope {
     let text = envelope(call_id, "calendar", tool, args).to_string();
@@ -16,7 +16,7 @@ async fn call(host: &aura::Host, call_id: &str, tool: &str, args: Value) -> aura
 
 #[tokio::test]
 async fn find_free_slots_respects_buffers_working_hours_and_weekends() {
-    let (host, _) = host("calendar-slots").await;
+    let (host, _) = host_with("calendar-slots", &["calendar"]).await;
     // Monday 2026-11-23 at +01:00, working 09:00-17:00, busy 10:00-11:00 local, buffer 15:
     // the busy span blocks 09:45-11:15; the window [09:00 Mon, 09:00 Tue) local holds
     // 09:00-09:45 (45 min) and 11:15-17:00 (345 min).
@@ -68,7 +68,7 @@ async fn find_free_slots_respects_buffers_working_hours_and_weekends() {
 
 #[tokio::test]
 async fn detect_conflicts_finds_overlaps_double_bookings_and_tight_transitions() {
-    let (host, _) = host("calendar-conflicts").await;
+    let (host, _) = host_with("calendar-conflicts", &["calendar"]).await;
     // a 09:00-10:00 and b 09:30-10:30 overlap 30 min, neither inside the other;
     // d 11:15-11:45 lies inside c 11:00-12:00: a double booking of 30 min;
     // c ends 12:00 at the Office, e starts 12:05 at the Cafe: 5 min < 15 min travel gap.
@@ -106,7 +106,7 @@ async fn detect_conflicts_finds_overlaps_double_bookings_and_tight_transitions()
 
 #[tokio::test]
 async fn schedule_event_normalizes_and_reports_what_it_would_break() {
-    let (host, _) = host("calendar-schedule").await;
+    let (host, _) = host_with("calendar-schedule", &["calendar"]).await;
     // 16:00-17:00 at +01:00 is 15:00-16:00 UTC; the 15:30-15:45 stand-up lies inside it.
     let args = json!({
         "event": {"title": "  Dentist ", "start": "2026-11-24T16:00:00+01:00",
@@ -156,7 +156,7 @@ async fn schedule_event_normalizes_and_reports_what_it_would_break() {
 
 #[tokio::test]
 async fn inconsistent_args_get_a_typed_tool_error() {
-    let (host, data) = host("calendar-invalid").await;
+    let (host, data) = host_with("calendar-invalid", &["calendar"]).await;
     let cases = [
         (
             "find_free_slots",
@@ -199,7 +199,7 @@ async fn inconsistent_args_get_a_typed_tool_error() {
 
 #[tokio::test]
 async fn bad_input_is_refused_before_the_agent_runs() {
-    let (host, data) = host("calendar-refused").await;
+    let (host, data) = host_with("calendar-refused", &["calendar"]).await;
     let slots = json!({
         "working_hours": {"start": "09:00", "end": "17:00"},
         "utc_offset_minutes": 0, "duration_minutes": 30,
@@ -279,7 +279,7 @@ async fn bad_input_is_refused_before_the_agent_runs() {
 
 #[tokio::test]
 async fn tick_proposes_detect_conflicts_when_todays_events_clash() {
-    let (host, data) = host("calendar-tick").await;
+    let (host, data) = host_with("calendar-tick", &["calendar"]).await;
     // a 09:30-10:30 and b 10:00-11:00 overlap; at 08:00 the clash starts in 90 minutes:
     // overlap weight 50 + within-3-hours urgency 25 = priority 75, shown as a phone card.
     let context = json!({
