@@ -211,24 +211,6 @@ impl Crossing {
     }
 }
 
-/// The call_id, agent and tool of an envelope, read leniently for a quarantine record after
-/// the envelope failed its checks. Only on the error path.
-pub fn read_ids(text: &str) -> (Option<String>, Option<String>, Option<String>) {
-    if text.len() > CROSSING_BYTES_MAX {
-        return (None, None, None);
-    }
-    let Ok(Value::Object(map)) = serde_json::from_str::<Value>(text) else {
-        return (None, None, None);
-    };
-    let field = |name: &str| {
-        map.get(name)
-            .and_then(Value::as_str)
-            .filter(|s| s.len() <= 64)
-            .map(str::to_owned)
-    };
-    (field("call_id"), field("agent"), field("tool"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -299,14 +281,5 @@ mod tests {
         let error = crossing.check_reply(&checked, wrong).unwrap_err();
         assert_eq!(error.phase(), Phase::Result);
         assert_eq!(error.instance_path(), Some("/result/overlaps/0"));
-    }
-
-    #[test]
-    fn ids_are_read_leniently_on_the_error_path() {
-        assert_eq!(
-            read_ids(r#"{"call_id":"t_bad","agent":7,"tool":"x"}"#),
-            (Some("t_bad".into()), None, Some("x".into()))
-        );
-        assert_eq!(read_ids("not json"), (None, None, None));
     }
 }

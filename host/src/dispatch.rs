@@ -8,16 +8,17 @@
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use crate::canonical::parse_canonical;
 use crate::catalogue::{self, AgentSpec, MANIFEST_SCHEMA};
-use crate::crossing::{self, CheckedCall, Crossing, Reply};
-use crate::envelope::{ResultEnvelope, ToolCall};
+use crate::crossing::{CheckedCall, Crossing, Reply};
+use crate::envelope::{self, ResultEnvelope, ToolCall};
 use crate::error::{CrossingError, HostError, Phase};
 use crate::journal::{CallIds, Journal, JournalError, QuarantineRecord};
-use crate::limits::{CROSSING_BYTES_MAX, FUEL_PER_MS_DEFAULT, TICK_DEADLINE_MS};
+use crate::limits::{CROSSING_BYTES_MAX, EMIT_BYTES_MAX, FUEL_PER_MS_DEFAULT, TICK_DEADLINE_MS};
 use crate::plugins::PluginsDir;
-use crate::sandbox::{Budget, Sandbox};
+use crate::sandbox::{Budget, Caller, HostImports, ImportFuture, Sandbox};
 
 /// Where the host finds its plugins and keeps its records.
 #[derive(Debug, Clone)]
@@ -119,11 +120,18 @@ pub struct TickOutcome {
 /// The host: catalogue-checked plugins behind the crossing.
 #[derive(Debug)]
 pub struct Host {
+    inner: Arc<Inner>,
+    load_failures: Vec<LoadError>,
+}
+
+/// What a call needs, shared with the imports of the calls in flight (an agent's `host.call`
+/// comes back into the same crossing).
+#[derive(Debug)]
+struct Inner {
     crossing: Crossing,
     sandbox: Sandbox,
     journal: Journal,
     fuel_per_ms: u64,
-    load_failures: Vec<LoadError>,
 }
 
 impl Host {
@@ -169,10 +177,12 @@ impl Host {
             }
         }
         Ok(Self {
-            crossing,
-            sandbox,
-            journal,
-            fuel_per_ms: config.fuel_per_ms,
+            inner: Arc::new(Inner {
+                crossing,
+                sandbox,
+                journal,
+                fuel_per_ms: config.fuel_per_ms,
+            }),
             load_failures,
         })
     }
@@ -184,7 +194,7 @@ impl Host {
 
     /// The crossing's checks (schemas compiled once).
     pub fn crossing(&self) -> &Crossing {
-        &self.crossing
+        &self.inner.crossing
     }
 
     /// Sends a call the host built itself through the whole crossing.
@@ -196,6 +206,34 @@ impl Host {
     /// Dispatches raw bytes as a toolcall.v1 envelope: bytes that are not UTF-8 are not JSON,
     /// and are refused (and quarantined) as malformed.
     pub async fn dispatch_bytes(&self, bytes: &[u8]) -> Result<ResultEnvelope, Refused> {
+        self.inner.dispatch_bytes(bytes).await
+    }
+
+    /// Dispatches a toolcall.v1 envelope exactly as given.
+    ///
+    /// `Ok` is a result.v1: the tool's result, or an error the agent itself reported.
+    /// `Err` is a refusal by the crossing; it has been quarantined before this returns.
+    pub async fn dispatch(&self, text: &str) -> Result<ResultEnvelope, Refused> {
+        self.inner.dispatch(text).await
+    }
+
+    /// Runs `agent`'s tick on `context` and checks what it proposes: the output as a whole
+    /// (proposals.v1), then each proposed call on its own (envelope, catalogue, args). A bad
+    /// proposal is quarantined and left out; it does not spoil the others. `Err` means the
+    /// tick itself failed (trap, deadline, output not proposals.v1) and was quarantined.
+    pub async fn tick(
+        &self,
+        agent: &str,
+        context: &serde_json::Value,
+    ) -> Result<TickOutcome, Refused> {
+        self.inner.tick(agent, context).await
+    }
+}
+
+impl Inner {
+    /// Dispatches raw bytes as a toolcall.v1 envelope: bytes that are not UTF-8 are not JSON,
+    /// and are refused (and quarantined) as malformed.
+    async fn dispatch_bytes(self: &Arc<Self>, bytes: &[u8]) -> Result<ResultEnvelope, Refused> {
         match std::str::from_utf8(bytes) {
             Ok(text) => self.dispatch(text).await,
             Err(utf8) => {
@@ -217,11 +255,11 @@ impl Host {
     ///
     /// `Ok` is a result.v1: the tool's result, or an error the agent itself reported.
     /// `Err` is a refusal by the crossing; it has been quarantined before this returns.
-    pub async fn dispatch(&self, text: &str) -> Result<ResultEnvelope, Refused> {
+    async fn dispatch(self: &Arc<Self>, text: &str) -> Result<ResultEnvelope, Refused> {
         let checked = match self.crossing.check_call(text) {
             Ok(checked) => checked,
             Err(error) => {
-                let (call_id, agent, tool) = crossing::read_ids(text);
+                let (call_id, agent, tool) = envelope::read_ids(text);
                 let ids = CallIds {
                     call_id: call_id.as_deref(),
                     agent: agent.as_deref(),
@@ -241,7 +279,13 @@ impl Host {
         let budget = Budget::for_deadline(checked.deadline_ms, self.fuel_per_ms);
         let invocation = match self
             .sandbox
-            .invoke(&call.agent, &checked.canonical, budget)
+            .invoke(
+                &call.agent,
+                &call.call_id,
+                &checked.canonical,
+                budget,
+                self.clone(),
+            )
             .await
         {
             Ok(invocation) => invocation,
@@ -278,8 +322,8 @@ impl Host {
     /// (proposals.v1), then each proposed call on its own (envelope, catalogue, args). A bad
     /// proposal is quarantined and left out; it does not spoil the others. `Err` means the
     /// tick itself failed (trap, deadline, output not proposals.v1) and was quarantined.
-    pub async fn tick(
-        &self,
+    async fn tick(
+        self: &Arc<Self>,
         agent: &str,
         context: &serde_json::Value,
     ) -> Result<TickOutcome, Refused> {
@@ -297,7 +341,7 @@ impl Host {
         let budget = Budget::for_deadline(TICK_DEADLINE_MS, self.fuel_per_ms);
         let invocation = self
             .sandbox
-            .tick(agent, &context, budget)
+            .tick(agent, &context, budget, self.clone())
             .await
             .map_err(|error| self.refuse(error, ids, &context))?;
         let raw = self
@@ -318,7 +362,7 @@ impl Host {
                     priority: proposal.priority,
                 }),
                 Err(error) => {
-                    let (call_id, agent, tool) = crossing::read_ids(&offending);
+                    let (call_id, agent, tool) = envelope::read_ids(&offending);
                     let ids = CallIds {
                         call_id: call_id.as_deref(),
                         agent: agent.as_deref(),
@@ -349,6 +393,50 @@ impl Host {
             error,
             call_id: ids.call_id.map(str::to_owned),
             journal_error,
+        }
+    }
+}
+
+impl HostImports for Inner {
+    /// An agent's `host.call` goes through the same crossing as any call: a bad envelope is
+    /// refused and quarantined, and the agent gets the refusal as a result.v1. Dispatching a
+    /// valid one to the callee arrives with the orchestrator (cycle and depth guards, fuel
+    /// shared with the caller); until then it is refused as unsupported.
+    fn call<'a>(&'a self, caller: &'a Caller, envelope: String) -> ImportFuture<'a> {
+        Box::pin(async move {
+            let error = match self.crossing.check_call(&envelope) {
+                Err(error) => error,
+                Ok(_) => CrossingError::AgentCallUnsupported {
+                    caller: caller.agent.to_owned(),
+                    reason: "agent-to-agent calls are not dispatched yet".into(),
+                },
+            };
+            let (call_id, agent, tool) = envelope::read_ids(&envelope);
+            let ids = CallIds {
+                call_id: call_id.as_deref(),
+                agent: agent.as_deref(),
+                tool: tool.as_deref(),
+            };
+            let refused = self.refuse(error, ids, &envelope);
+            envelope::refusal_for_host_call(&envelope, &refused.error)
+        })
+    }
+
+    fn emit(&self, caller: &Caller, event: String) {
+        match parse_canonical(&event, EMIT_BYTES_MAX) {
+            Ok(canonical) if canonical.value.get("kind").is_some_and(|k| k.is_string()) => {
+                tracing::info!(
+                    target: "aura::agent_event",
+                    agent = caller.agent,
+                    call_id = caller.call_id.as_deref(),
+                    event = %canonical.text,
+                );
+            }
+            Ok(_) => tracing::warn!(
+                agent = caller.agent,
+                "agent event dropped: no string `kind`"
+            ),
+            Err(error) => tracing::warn!(agent = caller.agent, %error, "agent event dropped"),
         }
     }
 }

@@ -226,29 +226,44 @@ impl ResultEnvelope {
     }
 }
 
-/// A result.v1 refusing a host call whose envelope is `call`, with what can be read of it.
-pub fn refusal_for_host_call(call: &str, kind: &str, message: &str) -> String {
-    let parsed: Option<Value> = serde_json::from_str(call).ok();
-    let field = |name: &str, fallback: &str| {
-        parsed
-            .as_ref()
-            .and_then(|v| v.get(name))
-            .and_then(Value::as_str)
-            .filter(|s| s.len() <= 64)
-            .unwrap_or(fallback)
-            .to_owned()
+/// The call_id, agent and tool of an envelope, read leniently for a quarantine record after
+/// the envelope failed its checks. Only on the error path.
+pub fn read_ids(text: &str) -> (Option<String>, Option<String>, Option<String>) {
+    if text.len() > crate::limits::CROSSING_BYTES_MAX {
+        return (None, None, None);
+    }
+    let Ok(Value::Object(map)) = serde_json::from_str::<Value>(text) else {
+        return (None, None, None);
     };
+    let field = |name: &str| {
+        map.get(name)
+            .and_then(Value::as_str)
+            .filter(|s| s.len() <= LENIENT_ID_CHARS_MAX)
+            .map(str::to_owned)
+    };
+    (field("call_id"), field("agent"), field("tool"))
+}
+
+/// The longest id read leniently from a refused envelope.
+const LENIENT_ID_CHARS_MAX: usize = 64;
+
+/// What to answer an agent whose `host.call` envelope `text` was refused: a result.v1 built
+/// from whatever of the envelope can be read (placeholders otherwise).
+pub fn refusal_for_host_call(text: &str, error: &CrossingError) -> String {
+    let (call_id, agent, tool) = read_ids(text);
     let call = ToolCall {
-        call_id: field("call_id", "t_0000000000"),
-        agent: field("agent", "unknown"),
-        tool: field("tool", "unknown"),
+        call_id: call_id
+            .filter(|id| id.len() == 12 && id.starts_with("t_"))
+            .unwrap_or_else(|| "t_0000000000".into()),
+        agent: agent.unwrap_or_else(|| "unknown".into()),
+        tool: tool.unwrap_or_else(|| "unknown".into()),
         args: Value::Null,
         ts: String::new(),
         confirm_required: false,
         expected_surface: None,
         deadline_ms: None,
     };
-    ResultEnvelope::failed(&call, kind, message.to_owned(), None, 0).to_canonical()
+    ResultEnvelope::refused(&call, error).to_canonical()
 }
 
 #[cfg(test)]
@@ -303,16 +318,27 @@ mod tests {
 
     #[test]
     fn host_call_refusals_keep_what_can_be_read() {
+        let error = CrossingError::UnknownAgent {
+            agent: "mallory".into(),
+        };
         let text = refusal_for_host_call(
-            r#"{"call_id":"t_0123456789","agent":"calendar","tool":"find_free_slots"}"#,
-            "agent_call_unsupported",
-            "no",
+            r#"{"call_id":"t_0123456789","agent":"mallory","tool":"steal"}"#,
+            &error,
         );
         assert_eq!(
             text,
-            r#"{"agent":"calendar","call_id":"t_0123456789","error":{"kind":"agent_call_unsupported","message":"no"},"fuel_used":0,"ok":false,"tool":"find_free_slots"}"#
+            r#"{"agent":"mallory","call_id":"t_0123456789","error":{"kind":"unknown_agent","message":"envelope: unknown agent `mallory`","phase":"envelope"},"fuel_used":0,"ok":false,"tool":"steal"}"#
         );
-        let text = refusal_for_host_call("garbage", "agent_call_unsupported", "no");
+        let text = refusal_for_host_call("garbage", &error);
         assert!(text.contains(r#""call_id":"t_0000000000""#));
+    }
+
+    #[test]
+    fn ids_are_read_leniently_on_the_error_path() {
+        assert_eq!(
+            read_ids(r#"{"call_id":"t_bad","agent":7,"tool":"x"}"#),
+            (Some("t_bad".into()), None, Some("x".into()))
+        );
+        assert_eq!(read_ids("not json"), (None, None, None));
     }
 }

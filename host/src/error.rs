@@ -117,6 +117,26 @@ pub enum CrossingError {
         /// Fuel burned before the interrupt.
         fuel_used: u64,
     },
+    /// An agent asked the host to call another agent where that is not allowed.
+    #[error("agent `{caller}` may not call other agents here: {reason}")]
+    AgentCallUnsupported {
+        /// The calling agent.
+        caller: String,
+        /// Why not.
+        reason: String,
+    },
+    /// The agent called a host import more often than one call may.
+    #[error("agent `{agent}` called {import} more than {limit} times in one call")]
+    ImportLimit {
+        /// The agent.
+        agent: String,
+        /// The import (`host.call` or `host.emit`).
+        import: &'static str,
+        /// The bound.
+        limit: u32,
+        /// Fuel burned before the limit was hit.
+        fuel_used: u64,
+    },
     /// The agent tried to grow memory or tables past its limit.
     #[error("agent `{agent}` exceeded its memory limit: {reason}")]
     MemoryLimit {
@@ -141,6 +161,8 @@ impl CrossingError {
             CrossingError::AgentTrapped { .. } => "agent_trapped",
             CrossingError::DeadlineExceeded { .. } => "deadline_exceeded",
             CrossingError::WallClockExceeded { .. } => "wall_clock_exceeded",
+            CrossingError::ImportLimit { .. } => "import_limit",
+            CrossingError::AgentCallUnsupported { .. } => "agent_call_unsupported",
             CrossingError::MemoryLimit { .. } => "memory_limit",
         }
     }
@@ -149,13 +171,14 @@ impl CrossingError {
     pub fn phase(&self) -> Phase {
         match self {
             CrossingError::Json { phase, .. } | CrossingError::Schema { phase, .. } => *phase,
-            CrossingError::UnknownAgent { .. } | CrossingError::UnknownTool { .. } => {
-                Phase::Envelope
-            }
+            CrossingError::UnknownAgent { .. }
+            | CrossingError::UnknownTool { .. }
+            | CrossingError::AgentCallUnsupported { .. } => Phase::Envelope,
             CrossingError::AgentUnavailable { .. }
             | CrossingError::AgentTrapped { .. }
             | CrossingError::DeadlineExceeded { .. }
             | CrossingError::WallClockExceeded { .. }
+            | CrossingError::ImportLimit { .. }
             | CrossingError::MemoryLimit { .. } => Phase::Agent,
         }
     }
@@ -188,6 +211,7 @@ impl CrossingError {
             CrossingError::AgentTrapped { fuel_used, .. }
             | CrossingError::DeadlineExceeded { fuel_used, .. }
             | CrossingError::WallClockExceeded { fuel_used, .. }
+            | CrossingError::ImportLimit { fuel_used, .. }
             | CrossingError::MemoryLimit { fuel_used, .. } => *fuel_used,
             _ => 0,
         }

@@ -10,6 +10,13 @@
 /// still keeps a hostile guest from making the host parse megabytes.
 pub const CROSSING_BYTES_MAX: usize = 1024 * 1024;
 
+/// `host.call` imports one call may make. Agent-to-agent calls are few (depth is bounded at 5
+/// and a tool asks another agent once or twice); a guest looping on the import is flooding.
+pub const HOST_CALLS_PER_CALL_MAX: u32 = 32;
+
+/// `host.emit` imports one call may make: events are a handful of milestones per call.
+pub const EMITS_PER_CALL_MAX: u32 = 64;
+
 /// Largest string an agent may hand to the host's `emit` import. Events are small structured
 /// records; anything bigger is a guest trying to flood the trace.
 pub const EMIT_BYTES_MAX: usize = 16 * 1024;

@@ -9,6 +9,8 @@
 //! argument.
 
 use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
@@ -142,7 +144,11 @@ pub struct CallState {
     wasi: WasiCtx,
     table: ResourceTable,
     limiter: CallLimiter,
-    agent: &'static str,
+    caller: Caller,
+    imports: Arc<dyn HostImports>,
+    host_calls: u32,
+    emits: u32,
+    import_limit_hit: Option<(&'static str, u32)>,
     stdout: MemoryOutputPipe,
     stderr: MemoryOutputPipe,
 }
@@ -206,40 +212,73 @@ impl ResourceLimiter for CallLimiter {
     }
 }
 
+/// Who is calling a host import: the agent and the call it is running.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caller {
+    /// The agent whose instance made the import call.
+    pub agent: &'static str,
+    /// The call it is running (`None` while loading or ticking).
+    pub call_id: Option<String>,
+}
+
+/// A boxed future, for the async import handler behind a trait object.
+pub type ImportFuture<'a> = Pin<Box<dyn Future<Output = String> + Send + 'a>>;
+
+/// The host side of the `aura:agent/host` imports. The dispatcher implements it (it checks,
+/// quarantines and dispatches); the sandbox only bounds how often a guest may call and
+/// forwards.
+pub trait HostImports: Send + Sync {
+    /// `host.call`: answers with a result.v1, refusals included; never traps.
+    fn call<'a>(&'a self, caller: &'a Caller, envelope: String) -> ImportFuture<'a>;
+    /// `host.emit`: records the event; never fails the call.
+    fn emit(&self, caller: &Caller, event: String);
+}
+
 impl bindings::aura::agent::host::Host for CallState {
-    /// Agent-to-agent calls are dispatched by the orchestrator; until it is wired in, every
-    /// such call is answered with a typed refusal (never a trap), as the WIT contract says.
     async fn call(&mut self, call: String) -> wasmtime::Result<String> {
-        tracing::warn!(
-            agent = self.agent,
-            bytes = call.len(),
-            "agent-to-agent call refused: not supported by this host yet"
-        );
-        Ok(crate::envelope::refusal_for_host_call(
-            &call,
-            "agent_call_unsupported",
-            "agent-to-agent calls are not supported by this host yet",
-        ))
+        self.host_calls += 1;
+        if self.host_calls > HOST_CALLS_PER_CALL_MAX {
+            return Err(self.import_limit("host.call", HOST_CALLS_PER_CALL_MAX));
+        }
+        let imports = self.imports.clone();
+        let caller = self.caller.clone();
+        Ok(imports.call(&caller, call).await)
     }
 
     async fn emit(&mut self, event: String) -> wasmtime::Result<()> {
-        if event.len() > EMIT_BYTES_MAX {
-            tracing::warn!(
-                agent = self.agent,
-                bytes = event.len(),
-                bytes_max = EMIT_BYTES_MAX,
-                "agent event dropped: too large"
-            );
-            return Ok(());
+        self.emits += 1;
+        if self.emits > EMITS_PER_CALL_MAX {
+            return Err(self.import_limit("host.emit", EMITS_PER_CALL_MAX));
         }
-        match crate::canonical::parse_canonical(&event, EMIT_BYTES_MAX) {
-            Ok(canonical) if canonical.value.get("kind").is_some_and(|k| k.is_string()) => {
-                tracing::info!(target: "aura::agent_event", agent = self.agent, event = %canonical.text);
-            }
-            Ok(_) => tracing::warn!(agent = self.agent, "agent event dropped: no string `kind`"),
-            Err(error) => tracing::warn!(agent = self.agent, %error, "agent event dropped"),
-        }
+        self.imports.emit(&self.caller, event);
         Ok(())
+    }
+}
+
+impl CallState {
+    /// Records that a guest went past an import bound and returns the trap that ends the call.
+    fn import_limit(&mut self, import: &'static str, limit: u32) -> wasmtime::Error {
+        let reason = format!("{import} called more than {limit} times in one call");
+        self.import_limit_hit = Some((import, limit));
+        wasmtime::Error::msg(reason)
+    }
+}
+
+/// Imports for calls that must not make any (loading: `manifest`): refuse and record nothing.
+struct NoImports;
+
+impl HostImports for NoImports {
+    fn call<'a>(&'a self, caller: &'a Caller, envelope: String) -> ImportFuture<'a> {
+        let error = CrossingError::AgentCallUnsupported {
+            caller: caller.agent.to_owned(),
+            reason: "the agent is being loaded".into(),
+        };
+        let answer = crate::envelope::refusal_for_host_call(&envelope, &error);
+        Box::pin(std::future::ready(answer))
+    }
+
+    fn emit(&self, caller: &Caller, _event: String) {
+        tracing::debug!(agent = caller.agent, "event emitted while loading ignored");
     }
 }
 
@@ -345,7 +384,12 @@ impl Sandbox {
             fuel: MANIFEST_FUEL,
             deadline_ms: DEADLINE_MS_MAX,
         };
-        self.run(agent, budget, Export::Manifest).await
+        let caller = Caller {
+            agent: agent.name,
+            call_id: None,
+        };
+        self.run(agent, budget, caller, Arc::new(NoImports), Export::Manifest)
+            .await
     }
 
     /// Serves a prepared agent.
@@ -359,14 +403,23 @@ impl Sandbox {
     }
 
     /// Runs `invoke(call)` on a fresh instance of `agent`.
+    ///
+    /// `imports` answers the guest's `host.call` and `host.emit` on behalf of `call_id`.
     pub async fn invoke(
         &self,
         agent: &str,
+        call_id: &str,
         call: &str,
         budget: Budget,
+        imports: Arc<dyn HostImports>,
     ) -> Result<Invocation, CrossingError> {
         let prepared = self.prepared(agent)?;
-        self.run(prepared, budget, Export::Invoke(call)).await
+        let caller = Caller {
+            agent: prepared.name,
+            call_id: Some(call_id.to_owned()),
+        };
+        self.run(prepared, budget, caller, imports, Export::Invoke(call))
+            .await
     }
 
     /// Runs `tick(context)` on a fresh instance of `agent`.
@@ -375,9 +428,15 @@ impl Sandbox {
         agent: &str,
         context: &str,
         budget: Budget,
+        imports: Arc<dyn HostImports>,
     ) -> Result<Invocation, CrossingError> {
         let prepared = self.prepared(agent)?;
-        self.run(prepared, budget, Export::Tick(context)).await
+        let caller = Caller {
+            agent: prepared.name,
+            call_id: None,
+        };
+        self.run(prepared, budget, caller, imports, Export::Tick(context))
+            .await
     }
 
     fn prepared(&self, agent: &str) -> Result<&PreparedAgent, CrossingError> {
@@ -392,6 +451,8 @@ impl Sandbox {
         &self,
         agent: &PreparedAgent,
         budget: Budget,
+        caller: Caller,
+        imports: Arc<dyn HostImports>,
         export: Export<'_>,
     ) -> Result<Invocation, CrossingError> {
         // The semaphore is never closed, so acquiring only waits.
@@ -410,7 +471,11 @@ impl Sandbox {
             wasi,
             table: ResourceTable::new(),
             limiter: CallLimiter { limit_hit: None },
-            agent: agent.name,
+            caller,
+            imports,
+            host_calls: 0,
+            emits: 0,
+            import_limit_hit: None,
             stdout,
             stderr,
         };
@@ -425,34 +490,38 @@ impl Sandbox {
         store
             .fuel_async_yield_interval(Some(FUEL_YIELD_INTERVAL))
             .map_err(setup)?;
-        store.set_epoch_deadline(
-            (budget.deadline_ms + EPOCH_BACKSTOP_MARGIN_MS).div_ceil(EPOCH_TICK_MS),
-        );
+        let backstop_ms = budget.deadline_ms + EPOCH_BACKSTOP_MARGIN_MS;
+        store.set_epoch_deadline(backstop_ms.div_ceil(EPOCH_TICK_MS));
         store.epoch_deadline_trap();
+        // Data a guest hands the host in one import call (host.call, host.emit, WASI writes)
+        // is capped like every other crossing, before the host allocates it.
+        store.set_hostcall_fuel(CROSSING_BYTES_MAX);
 
-        let outcome = async {
+        let run = async {
             let instance = agent.pre.instantiate_async(&mut store).await?;
             match export {
                 Export::Manifest => instance.call_manifest(&mut store).await,
                 Export::Invoke(call) => instance.call_invoke(&mut store, call).await,
                 Export::Tick(context) => instance.call_tick(&mut store, context).await,
             }
-        }
-        .await;
+        };
+        // Epochs interrupt running wasm; a guest parked in a host import (a WASI poll) runs
+        // none, so the same backstop also bounds the whole call in wall-clock time.
+        let outcome = tokio::time::timeout(Duration::from_millis(backstop_ms), run).await;
 
         let fuel_used = budget.fuel - store.get_fuel().unwrap_or(0);
         let state = store.data();
         log_guest_output(agent.name, "stdout", &state.stdout);
         log_guest_output(agent.name, "stderr", &state.stderr);
         match outcome {
-            Ok(output) => Ok(Invocation { output, fuel_used }),
-            Err(error) => Err(classify(
-                agent.name,
-                budget,
+            Ok(Ok(output)) => Ok(Invocation { output, fuel_used }),
+            Ok(Err(error)) => Err(classify(agent.name, budget, fuel_used, state, error)),
+            Err(_elapsed) => Err(CrossingError::WallClockExceeded {
+                agent: agent.name.to_owned(),
+                deadline_ms: budget.deadline_ms,
+                margin_ms: EPOCH_BACKSTOP_MARGIN_MS,
                 fuel_used,
-                &state.limiter,
-                error,
-            )),
+            }),
         }
     }
 }
@@ -469,11 +538,19 @@ fn classify(
     agent: &str,
     budget: Budget,
     fuel_used: u64,
-    limiter: &CallLimiter,
+    state: &CallState,
     error: wasmtime::Error,
 ) -> CrossingError {
     let agent = agent.to_owned();
-    if let Some(reason) = &limiter.limit_hit {
+    if let Some((import, limit)) = state.import_limit_hit {
+        return CrossingError::ImportLimit {
+            agent,
+            import,
+            limit,
+            fuel_used,
+        };
+    }
+    if let Some(reason) = &state.limiter.limit_hit {
         return CrossingError::MemoryLimit {
             agent,
             reason: reason.clone(),
