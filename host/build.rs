@@ -27,6 +27,8 @@ include!("src/agent_crates.rs");
 const PLUGIN_TARGET: &str = "wasm32-wasip2";
 /// The cargo profile agents are built with (defined in the workspace Cargo.toml).
 const PLUGIN_PROFILE: &str = "plugin";
+/// The profile of the test-only guests: no LTO, so a dozen small components link quickly.
+const GUEST_PROFILE: &str = "guest";
 /// Written plugin files get an mtime this far before the build started, so cargo does not take
 /// the build script's own outputs for changes and rerun it on every build.
 const OUTPUT_MTIME_BACKDATE: Duration = Duration::from_secs(10);
@@ -70,39 +72,12 @@ fn main() {
         .collect();
     let guests = crates_under(&workspace.join("tests").join("guests"), "guest");
     let target_dir = workspace.join("target").join("plugins");
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let mut build = Command::new(cargo);
-    build
-        .current_dir(&workspace)
-        .arg("build")
-        .arg("--target")
-        .arg(PLUGIN_TARGET)
-        .arg("--profile")
-        .arg(PLUGIN_PROFILE)
-        .arg("--target-dir")
-        .arg(&target_dir);
-    for (_, package) in agents.iter().chain(&guests) {
-        build.arg("-p").arg(package);
-    }
-    // The outer build's flags and wrappers are for the host, not for wasm guests.
-    for var in [
-        "CARGO_ENCODED_RUSTFLAGS",
-        "RUSTFLAGS",
-        "CARGO_TARGET_DIR",
-        "CARGO_BUILD_TARGET",
-        "RUSTC_WRAPPER",
-        "RUSTC_WORKSPACE_WRAPPER",
-        "CARGO_PROFILE_RELEASE_DEBUG",
-    ] {
-        build.env_remove(var);
-    }
-    let status = build.status().expect("cannot run cargo for the agents");
-    assert!(status.success(), "building the agent components failed");
-
+    nested_build(&workspace, &target_dir, PLUGIN_PROFILE, &agents);
+    nested_build(&workspace, &target_dir, GUEST_PROFILE, &guests);
     let built_dir = target_dir.join(PLUGIN_TARGET).join(PLUGIN_PROFILE);
     println!(
         "cargo:rustc-env=AURA_TEST_GUESTS_DIR={}",
-        built_dir.display()
+        target_dir.join(PLUGIN_TARGET).join(GUEST_PROFILE).display()
     );
 
     std::fs::create_dir_all(&plugins_dir).expect("cannot create plugins/");
@@ -131,6 +106,41 @@ fn main() {
         text.as_bytes(),
         backdated,
     );
+}
+
+/// Builds `packages` for the plugin target with `profile`, by a nested cargo.
+fn nested_build(workspace: &Path, target_dir: &Path, profile: &str, packages: &[(String, String)]) {
+    if packages.is_empty() {
+        return;
+    }
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut build = Command::new(cargo);
+    build
+        .current_dir(workspace)
+        .arg("build")
+        .arg("--target")
+        .arg(PLUGIN_TARGET)
+        .arg("--profile")
+        .arg(profile)
+        .arg("--target-dir")
+        .arg(target_dir);
+    for (_, package) in packages {
+        build.arg("-p").arg(package);
+    }
+    // The outer build's flags and wrappers are for the host, not for wasm guests.
+    for var in [
+        "CARGO_ENCODED_RUSTFLAGS",
+        "RUSTFLAGS",
+        "CARGO_TARGET_DIR",
+        "CARGO_BUILD_TARGET",
+        "RUSTC_WRAPPER",
+        "RUSTC_WORKSPACE_WRAPPER",
+        "CARGO_PROFILE_RELEASE_DEBUG",
+    ] {
+        build.env_remove(var);
+    }
+    let status = build.status().expect("cannot run cargo for the components");
+    assert!(status.success(), "building the {profile} components failed");
 }
 
 /// Crates `<dir>/<name>/` with a Cargo.toml, except the SDK; each is package `<name>-<suffix>`.

@@ -94,6 +94,14 @@ pub enum CrossingError {
         /// Fuel burned before the trap.
         fuel_used: u64,
     },
+    /// The agent recursed past the wasm stack bound.
+    #[error("agent `{agent}` overflowed its stack")]
+    StackOverflow {
+        /// The agent.
+        agent: String,
+        /// Fuel burned before the overflow.
+        fuel_used: u64,
+    },
     /// The call ran out of fuel before it returned: its deadline expired.
     #[error("agent `{agent}` exceeded its deadline of {deadline_ms} ms ({fuel_used} fuel)")]
     DeadlineExceeded {
@@ -159,6 +167,7 @@ impl CrossingError {
             CrossingError::UnknownTool { .. } => "unknown_tool",
             CrossingError::AgentUnavailable { .. } => "agent_unavailable",
             CrossingError::AgentTrapped { .. } => "agent_trapped",
+            CrossingError::StackOverflow { .. } => "stack_overflow",
             CrossingError::DeadlineExceeded { .. } => "deadline_exceeded",
             CrossingError::WallClockExceeded { .. } => "wall_clock_exceeded",
             CrossingError::ImportLimit { .. } => "import_limit",
@@ -176,6 +185,7 @@ impl CrossingError {
             | CrossingError::AgentCallUnsupported { .. } => Phase::Envelope,
             CrossingError::AgentUnavailable { .. }
             | CrossingError::AgentTrapped { .. }
+            | CrossingError::StackOverflow { .. }
             | CrossingError::DeadlineExceeded { .. }
             | CrossingError::WallClockExceeded { .. }
             | CrossingError::ImportLimit { .. }
@@ -209,6 +219,7 @@ impl CrossingError {
     pub fn fuel_used(&self) -> u64 {
         match self {
             CrossingError::AgentTrapped { fuel_used, .. }
+            | CrossingError::StackOverflow { fuel_used, .. }
             | CrossingError::DeadlineExceeded { fuel_used, .. }
             | CrossingError::WallClockExceeded { fuel_used, .. }
             | CrossingError::ImportLimit { fuel_used, .. }

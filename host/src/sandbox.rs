@@ -563,6 +563,7 @@ fn classify(
             deadline_ms: budget.deadline_ms,
             fuel_used,
         },
+        Some(Trap::StackOverflow) => CrossingError::StackOverflow { agent, fuel_used },
         Some(Trap::Interrupt) => CrossingError::WallClockExceeded {
             agent,
             deadline_ms: budget.deadline_ms,

@@ -1,0 +1,249 @@
+//! The hostile zoo: each guest of tests/guests, one misbehaviour per component, posing as the
+//! calendar agent next to a healthy finance agent in the same host. For each: the exact typed
+//! error within the deadline (plus the backstop margin), the quarantine record (every line
+//! parses and holds the reason and the call_id), and the healthy agent still answering.
+
+use std::path::{Path, PathBuf};
+
+use aura::limits::{EPOCH_BACKSTOP_MARGIN_MS, FUEL_PER_MS_DEFAULT, HOST_CALLS_PER_CALL_MAX};
+use serde_json::{Value, json};
+
+use crate::support::{envelope, guest_path, plugins_dir, quarantine_lines, temp_dir};
+
+/// A plugins dir serving `guest` as calendar and the real finance agent.
+fn zoo_plugins(guest: &str) -> PathBuf {
+    let dir = temp_dir(&format!("zoo-plugins-{guest}"));
+    let mut components = serde_json::Map::new();
+    for (agent, path) in [
+        ("calendar", guest_path(guest)),
+        ("finance", plugins_dir().join("finance.wasm")),
+    ] {
+        let bytes = std::fs::read(&path).unwrap();
+        std::fs::write(dir.join(format!("{agent}.wasm")), &bytes).unwrap();
+        components.insert(
+            agent.into(),
+            json!({"file": format!("{agent}.wasm"), "sha256": aura::plugins::sha256_hex(&bytes), "bytes": bytes.len()}),
+        );
+    }
+    let manifest = json!({"format": "aura-plugins.v1", "components": components});
+    std::fs::write(dir.join("manifest.json"), manifest.to_string()).unwrap();
+    dir
+}
+
+struct Zoo {
+    host: aura::Host,
+    data: PathBuf,
+}
+
+impl Zoo {
+    async fn open(guest: &str) -> Self {
+        let plugins = zoo_plugins(guest);
+        let data = temp_dir(&format!("zoo-data-{guest}"));
+        let host = aura::Host::open(&aura::HostConfig::new(&plugins, &data))
+            .await
+            .unwrap();
+        assert!(
+            host.load_failures().is_empty(),
+            "{:?}",
+            host.load_failures()
+        );
+        Self { host, data }
+    }
+
+    /// Calls the hostile calendar with `deadline_ms`; returns the refusal and how long it took.
+    async fn provoke(
+        &self,
+        call_id: &str,
+        deadline_ms: u64,
+    ) -> (aura::Refused, std::time::Duration) {
+        let mut call = envelope(
+            call_id,
+            "calendar",
+            "detect_conflicts",
+            json!({"events": []}),
+        );
+        call["deadline_ms"] = json!(deadline_ms);
+        let started = std::time::Instant::now();
+        let refused = self
+            .host
+            .dispatch(&call.to_string())
+            .await
+            .expect_err(call_id);
+        (refused, started.elapsed())
+    }
+
+    /// The healthy agent in the same host still answers.
+    async fn healthy_still_answers(&self) {
+        let call = envelope(
+            "t_healthy999",
+            "finance",
+            "categorize_transactions",
+            json!({"transactions": []}),
+        );
+        let result = self
+            .host
+            .dispatch(&call.to_string())
+            .await
+            .expect("healthy call");
+        assert!(result.ok, "{result:?}");
+    }
+
+    /// Every quarantine line parses and carries a reason and a call_id (or null for an
+    /// envelope that had none); returns them.
+    fn quarantine(&self) -> Vec<Value> {
+        let lines = quarantine_lines(&self.data);
+        for line in &lines {
+            assert!(!line["reason"].as_str().unwrap().is_empty());
+            assert!(line["kind"].is_string());
+            assert!(line.get("call_id").is_some());
+        }
+        lines
+    }
+}
+
+fn assert_within_backstop(elapsed: std::time::Duration, deadline_ms: u64) {
+    // Not a speed assertion: the promise under test is that a call never outlives its
+    // deadline plus the backstop margin (with slack for a loaded CI machine's scheduling).
+    const SCHEDULING_SLACK_MS: u64 = 2_000;
+    let bound = deadline_ms + EPOCH_BACKSTOP_MARGIN_MS + SCHEDULING_SLACK_MS;
+    assert!(
+        elapsed.as_millis() < u128::from(bound),
+        "took {elapsed:?}, bound {bound} ms"
+    );
+}
+
+async fn expect_kind(guest: &str, call_id: &str, deadline_ms: u64, kind: &str) -> Zoo {
+    let zoo = Zoo::open(guest).await;
+    let (refused, elapsed) = zoo.provoke(call_id, deadline_ms).await;
+    assert_eq!(refused.error.kind(), kind, "{guest}: {}", refused.error);
+    assert_within_backstop(elapsed, deadline_ms);
+    let lines = zoo.quarantine();
+    let last = lines.last().expect("a quarantine record");
+    assert_eq!(last["kind"], kind);
+    assert_eq!(last["call_id"], call_id);
+    zoo.healthy_still_answers().await;
+    zoo
+}
+
+#[tokio::test]
+async fn a_stack_overflow_is_its_own_error() {
+    expect_kind("recurse", "t_recurse001", 1000, "stack_overflow").await;
+}
+
+#[tokio::test]
+async fn unbounded_memory_growth_hits_the_memory_limit() {
+    expect_kind("grow", "t_grow000001", 1000, "memory_limit").await;
+}
+
+#[tokio::test]
+async fn a_100_mib_answer_cannot_even_be_built() {
+    // The guest's memory is capped well below 100 MiB, so it fails allocating the string.
+    expect_kind("huge", "t_huge000001", 1000, "memory_limit").await;
+}
+
+#[tokio::test]
+async fn busy_waiting_on_the_clock_is_stopped_by_fuel_deterministically() {
+    let zoo = expect_kind("clockspin", "t_clockspn01", 200, "deadline_exceeded").await;
+    let (again, _) = zoo.provoke("t_clockspn02", 200).await;
+    assert_eq!(again.error.fuel_used(), 200 * FUEL_PER_MS_DEFAULT);
+}
+
+#[tokio::test]
+async fn sleeping_in_an_import_is_stopped_by_the_wall_clock_backstop() {
+    let zoo = expect_kind("sleeper", "t_sleeper001", 50, "wall_clock_exceeded").await;
+    drop(zoo);
+}
+
+#[tokio::test]
+async fn a_flood_of_malformed_host_calls_ends_the_call() {
+    let zoo = expect_kind("flood", "t_flood00001", 1000, "import_limit").await;
+    let lines = zoo.quarantine();
+    // Each malformed host call was refused and quarantined, up to the bound; then the call.
+    assert_eq!(lines.len(), HOST_CALLS_PER_CALL_MAX as usize + 1);
+    assert!(
+        lines[..HOST_CALLS_PER_CALL_MAX as usize]
+            .iter()
+            .all(|l| l["kind"] == "malformed_json" && l["call_id"].is_null())
+    );
+}
+
+#[tokio::test]
+async fn a_host_call_to_a_tool_outside_the_catalogue_is_refused_to_the_guest() {
+    let zoo = Zoo::open("callunknown").await;
+    let (refused, _) = zoo.provoke("t_callunk001", 1000).await;
+    // The guest reports what the host answered; that report is not a calendar result.
+    assert_eq!(refused.error.kind(), "schema_error");
+    let lines = zoo.quarantine();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["kind"], "unknown_tool");
+    assert_eq!(lines[0]["call_id"], "t_unknown001");
+    let offending: Value = serde_json::from_str(lines[1]["offending"].as_str().unwrap()).unwrap();
+    let answer: Value =
+        serde_json::from_str(offending["result"]["findings"].as_str().unwrap()).unwrap();
+    assert_eq!(answer["ok"], false);
+    assert_eq!(answer["error"]["kind"], "unknown_tool");
+    zoo.healthy_still_answers().await;
+}
+
+/// The escape attempts: each guest reports what it found as a result, which the result schema
+/// refuses; the quarantined report shows the sandbox held.
+async fn escape_attempt(guest: &str, call_id: &str) -> String {
+    let zoo = Zoo::open(guest).await;
+    let (refused, _) = zoo.provoke(call_id, 1000).await;
+    assert_eq!(
+        refused.error.kind(),
+        "schema_error",
+        "{guest}: {}",
+        refused.error
+    );
+    let lines = zoo.quarantine();
+    assert_eq!(lines.len(), 1);
+    assert_eq!(lines[0]["call_id"], call_id);
+    let offending: Value = serde_json::from_str(lines[0]["offending"].as_str().unwrap()).unwrap();
+    zoo.healthy_still_answers().await;
+    offending["result"]["findings"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test]
+async fn etc_passwd_cannot_be_read() {
+    let findings = escape_attempt("passwd", "t_passwd0001").await;
+    assert!(findings.starts_with("denied:"), "{findings}");
+}
+
+#[tokio::test]
+async fn the_root_cannot_be_listed() {
+    let findings = escape_attempt("listroot", "t_listroot01").await;
+    assert!(findings.starts_with("denied:"), "{findings}");
+}
+
+#[tokio::test]
+async fn there_is_no_environment_and_no_arguments() {
+    let findings = escape_attempt("environ", "t_environ001").await;
+    assert!(findings.starts_with("vars=0 args=0"), "{findings}");
+}
+
+#[tokio::test]
+async fn no_socket_can_be_opened() {
+    let findings = escape_attempt("socket", "t_socket0001").await;
+    assert!(findings.starts_with("denied:"), "{findings}");
+}
+
+#[test]
+fn zoo_guests_never_reach_plugins() {
+    let manifest: Value =
+        serde_json::from_slice(&std::fs::read(plugins_dir().join("manifest.json")).unwrap())
+            .unwrap();
+    let shipped: Vec<_> = manifest["components"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect();
+    for entry in
+        std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/guests")).unwrap()
+    {
+        let guest = entry.unwrap().file_name().into_string().unwrap();
+        assert!(!shipped.contains(&guest), "{guest} is in plugins/");
+        assert!(!plugins_dir().join(format!("{guest}_guest.wasm")).exists());
+    }
+}
