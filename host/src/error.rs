@@ -245,3 +245,140 @@ pub enum HostError {
     #[error(transparent)]
     Journal(#[from] crate::journal::JournalError),
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Fails to compile when a variant is added: add it to [`one_of_each`] too.
+    #[allow(dead_code)]
+    fn exhaustive(error: &CrossingError) {
+        match error {
+            CrossingError::Json { .. }
+            | CrossingError::Schema { .. }
+            | CrossingError::UnknownAgent { .. }
+            | CrossingError::UnknownTool { .. }
+            | CrossingError::AgentUnavailable { .. }
+            | CrossingError::AgentTrapped { .. }
+            | CrossingError::StackOverflow { .. }
+            | CrossingError::DeadlineExceeded { .. }
+            | CrossingError::WallClockExceeded { .. }
+            | CrossingError::AgentCallUnsupported { .. }
+            | CrossingError::ImportLimit { .. }
+            | CrossingError::MemoryLimit { .. } => {}
+        }
+    }
+
+    /// One of each variant (and each JSON error), so a new kind cannot miss result.v1.
+    fn one_of_each() -> Vec<CrossingError> {
+        let agent = || "a".to_owned();
+        let json = |error| CrossingError::Json {
+            phase: Phase::Envelope,
+            error,
+        };
+        vec![
+            json(JsonError::TooLarge {
+                bytes: 2,
+                bytes_max: 1,
+            }),
+            json(JsonError::Malformed {
+                line: 1,
+                column: 1,
+                message: String::new(),
+            }),
+            json(JsonError::DuplicateKey {
+                key: String::new(),
+                pointer: String::new(),
+            }),
+            json(JsonError::NumberOutOfRange {
+                literal_or_value: String::new(),
+                pointer: String::new(),
+            }),
+            json(JsonError::TooDeep { depth_max: 1 }),
+            json(JsonError::Canonicalize {
+                message: String::new(),
+            }),
+            CrossingError::Schema {
+                phase: Phase::Args,
+                violation: SchemaViolation {
+                    schema_id: String::new(),
+                    instance_path: String::new(),
+                    schema_path: String::new(),
+                    message: String::new(),
+                },
+            },
+            CrossingError::UnknownAgent { agent: agent() },
+            CrossingError::UnknownTool {
+                agent: agent(),
+                tool: agent(),
+            },
+            CrossingError::AgentUnavailable { agent: agent() },
+            CrossingError::AgentTrapped {
+                agent: agent(),
+                reason: String::new(),
+                fuel_used: 0,
+            },
+            CrossingError::StackOverflow {
+                agent: agent(),
+                fuel_used: 0,
+            },
+            CrossingError::DeadlineExceeded {
+                agent: agent(),
+                deadline_ms: 50,
+                fuel_used: 0,
+            },
+            CrossingError::WallClockExceeded {
+                agent: agent(),
+                deadline_ms: 50,
+                margin_ms: 1,
+                fuel_used: 0,
+            },
+            CrossingError::AgentCallUnsupported {
+                caller: agent(),
+                reason: String::new(),
+            },
+            CrossingError::ImportLimit {
+                agent: agent(),
+                import: "host.call",
+                limit: 1,
+                fuel_used: 0,
+            },
+            CrossingError::MemoryLimit {
+                agent: agent(),
+                reason: String::new(),
+                fuel_used: 0,
+            },
+        ]
+    }
+
+    #[test]
+    fn every_kind_and_phase_is_in_result_v1() {
+        let schema: serde_json::Value =
+            serde_json::from_str(crate::catalogue::RESULT_SCHEMA.text).unwrap();
+        let error = &schema["$defs"]["error"]["properties"];
+        let kinds: Vec<&str> = error["kind"]["enum"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|k| k.as_str().unwrap())
+            .collect();
+        let phases: Vec<&str> = error["phase"]["enum"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|k| k.as_str().unwrap())
+            .collect();
+        let errors = one_of_each();
+        let mut seen = std::collections::BTreeSet::new();
+        for error in &errors {
+            assert!(kinds.contains(&error.kind()), "{} missing", error.kind());
+            assert!(phases.contains(&error.phase().as_str()));
+            assert!(seen.insert(error.kind()), "{} used twice", error.kind());
+        }
+        // The agent-reported kinds are the dispatcher's, not a CrossingError's.
+        for kind in ["tool_invalid_args", "tool_failed"] {
+            assert!(kinds.contains(&kind));
+        }
+        assert_eq!(kinds.len(), errors.len() + 2, "result.v1 lists a kind nothing produces");
+    }
+}
