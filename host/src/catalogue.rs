@@ -79,14 +79,24 @@ pub const ENVELOPE_SCHEMAS: [SchemaSource; 5] = [
 ];
 
 /// The locked catalogue.
-pub const CATALOGUE: &[AgentSpec] = &[AgentSpec {
-    name: "calendar",
-    tools: &[
-        tool!("calendar", "find_free_slots", deadline_ms: DEADLINE_MS_DEFAULT, confirm: false),
-        tool!("calendar", "detect_conflicts", deadline_ms: DEADLINE_MS_DEFAULT, confirm: false),
-        tool!("calendar", "schedule_event", deadline_ms: DEADLINE_MS_DEFAULT, confirm: true),
-    ],
-}];
+pub const CATALOGUE: &[AgentSpec] = &[
+    AgentSpec {
+        name: "calendar",
+        tools: &[
+            tool!("calendar", "find_free_slots", deadline_ms: DEADLINE_MS_DEFAULT, confirm: false),
+            tool!("calendar", "detect_conflicts", deadline_ms: DEADLINE_MS_DEFAULT, confirm: false),
+            tool!("calendar", "schedule_event", deadline_ms: DEADLINE_MS_DEFAULT, confirm: true),
+        ],
+    },
+    AgentSpec {
+        name: "wellness",
+        tools: &[
+            tool!("wellness", "stress_score", deadline_ms: DEADLINE_MS_DEFAULT, confirm: false),
+            tool!("wellness", "sleep_summary", deadline_ms: DEADLINE_MS_DEFAULT, confirm: false),
+            tool!("wellness", "suggest_break", deadline_ms: DEADLINE_MS_DEFAULT, confirm: false),
+        ],
+    },
+];
 
 /// The agent named `agent`, if the catalogue has it.
 pub fn agent(agent: &str) -> Option<&'static AgentSpec> {

@@ -30,8 +30,11 @@ pub struct HostConfig {
     /// Load only these agents (each must load, or `open` fails); `None` loads every catalogue
     /// agent the plugins dir has and reports the ones that fail.
     pub agents: Option<Vec<String>>,
-    /// Fuel per millisecond of deadline.
-    pub fuel_per_ms: u64,
+    /// Seed of the agents' random sources (WASI random): the same seed, the same draws.
+    pub guest_seed: u64,
+    /// Fuel per millisecond of deadline; `None`: the data dir's calibration, else
+    /// [`FUEL_PER_MS_DEFAULT`].
+    pub fuel_per_ms: Option<u64>,
 }
 
 impl HostConfig {
@@ -41,7 +44,8 @@ impl HostConfig {
             plugins_dir: plugins_dir.into(),
             data_dir: data_dir.into(),
             agents: None,
-            fuel_per_ms: FUEL_PER_MS_DEFAULT,
+            guest_seed: 0,
+            fuel_per_ms: None,
         }
     }
 }
@@ -138,9 +142,15 @@ impl Host {
     /// Opens the data dir, compiles the schemas, loads and admits the plugins.
     pub async fn open(config: &HostConfig) -> Result<Self, LoadError> {
         let crossing = Crossing::new().map_err(HostError::from)?;
+        let fuel_per_ms = match config.fuel_per_ms {
+            Some(rate) => rate,
+            None => crate::calibrate::load(&config.data_dir)
+                .map_err(HostError::from)?
+                .map_or(FUEL_PER_MS_DEFAULT, |c| c.fuel_per_ms),
+        };
         let journal = Journal::open(&config.data_dir).map_err(HostError::from)?;
         let plugins = PluginsDir::open(&config.plugins_dir).map_err(HostError::from)?;
-        let mut sandbox = Sandbox::new().map_err(HostError::from)?;
+        let mut sandbox = Sandbox::new(config.guest_seed).map_err(HostError::from)?;
         let mut load_failures = Vec::new();
 
         let wanted: Vec<&'static AgentSpec> = match &config.agents {
@@ -181,7 +191,7 @@ impl Host {
                 crossing,
                 sandbox,
                 journal,
-                fuel_per_ms: config.fuel_per_ms,
+                fuel_per_ms,
             }),
             load_failures,
         })
@@ -215,6 +225,45 @@ impl Host {
     /// `Err` is a refusal by the crossing; it has been quarantined before this returns.
     pub async fn dispatch(&self, text: &str) -> Result<ResultEnvelope, Refused> {
         self.inner.dispatch(text).await
+    }
+
+    /// The fuel rate deadlines are turned into.
+    pub fn fuel_per_ms(&self) -> u64 {
+        self.inner.fuel_per_ms
+    }
+
+    /// Checks `call` once, then runs it `runs` times in the sandbox, timing each run around
+    /// the sandbox alone: (fuel burned, wall time) per run. For calibration and benchmarks.
+    pub async fn measure(
+        &self,
+        call: &ToolCall,
+        runs: usize,
+    ) -> Result<Vec<(u64, std::time::Duration)>, Refused> {
+        let text = serde_json::to_string(call).unwrap_or_default();
+        let checked = self
+            .inner
+            .crossing
+            .check_call(&text)
+            .map_err(|error| self.inner.refuse(error, CallIds::default(), &text))?;
+        let budget = Budget::for_deadline(checked.deadline_ms, self.inner.fuel_per_ms);
+        let mut measured = Vec::with_capacity(runs);
+        for _ in 0..runs {
+            let started = std::time::Instant::now();
+            let invocation = self
+                .inner
+                .sandbox
+                .invoke(
+                    &call.agent,
+                    &call.call_id,
+                    &checked.canonical,
+                    budget,
+                    self.inner.clone(),
+                )
+                .await
+                .map_err(|error| self.inner.refuse(error, CallIds::default(), &text))?;
+            measured.push((invocation.fuel_used, started.elapsed()));
+        }
+        Ok(measured)
     }
 
     /// Runs `agent`'s tick on `context` and checks what it proposes: the output as a whole

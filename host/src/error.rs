@@ -244,6 +244,9 @@ pub enum HostError {
     /// The data dir or the quarantine log could not be opened.
     #[error(transparent)]
     Journal(#[from] crate::journal::JournalError),
+    /// The data dir's calibration could not be read.
+    #[error(transparent)]
+    Calibration(#[from] crate::calibrate::CalibrationError),
 }
 
 #[cfg(test)]
@@ -379,6 +382,10 @@ mod tests {
         for kind in ["tool_invalid_args", "tool_failed"] {
             assert!(kinds.contains(&kind));
         }
-        assert_eq!(kinds.len(), errors.len() + 2, "result.v1 lists a kind nothing produces");
+        assert_eq!(
+            kinds.len(),
+            errors.len() + 2,
+            "result.v1 lists a kind nothing produces"
+        );
     }
 }

@@ -9,12 +9,13 @@
 //! One module per concept: [`limits`] (every bound), [`canonical`] (I-JSON and RFC 8785),
 //! [`schema`] (compiled validators), [`catalogue`] (the locked tool list), [`envelope`]
 //! (toolcall.v1 and result.v1), [`plugins`] (components on disk), [`sandbox`] (wasmtime),
-//! [`crossing`] (the checks), [`journal`] (quarantine log), [`dispatch`] (the host), and
-//! [`error`].
+//! [`crossing`] (the checks), [`journal`] (quarantine log), [`dispatch`] (the host),
+//! [`calibrate`] (fuel per ms on this device), and [`error`].
 #![warn(missing_docs)]
 
 /// The agents the build compiles into plugins/ (shared with build.rs).
 pub mod agent_crates;
+pub mod calibrate;
 pub mod canonical;
 pub mod catalogue;
 pub mod crossing;

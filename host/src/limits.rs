@@ -44,14 +44,15 @@ pub const DEADLINE_MS_DEFAULT: u64 = 1_000;
 pub const TICK_DEADLINE_MS: u64 = 700;
 
 /// Fuel per millisecond of deadline when the device has no calibration. Wasmtime charges about
-/// one unit per wasm operator; an interpreter-class phone core retires well over 10 operators per
-/// microsecond, so 10,000 per ms under-estimates every device we target: a deadline never allows
-/// more work than the device can do in that time.
-pub const FUEL_PER_MS_DEFAULT: u64 = 10_000;
+/// one unit per wasm operator. This machine's Cranelift code burns ~5.8 million per ms (see
+/// BENCHMARKS.md, `aura calibrate`); an interpreter (Pulley, the iOS path) on a phone core runs
+/// roughly 10-30× slower. 100,000 per ms under-estimates every device we target, so a deadline
+/// never allows more work than the device can do in that time.
+pub const FUEL_PER_MS_DEFAULT: u64 = 100_000;
 
 /// Fuel burned between async yields, so one busy agent cannot starve other calls on the same
-/// tokio worker: ~1 ms of work at [`FUEL_PER_MS_DEFAULT`].
-pub const FUEL_YIELD_INTERVAL: u64 = 10_000;
+/// tokio worker: at most ~1 ms of work at [`FUEL_PER_MS_DEFAULT`].
+pub const FUEL_YIELD_INTERVAL: u64 = 100_000;
 
 /// Fuel for loading-time calls (`manifest`): small, fixed, independent of any deadline.
 pub const MANIFEST_FUEL: u64 = 10_000_000;

@@ -69,6 +69,9 @@ enum Command {
     },
     /// Print the locked catalogue as JSON.
     Catalogue,
+    /// Measure this device's fuel per millisecond with a reference workload and store it in
+    /// the data dir; later runs turn deadlines into fuel at that rate.
+    Calibrate,
 }
 
 fn main() -> ExitCode {
@@ -117,6 +120,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             (serde_json::to_vec(&call)?, Some(agent))
         }
         Command::Dispatch { input } => (read_input(&input)?, None),
+        Command::Calibrate => return calibrate(cli.plugins_dir, cli.data_dir),
     };
 
     let mut config = HostConfig::new(
@@ -130,11 +134,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         .filter(|name| aura::catalogue::agent(name).is_some())
         .map(|name| vec![name]);
 
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
-    runtime.block_on(async {
+    runtime()?.block_on(async {
         let host = Host::open(&config).await.context("cannot start the host")?;
         for failure in host.load_failures() {
             eprintln!("aura: warning: {failure}");
@@ -151,6 +151,39 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Err(refused) => report_refusal(&refused),
         }
     })
+}
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+}
+
+fn calibrate(plugins_dir: Option<PathBuf>, data_dir: PathBuf) -> anyhow::Result<ExitCode> {
+    use aura::calibrate::{self, CALIBRATION_RUNS};
+    let mut config = HostConfig::new(
+        plugins_dir.unwrap_or_else(|| PathBuf::from(aura::BUILT_PLUGINS_DIR)),
+        &data_dir,
+    );
+    config.agents = Some(vec!["calendar".into()]);
+    // Measure at the built-in rate, whatever an earlier calibration said.
+    config.fuel_per_ms = Some(aura::limits::FUEL_PER_MS_DEFAULT);
+    let runs = runtime()?.block_on(async {
+        let host = Host::open(&config).await.context("cannot start the host")?;
+        let call = calibrate::workload_call();
+        // One unmeasured run warms caches and the instance pool.
+        host.measure(&call, 1)
+            .await
+            .map_err(|r| anyhow::anyhow!("{}", r.error))?;
+        host.measure(&call, CALIBRATION_RUNS)
+            .await
+            .map_err(|r| anyhow::anyhow!("{}", r.error))
+    })?;
+    let calibration = calibrate::from_runs(&runs)?;
+    calibrate::store(&data_dir, &calibration)?;
+    println!("{}", serde_json::to_string_pretty(&calibration)?);
+    Ok(ExitCode::SUCCESS)
 }
 
 fn report_refusal(refused: &Refused) -> anyhow::Result<ExitCode> {

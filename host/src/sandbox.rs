@@ -16,6 +16,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use rand::SeedableRng;
+use rand::rngs::StdRng;
 use tokio::sync::Semaphore;
 use wasmtime::component::{Component, HasSelf, Linker, ResourceTable};
 use wasmtime::{
@@ -326,6 +328,7 @@ pub struct Sandbox {
     linker: Linker<CallState>,
     agents: HashMap<&'static str, PreparedAgent>,
     slots: Semaphore,
+    guest_seed: u64,
     _ticker: EpochTicker,
 }
 
@@ -338,8 +341,9 @@ impl std::fmt::Debug for Sandbox {
 }
 
 impl Sandbox {
-    /// Creates the engine and links WASI (deny-by-default) and the host interface.
-    pub fn new() -> Result<Self, SandboxError> {
+    /// Creates the engine and links WASI (deny-by-default) and the host interface. Guests'
+    /// random sources are seeded from `guest_seed`.
+    pub fn new(guest_seed: u64) -> Result<Self, SandboxError> {
         let engine =
             Engine::new(&engine_config()).map_err(|e| SandboxError::Engine(format!("{e:#}")))?;
         let mut linker = Linker::new(&engine);
@@ -353,6 +357,7 @@ impl Sandbox {
             linker,
             agents: HashMap::new(),
             slots: Semaphore::new(CONCURRENT_CALLS_MAX as usize),
+            guest_seed,
             _ticker: ticker,
         })
     }
@@ -460,12 +465,19 @@ impl Sandbox {
         let stdout = MemoryOutputPipe::new(GUEST_OUTPUT_BYTES_MAX);
         let stderr = MemoryOutputPipe::new(GUEST_OUTPUT_BYTES_MAX);
         // Deny by default: no args, no env, no preopened dirs, stdin closed, no network.
+        // Randomness is seeded per agent from the host's guest seed: a guest's HashMaps (and
+        // whatever else draws on WASI random) behave the same on every call, so the same call
+        // on the same input burns the same fuel every time.
+        let seed = guest_seed(self.guest_seed, agent.name);
         let wasi = WasiCtxBuilder::new()
             .stdout(stdout.clone())
             .stderr(stderr.clone())
             .allow_tcp(false)
             .allow_udp(false)
             .allow_ip_name_lookup(false)
+            .secure_random(StdRng::seed_from_u64(seed))
+            .insecure_random(StdRng::seed_from_u64(seed.rotate_left(32)))
+            .insecure_random_seed(u128::from(seed))
             .build();
         let state = CallState {
             wasi,
@@ -531,6 +543,20 @@ enum Export<'a> {
     Manifest,
     Invoke(&'a str),
     Tick(&'a str),
+}
+
+/// The seed of an agent's random source: FNV-1a over the host's guest seed and the agent name,
+/// so agents draw different but reproducible streams.
+fn guest_seed(host_seed: u64, agent: &str) -> u64 {
+    const FNV_OFFSET_BASIS: u64 = 0xcbf2_9ce4_8422_2325;
+    const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
+    host_seed
+        .to_le_bytes()
+        .iter()
+        .chain(agent.as_bytes())
+        .fold(FNV_OFFSET_BASIS, |hash, byte| {
+            (hash ^ u64::from(*byte)).wrapping_mul(FNV_PRIME)
+        })
 }
 
 /// Turns a wasmtime failure into the typed error callers branch on.
