@@ -139,3 +139,27 @@ fn call_of_an_unknown_tool_is_refused() {
     assert_eq!(lines[0]["kind"], "unknown_tool");
     assert_eq!(lines[1]["kind"], "schema_error");
 }
+
+#[test]
+fn calibrate_stores_a_rate_from_a_workload_that_burns_the_same_fuel_every_time() {
+    let data = temp_dir("cli-calibrate");
+    let first = aura(&data, &["calibrate"], None);
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let first = stdout_json(&first);
+    let stored: Value =
+        serde_json::from_slice(&std::fs::read(data.join("calibration.json")).unwrap()).unwrap();
+    assert_eq!(stored, first);
+    assert!(first["fuel_per_ms"].as_u64().unwrap() >= aura::limits::FUEL_PER_MS_DEFAULT);
+    assert_eq!(
+        first["fuel_per_ms"].as_u64().unwrap(),
+        (first["measured_fuel_per_ms"].as_u64().unwrap() / 100 * 50)
+            .max(aura::limits::FUEL_PER_MS_DEFAULT)
+    );
+    // Another process, the same workload: the same fuel, to the unit.
+    let second = stdout_json(&aura(&data, &["calibrate"], None));
+    assert_eq!(second["fuel_per_run"], first["fuel_per_run"]);
+}
