@@ -8,3 +8,4 @@ mod cli;
 mod contract;
 mod crossing;
 mod plugins;
+mod wellness;

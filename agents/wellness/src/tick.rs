@@ -1,0 +1,812 @@
+//! The wellness agent's tick: proposes `stress_score` for new readings, `suggest_break` when
+//! the stress is high and the working day has room, and `sleep_summary` in the morning.
+//!
+//! Context (read leniently; unknown fields ignored; everything but `now` may be absent):
+//! `now` (RFC 3339, required), `utc_offset_minutes` (integer −840..840, default 0; present but
+//! not such an integer fails the tick, since every local-time rule would be wrong),
+//! `readings` {hrv_ms, resting_hr_bpm, sleep_minutes}, `profile.baselines` {same fields},
+//! `profile.working_hours` {start, end "HH:MM", weekdays? [1..7], default Monday–Friday},
+//! `events` [{start, end, ..}] (today's calendar) and `sleep_sessions` [{start, end}] (the
+//! sleep tracker's recent sessions; not part of the shared context shape yet — without it no
+//! sleep summary is proposed).
+//!
+//! Rules:
+//! 1. **Stress.** A reading is used when it is an integer inside the tool's range (else it is
+//!    dropped, signal `dropped:<field>`). With at least one usable reading, the tick proposes
+//!    `stress_score` with those readings and the profile's baselines; a baseline that is absent
+//!    or out of range is replaced by a population default ([`DEFAULT_BASELINES`]: HRV 50 ms,
+//!    resting HR 60 bpm, sleep 480 min; signal `baseline_default:<field>`). The score is
+//!    computed here exactly as the tool will. Signals: `stress:<score>`, `level:<level>`, one
+//!    per factor (`hrv_drop_pct:<d>`, `rhr_rise_bpm:<d>`, `sleep_short_min:<d>`),
+//!    `missing:<factor>`. Priority `score / 2` (0..50). Surface `WATCH` when the level is
+//!    moderate or high (a nudge), `SILENT` when low (a record, nothing to show).
+//!    `call_id` from `"wellness/tick\nstress_score\n<local date>\n<readings>\n<baselines>"`, so
+//!    repeated ticks over the same readings propose the same id (the orchestrator dedupes) and
+//!    new readings a new one.
+//! 2. **Break.** When that score is at least [`TICK_BREAK_MIN_SCORE`] (60, the `high` level) and
+//!    the profile has usable working hours (end after start) and today (the local date of
+//!    `now`) is one of their weekdays, today's free slots are computed: the working window
+//!    from the later of its start and `now` (rounded up to the minute) to its end, minus the
+//!    usable events (start and end RFC 3339, end after start; starts rounded down, ends up;
+//!    overlapping events merged); every remaining gap is a slot, earliest first, at most 100.
+//!    `suggest_break` is then run here on {stress {score, level}, those slots, now, offset};
+//!    only when it suggests a break is it proposed with the same args. Signals
+//!    `stress:<score>`, `break:<kind>/<minutes>min@<HH:MM>`, `free_slots:<n>`; priority
+//!    `40 + score / 2` (70..90); surface `WATCH`; `call_id` from
+//!    `"wellness/tick\n<now>\nsuggest_break\n<score>\n<break start>"`.
+//! 3. **Sleep.** When the local time of `now` is in [06:00, 10:00) ([`MORNING`]) and the
+//!    context has usable sleep sessions (start and end RFC 3339, end after start, at most 24 h,
+//!    ending no later than `now`; when more than 100, the 100 ending latest, in context order),
+//!    `sleep_summary` over the last 7 nights with the default 480-minute target is computed
+//!    here and proposed when at least one night of the window has sleep. Signals
+//!    `sleep_debt_min:<debt>`, `last_night_min:<minutes>`, `nights_with_sleep:<k>/7`; priority
+//!    `20 + min(40, debt / 30)` (20..60); surface `PHONE_CARD`; `call_id` from
+//!    `"wellness/tick\nsleep_summary\n<local date>"`: the same all morning, which is how the
+//!    orchestrator shows it once.
+//!
+//! Proposals come in that order; `ts` is `now` as given; `confirm_required` is false for every
+//! wellness tool. The tick must not read a clock or keep state.
+
+use aura_sdk::{ToolError, ToolResult, call_id_from};
+use serde_json::{Map, Value, json};
+
+use crate::breaks::{FreeSlot, Status, Stress, SuggestBreakArgs, suggest_break};
+use crate::common::{
+    LEVEL_HIGH_MIN, Level, MAX_OFFSET_MINUTES, MINUTES_PER_DAY, format_date, format_hh_mm,
+    format_minute, minutes_ceil, minutes_floor, parse_hh_mm, parse_time, weekday_of_day,
+};
+use crate::sleep::{
+    DEFAULT_NIGHTS, DEFAULT_TARGET_MINUTES, MAX_SESSION_MINUTES, MAX_SESSIONS, SleepSession,
+    SleepSummaryArgs, sleep_summary,
+};
+use crate::stress::{
+    Baselines, FactorName, HRV_MS, RESTING_HR_BPM, Readings, SLEEP_BASELINE_MINUTES, SLEEP_MINUTES,
+    StressScoreArgs, stress_score,
+};
+
+/// The agent's name in envelopes.
+pub const AGENT: &str = "wellness";
+/// Lowest computed stress score for which the tick looks for a break: the `high` level.
+pub const TICK_BREAK_MIN_SCORE: u32 = LEVEL_HIGH_MIN;
+/// Population baselines used when the profile has none: typical adult RMSSD (ms), resting
+/// heart rate (bpm) and the usual sleep recommendation (minutes).
+pub const DEFAULT_BASELINES: Baselines = Baselines {
+    hrv_ms: 50,
+    resting_hr_bpm: 60,
+    sleep_minutes: 480,
+};
+/// Local minutes of the day [start, end) in which the sleep summary is proposed (06:00–10:00):
+/// after most people wake, before the working morning fills the phone.
+pub const MORNING: (i64, i64) = (6 * 60, 10 * 60);
+/// Most free slots the tick derives (the tool's bound).
+pub const MAX_TICK_SLOTS: usize = crate::breaks::MAX_SLOTS;
+
+/// The orchestrator tick. See the module documentation.
+pub fn tick(context: Value) -> ToolResult<Value> {
+    let context = context
+        .as_object()
+        .ok_or_else(|| ToolError::invalid_args("tick context: expected a JSON object"))?;
+    let now_text = match context.get("now") {
+        Some(Value::String(now)) => now.as_str(),
+        _ => {
+            return Err(ToolError::invalid_args(
+                "tick context: `now` must be an RFC 3339 string",
+            ));
+        }
+    };
+    let now = parse_time(now_text, "tick context: now")?;
+    let offset = match context.get("utc_offset_minutes") {
+        None | Some(Value::Null) => 0,
+        Some(value) => value
+            .as_i64()
+            .filter(|o| o.abs() <= i64::from(MAX_OFFSET_MINUTES))
+            .and_then(|o| i32::try_from(o).ok())
+            .ok_or_else(|| {
+                ToolError::invalid_args(
+                    "tick context: `utc_offset_minutes` must be an integer in -840..840",
+                )
+            })?,
+    };
+    let local_minute = minutes_floor(now) + i64::from(offset);
+    let today = local_minute.div_euclid(MINUTES_PER_DAY);
+    let date = format_date(today)?;
+    let profile = context.get("profile").and_then(Value::as_object);
+
+    let mut proposals = Vec::new();
+    if let Some((proposal, score)) = stress_proposal(context, profile, now_text, &date)? {
+        proposals.push(proposal);
+        if score >= TICK_BREAK_MIN_SCORE
+            && let Some(proposal) = break_proposal(context, profile, now_text, now, offset, score)?
+        {
+            proposals.push(proposal);
+        }
+    }
+    let time_of_day = local_minute.rem_euclid(MINUTES_PER_DAY);
+    if (MORNING.0..MORNING.1).contains(&time_of_day)
+        && let Some(proposal) = sleep_proposal(context, now_text, now, offset, &date)?
+    {
+        proposals.push(proposal);
+    }
+    Ok(json!({ "proposals": proposals }))
+}
+
+/// A toolcall.v1 envelope proposed by this agent.
+fn envelope(seed: &str, tool: &str, args: Value, now: &str, surface: &str) -> Value {
+    json!({
+        "call_id": call_id_from(seed),
+        "agent": AGENT,
+        "tool": tool,
+        "args": args,
+        "ts": now,
+        "confirm_required": false,
+        "expected_surface": surface,
+    })
+}
+
+/// An integer field of `object` inside `lo..=hi`.
+fn int_in(object: Option<&Map<String, Value>>, key: &str, (lo, hi): (u32, u32)) -> Option<u32> {
+    object?
+        .get(key)?
+        .as_u64()
+        .and_then(|v| u32::try_from(v).ok())
+        .filter(|v| (lo..=hi).contains(v))
+}
+
+/// Rule 1; also returns the score for rule 2.
+fn stress_proposal(
+    context: &Map<String, Value>,
+    profile: Option<&Map<String, Value>>,
+    now_text: &str,
+    date: &str,
+) -> ToolResult<Option<(Value, u32)>> {
+    let raw = context.get("readings").and_then(Value::as_object);
+    let fields = [
+        ("hrv_ms", HRV_MS),
+        ("resting_hr_bpm", RESTING_HR_BPM),
+        ("sleep_minutes", SLEEP_MINUTES),
+    ];
+    let mut signals = Vec::new();
+    let [hrv_ms, resting_hr_bpm, sleep_minutes] = fields.map(|(key, range)| {
+        let value = int_in(raw, key, range);
+        if value.is_none() && raw.is_some_and(|r| r.get(key).is_some_and(|v| !v.is_null())) {
+            signals.push(format!("dropped:{key}"));
+        }
+        value
+    });
+    let readings = Readings {
+        hrv_ms,
+        resting_hr_bpm,
+        sleep_minutes,
+    };
+    if readings == Readings::default() {
+        return Ok(None);
+    }
+
+    let base = profile
+        .and_then(|p| p.get("baselines"))
+        .and_then(Value::as_object);
+    let mut baseline = |key: &str, range, default| {
+        int_in(base, key, range).unwrap_or_else(|| {
+            signals.push(format!("baseline_default:{key}"));
+            default
+        })
+    };
+    let baselines = Baselines {
+        hrv_ms: baseline("hrv_ms", HRV_MS, DEFAULT_BASELINES.hrv_ms),
+        resting_hr_bpm: baseline(
+            "resting_hr_bpm",
+            RESTING_HR_BPM,
+            DEFAULT_BASELINES.resting_hr_bpm,
+        ),
+        sleep_minutes: baseline(
+            "sleep_minutes",
+            SLEEP_BASELINE_MINUTES,
+            DEFAULT_BASELINES.sleep_minutes,
+        ),
+    };
+    let args = StressScoreArgs {
+        readings,
+        baselines,
+    };
+    let result = stress_score(args.clone())?;
+
+    let mut all = vec![
+        format!("stress:{}", result.score),
+        format!("level:{}", result.level.as_str()),
+    ];
+    for factor in &result.factors {
+        let name = match factor.factor {
+            FactorName::Hrv => "hrv_drop_pct",
+            FactorName::RestingHr => "rhr_rise_bpm",
+            FactorName::Sleep => "sleep_short_min",
+        };
+        all.push(format!("{name}:{}", factor.deviation));
+    }
+    all.extend(
+        result
+            .missing
+            .iter()
+            .map(|f| format!("missing:{}", f.as_str())),
+    );
+    all.extend(signals);
+
+    let show = |v: Option<u32>| v.map_or("-".to_owned(), |v| v.to_string());
+    let b = &args.baselines;
+    let seed = format!(
+        "wellness/tick\nstress_score\n{date}\n{},{},{}\n{},{},{}",
+        show(args.readings.hrv_ms),
+        show(args.readings.resting_hr_bpm),
+        show(args.readings.sleep_minutes),
+        b.hrv_ms,
+        b.resting_hr_bpm,
+        b.sleep_minutes
+    );
+    let surface = if result.level == Level::Low {
+        "SILENT"
+    } else {
+        "WATCH"
+    };
+    let args = serde_json::to_value(&args)
+        .map_err(|e| ToolError::failed(format!("stress_score args: {e}")))?;
+    let call = envelope(&seed, "stress_score", args, now_text, surface);
+    let proposal = json!({ "call": call, "signals": all, "priority": result.score / 2 });
+    Ok(Some((proposal, result.score)))
+}
+
+/// Rule 2.
+fn break_proposal(
+    context: &Map<String, Value>,
+    profile: Option<&Map<String, Value>>,
+    now_text: &str,
+    now: i64,
+    offset: i32,
+    score: u32,
+) -> ToolResult<Option<Value>> {
+    let Some((work_start, work_end, weekdays)) = profile
+        .and_then(|p| p.get("working_hours"))
+        .and_then(working_hours)
+    else {
+        return Ok(None);
+    };
+    let offset_min = i64::from(offset);
+    let today = (minutes_floor(now) + offset_min).div_euclid(MINUTES_PER_DAY);
+    if !weekdays[usize::from(weekday_of_day(today))] {
+        return Ok(None);
+    }
+    let midnight = today * MINUTES_PER_DAY - offset_min;
+    let window = (
+        (midnight + work_start).max(minutes_ceil(now)),
+        midnight + work_end,
+    );
+    let events = match context.get("events") {
+        Some(Value::Array(events)) => events.as_slice(),
+        _ => &[],
+    };
+    let slots = free_slots(window, events)
+        .into_iter()
+        .map(|(start, end)| {
+            Ok(FreeSlot {
+                start: format_minute(start, offset)?,
+                end: format_minute(end, offset)?,
+            })
+        })
+        .collect::<ToolResult<Vec<_>>>()?;
+    let slot_count = slots.len();
+    let args = SuggestBreakArgs {
+        stress: Stress {
+            score,
+            level: Some(Level::from_score(score)),
+        },
+        free_slots: slots,
+        now: now_text.to_owned(),
+        utc_offset_minutes: offset,
+        min_break_minutes: crate::breaks::DEFAULT_MIN_BREAK_MINUTES,
+        preferred_kinds: vec![],
+    };
+    let result = suggest_break(args.clone())?;
+    let (Status::Suggested, Some(suggestion)) = (result.status, result.suggestion) else {
+        return Ok(None);
+    };
+    let local_start = minutes_floor(parse_time(&suggestion.start, "break start")?) + offset_min;
+    let kind = suggestion.kind.as_str();
+    let signals = [
+        format!("stress:{score}"),
+        format!(
+            "break:{kind}/{}min@{}",
+            suggestion.minutes,
+            format_hh_mm(local_start)
+        ),
+        format!("free_slots:{slot_count}"),
+    ];
+    let seed = format!(
+        "wellness/tick\n{now_text}\nsuggest_break\n{score}\n{}",
+        suggestion.start
+    );
+    let args = serde_json::to_value(&args)
+        .map_err(|e| ToolError::failed(format!("suggest_break args: {e}")))?;
+    let call = envelope(&seed, "suggest_break", args, now_text, "WATCH");
+    Ok(Some(
+        json!({ "call": call, "signals": signals, "priority": 40 + score / 2 }),
+    ))
+}
+
+/// Working hours from the profile: (start, end) in local minutes of the day and a weekday mask
+/// (index = ISO weekday), or None when unusable.
+fn working_hours(value: &Value) -> Option<(i64, i64, [bool; 8])> {
+    let object = value.as_object()?;
+    let start = parse_hh_mm(object.get("start")?.as_str()?)?;
+    let end = parse_hh_mm(object.get("end")?.as_str()?)?;
+    if end <= start {
+        return None;
+    }
+    let mut weekdays = [false; 8];
+    match object.get("weekdays") {
+        None | Some(Value::Null) => weekdays[1..=5].fill(true),
+        Some(Value::Array(days)) if !days.is_empty() && days.len() <= 7 => {
+            for day in days {
+                let day = day.as_u64().filter(|d| (1..=7).contains(d))?;
+                weekdays[day as usize] = true;
+            }
+        }
+        Some(_) => return None,
+    }
+    Some((start, end, weekdays))
+}
+
+/// The gaps of `window` (UTC minutes, half-open) not covered by any usable event, earliest
+/// first, at most [`MAX_TICK_SLOTS`].
+fn free_slots((from, to): (i64, i64), events: &[Value]) -> Vec<(i64, i64)> {
+    let mut busy: Vec<(i64, i64)> = events
+        .iter()
+        .filter_map(|event| {
+            let object = event.as_object()?;
+            let start = parse_time(object.get("start")?.as_str()?, "start").ok()?;
+            let end = parse_time(object.get("end")?.as_str()?, "end").ok()?;
+            (end > start).then(|| (minutes_floor(start), minutes_ceil(end)))
+        })
+        .filter(|&(start, end)| end > from && start < to)
+        .collect();
+    busy.sort_unstable();
+    let mut slots = Vec::new();
+    let mut cursor = from;
+    for (start, end) in busy {
+        if start > cursor {
+            slots.push((cursor, start.min(to)));
+        }
+        cursor = cursor.max(end);
+        if cursor >= to {
+            break;
+        }
+    }
+    if cursor < to {
+        slots.push((cursor, to));
+    }
+    slots.truncate(MAX_TICK_SLOTS);
+    slots
+}
+
+/// Rule 3.
+fn sleep_proposal(
+    context: &Map<String, Value>,
+    now_text: &str,
+    now: i64,
+    offset: i32,
+    date: &str,
+) -> ToolResult<Option<Value>> {
+    let raw = match context.get("sleep_sessions") {
+        Some(Value::Array(sessions)) => sessions.as_slice(),
+        _ => return Ok(None),
+    };
+    let mut usable: Vec<(usize, i64, SleepSession)> = raw
+        .iter()
+        .enumerate()
+        .filter_map(|(i, value)| {
+            let object = value.as_object()?;
+            let start_text = object.get("start")?.as_str()?;
+            let end_text = object.get("end")?.as_str()?;
+            let start = parse_time(start_text, "start").ok()?;
+            let end = parse_time(end_text, "end").ok()?;
+            let minutes = minutes_floor(end) - minutes_floor(start);
+            (end > start && end <= now && minutes <= MAX_SESSION_MINUTES).then(|| {
+                let session = SleepSession {
+                    start: start_text.to_owned(),
+                    end: end_text.to_owned(),
+                };
+                (i, end, session)
+            })
+        })
+        .collect();
+    if usable.is_empty() {
+        return Ok(None);
+    }
+    if usable.len() > MAX_SESSIONS {
+        usable.sort_by_key(|&(i, end, _)| (std::cmp::Reverse(end), i));
+        usable.truncate(MAX_SESSIONS);
+        usable.sort_by_key(|&(i, _, _)| i);
+    }
+    let args = SleepSummaryArgs {
+        sessions: usable.into_iter().map(|(_, _, s)| s).collect(),
+        target_minutes: DEFAULT_TARGET_MINUTES,
+        utc_offset_minutes: offset,
+        nights: DEFAULT_NIGHTS,
+        now: now_text.to_owned(),
+    };
+    let result = sleep_summary(args.clone())?;
+    if result.nights_with_sleep == 0 {
+        return Ok(None);
+    }
+    let last = result.nights.last().map_or(0, |n| n.minutes);
+    let debt = result.sleep_debt_minutes;
+    let signals = [
+        format!("sleep_debt_min:{debt}"),
+        format!("last_night_min:{last}"),
+        format!(
+            "nights_with_sleep:{}/{}",
+            result.nights_with_sleep,
+            result.nights.len()
+        ),
+    ];
+    let priority = 20 + (debt / 30).min(40);
+    let seed = format!("wellness/tick\nsleep_summary\n{date}");
+    let args = serde_json::to_value(&args)
+        .map_err(|e| ToolError::failed(format!("sleep_summary args: {e}")))?;
+    let call = envelope(&seed, "sleep_summary", args, now_text, "PHONE_CARD");
+    Ok(Some(
+        json!({ "call": call, "signals": signals, "priority": priority }),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::common::schema_check;
+    use aura_sdk::ToolErrorKind;
+
+    fn proposals(context: Value) -> Vec<Value> {
+        let answer = tick(context).unwrap();
+        assert_eq!(answer.as_object().unwrap().len(), 1);
+        let list = answer["proposals"].as_array().unwrap().clone();
+        for p in &list {
+            check_proposal(p);
+        }
+        list
+    }
+
+    fn tools(list: &[Value]) -> Vec<&str> {
+        list.iter()
+            .map(|p| p["call"]["tool"].as_str().unwrap())
+            .collect()
+    }
+
+    /// The proposal is well formed, its args satisfy the tool's schema and the tool accepts them.
+    fn check_proposal(p: &Value) {
+        assert_eq!(p.as_object().unwrap().len(), 3);
+        let signals = p["signals"].as_array().unwrap();
+        assert!(signals.len() <= 16);
+        for s in signals {
+            let n = s.as_str().unwrap().chars().count();
+            assert!((1..=200).contains(&n));
+        }
+        assert!((0..=100).contains(&p["priority"].as_i64().unwrap()));
+        let call = &p["call"];
+        assert_eq!(call["agent"], "wellness");
+        assert_eq!(call["confirm_required"], false);
+        let id = call["call_id"].as_str().unwrap();
+        assert!(id.len() == 12 && id.starts_with("t_"));
+        let tool = call["tool"].as_str().unwrap();
+        let schema = schema_check::load(&format!("{tool}.args.json"));
+        schema_check::assert_valid(&schema, &call["args"]);
+        let reply =
+            crate::Wellness::invoke(&json!({"tool": tool, "args": call["args"]}).to_string());
+        assert!(reply.starts_with(r#"{"ok":true"#), "{reply}");
+    }
+
+    /// Monday 2026-11-23 at +01:00; working 09:00–17:00; baselines HRV 60, RHR 58, sleep 450.
+    fn context(now: &str) -> Value {
+        json!({
+            "now": now,
+            "utc_offset_minutes": 60,
+            "profile": {
+                "baselines": {"hrv_ms": 60, "resting_hr_bpm": 58, "sleep_minutes": 450},
+                "working_hours": {"start": "09:00", "end": "17:00"},
+                "vip_senders": ["boss@example.com"],
+            },
+        })
+    }
+
+    fn ev(id: &str, start: &str, end: &str) -> Value {
+        json!({"id": id, "start": format!("2026-11-23T{start}:00+01:00"),
+               "end": format!("2026-11-23T{end}:00+01:00")})
+    }
+
+    #[test]
+    fn stressed_morning_proposes_all_three() {
+        // now 09:05 local. Readings HRV 30, RHR 64, sleep 300: as in the stress tests,
+        // sub-scores 100, 40, 67 → score 75, high. Priority 75/2 = 37, WATCH.
+        // Working window 09:05–17:00 minus events 09:00–10:00, 10:10–12:00, 11:30–12:30:
+        // gaps 10:00–10:10 (10 min), 12:30–17:00. Score 75 → a 10-minute stretch; the first
+        // gap fits exactly → 10:00–10:10. Priority 40 + 37 = 77.
+        // Sleep: the night of the 22nd–23rd, 23:00–06:00 = 420 min → 7-night window 17..23,
+        // six empty nights: debt 6·480 + 60 = 2940; priority 20 + min(40, 98) = 60.
+        let mut c = context("2026-11-23T09:05:00+01:00");
+        c["readings"] = json!({"hrv_ms": 30, "resting_hr_bpm": 64, "sleep_minutes": 300});
+        c["events"] = json!([
+            ev("standup", "09:00", "10:00"),
+            ev("review", "11:30", "12:30"),
+            ev("focus", "10:10", "12:00"),
+        ]);
+        c["sleep_sessions"] =
+            json!([{"start": "2026-11-22T23:00:00+01:00", "end": "2026-11-23T06:00:00+01:00"}]);
+        let list = proposals(c.clone());
+        assert_eq!(
+            tools(&list),
+            ["stress_score", "suggest_break", "sleep_summary"]
+        );
+
+        let stress = &list[0];
+        assert_eq!(
+            stress["signals"],
+            json!([
+                "stress:75",
+                "level:high",
+                "hrv_drop_pct:50",
+                "rhr_rise_bpm:6",
+                "sleep_short_min:150"
+            ])
+        );
+        assert_eq!(stress["priority"], 37);
+        assert_eq!(stress["call"]["expected_surface"], "WATCH");
+        assert_eq!(stress["call"]["ts"], "2026-11-23T09:05:00+01:00");
+        assert_eq!(
+            stress["call"]["args"],
+            json!({"readings": {"hrv_ms": 30, "resting_hr_bpm": 64, "sleep_minutes": 300},
+                   "baselines": {"hrv_ms": 60, "resting_hr_bpm": 58, "sleep_minutes": 450}})
+        );
+        assert_eq!(
+            stress["call"]["call_id"],
+            call_id_from("wellness/tick\nstress_score\n2026-11-23\n30,64,300\n60,58,450")
+        );
+
+        let brk = &list[1];
+        assert_eq!(
+            brk["signals"],
+            json!(["stress:75", "break:stretch/10min@10:00", "free_slots:2"])
+        );
+        assert_eq!(brk["priority"], 77);
+        assert_eq!(brk["call"]["expected_surface"], "WATCH");
+        assert_eq!(
+            brk["call"]["args"]["free_slots"],
+            json!([
+                {"start": "2026-11-23T10:00:00+01:00", "end": "2026-11-23T10:10:00+01:00"},
+                {"start": "2026-11-23T12:30:00+01:00", "end": "2026-11-23T17:00:00+01:00"},
+            ])
+        );
+        assert_eq!(
+            brk["call"]["args"]["stress"],
+            json!({"score": 75, "level": "high"})
+        );
+
+        let sleep = &list[2];
+        assert_eq!(
+            sleep["signals"],
+            json!([
+                "sleep_debt_min:2940",
+                "last_night_min:420",
+                "nights_with_sleep:1/7"
+            ])
+        );
+        assert_eq!(sleep["priority"], 60);
+        assert_eq!(sleep["call"]["expected_surface"], "PHONE_CARD");
+        assert_eq!(sleep["call"]["args"]["nights"], 7);
+        assert_eq!(
+            sleep["call"]["call_id"],
+            call_id_from("wellness/tick\nsleep_summary\n2026-11-23")
+        );
+        // Deterministic.
+        assert_eq!(tick(c.clone()).unwrap(), tick(c).unwrap());
+    }
+
+    #[test]
+    fn calm_afternoon_records_silently() {
+        // now 15:00 local: outside the morning window. HRV 66, RHR 57 (better than baseline):
+        // score 0, low → SILENT, priority 0; sleep missing; no break.
+        let mut c = context("2026-11-23T15:00:00+01:00");
+        c["readings"] = json!({"hrv_ms": 66, "resting_hr_bpm": 57});
+        c["sleep_sessions"] =
+            json!([{"start": "2026-11-22T23:00:00+01:00", "end": "2026-11-23T06:00:00+01:00"}]);
+        let list = proposals(c);
+        assert_eq!(tools(&list), ["stress_score"]);
+        assert_eq!(list[0]["priority"], 0);
+        assert_eq!(list[0]["call"]["expected_surface"], "SILENT");
+        assert_eq!(
+            list[0]["signals"],
+            json!([
+                "stress:0",
+                "level:low",
+                "hrv_drop_pct:-10",
+                "rhr_rise_bpm:-1",
+                "missing:sleep"
+            ])
+        );
+    }
+
+    #[test]
+    fn high_stress_without_room_for_a_break() {
+        // RHR 75 alone: +17 bpm → 100. Break rules: no working hours → no break.
+        let mut c = context("2026-11-23T11:00:00+01:00");
+        c["readings"] = json!({"resting_hr_bpm": 75});
+        c["profile"]["working_hours"] = Value::Null;
+        assert_eq!(tools(&proposals(c.clone())), ["stress_score"]);
+        // Working hours, but a meeting fills the rest of the day → no slot → no break.
+        c["profile"]["working_hours"] = json!({"start": "09:00", "end": "17:00"});
+        c["events"] = json!([ev("offsite", "10:30", "18:00")]);
+        assert_eq!(tools(&proposals(c.clone())), ["stress_score"]);
+        // Saturday 28th: not a working day by default; with weekdays [6] it is.
+        let mut c = context("2026-11-28T11:00:00+01:00");
+        c["readings"] = json!({"resting_hr_bpm": 75});
+        assert_eq!(tools(&proposals(c.clone())), ["stress_score"]);
+        c["profile"]["working_hours"]["weekdays"] = json!([6]);
+        let list = proposals(c);
+        assert_eq!(tools(&list), ["stress_score", "suggest_break"]);
+        // 100 → a 15-minute walk at 11:00; one slot 11:00–17:00; priority 40 + 50 = 90.
+        assert_eq!(
+            list[1]["signals"],
+            json!(["stress:100", "break:walk/15min@11:00", "free_slots:1"])
+        );
+        assert_eq!(list[1]["priority"], 90);
+    }
+
+    #[test]
+    fn lenient_readings_and_default_baselines() {
+        // HRV "fast" and sleep 2000 are dropped; RHR 66 against the default baseline 60
+        // (the profile has none): +6 bpm → 40 → moderate, WATCH, priority 20.
+        let c = json!({
+            "now": "2026-11-23T12:00:00Z",
+            "readings": {"hrv_ms": "fast", "resting_hr_bpm": 66, "sleep_minutes": 2000,
+                         "steps": 9000},
+        });
+        let list = proposals(c);
+        assert_eq!(tools(&list), ["stress_score"]);
+        assert_eq!(
+            list[0]["signals"],
+            json!([
+                "stress:40",
+                "level:moderate",
+                "rhr_rise_bpm:6",
+                "missing:hrv",
+                "missing:sleep",
+                "dropped:hrv_ms",
+                "dropped:sleep_minutes",
+                "baseline_default:hrv_ms",
+                "baseline_default:resting_hr_bpm",
+                "baseline_default:sleep_minutes"
+            ])
+        );
+        assert_eq!(list[0]["priority"], 20);
+        assert_eq!(list[0]["call"]["expected_surface"], "WATCH");
+        assert_eq!(
+            list[0]["call"]["args"]["baselines"],
+            json!({"hrv_ms": 50, "resting_hr_bpm": 60, "sleep_minutes": 480})
+        );
+    }
+
+    #[test]
+    fn morning_sleep_summary_only_with_sessions() {
+        // No readings. 07:30 local with two nights of sleep (7 h each) → debt 5·480 + 2·60
+        // = 2520 → priority 20 + min(40, 84) = 60. Unusable sessions (future, reversed,
+        // not objects) are skipped.
+        let mut c = context("2026-11-23T07:30:00+01:00");
+        c["sleep_sessions"] = json!([
+            {"start": "2026-11-21T23:00:00+01:00", "end": "2026-11-22T06:00:00+01:00"},
+            {"start": "2026-11-22T23:30:00+01:00", "end": "2026-11-23T06:30:00+01:00"},
+            {"start": "2026-11-23T07:00:00+01:00", "end": "2026-11-23T08:00:00+01:00"},
+            {"start": "2026-11-23T05:00:00+01:00", "end": "2026-11-23T04:00:00+01:00"},
+            "nap",
+        ]);
+        let list = proposals(c.clone());
+        assert_eq!(tools(&list), ["sleep_summary"]);
+        assert_eq!(
+            list[0]["signals"],
+            json!([
+                "sleep_debt_min:2520",
+                "last_night_min:420",
+                "nights_with_sleep:2/7"
+            ])
+        );
+        assert_eq!(
+            list[0]["call"]["args"]["sessions"]
+                .as_array()
+                .unwrap()
+                .len(),
+            2
+        );
+        // 10:00 is past the morning window; 05:59 before it.
+        c["now"] = json!("2026-11-23T10:00:00+01:00");
+        assert!(proposals(c.clone()).is_empty());
+        c["now"] = json!("2026-11-23T05:59:00+01:00");
+        assert!(proposals(c.clone()).is_empty());
+        // Sessions all outside the 7-night window: nothing to summarize.
+        let mut c = context("2026-11-23T07:30:00+01:00");
+        c["sleep_sessions"] =
+            json!([{"start": "2026-11-01T23:00:00+01:00", "end": "2026-11-02T06:00:00+01:00"}]);
+        assert!(proposals(c).is_empty());
+    }
+
+    #[test]
+    fn many_sessions_keep_the_latest() {
+        // 120 one-hour sessions, one per night ending 06:00 UTC on consecutive days up to
+        // 2026-11-23: the 100 latest are kept; the window's 7 nights hold 60 min each.
+        let sessions: Vec<Value> = (0..120)
+            .map(|i| {
+                let end = parse_time("2026-11-23T06:00:00Z", "t").unwrap() - i * 86_400;
+                json!({"start": crate::common::format_time(end - 3600, 0).unwrap(),
+                       "end": crate::common::format_time(end, 0).unwrap()})
+            })
+            .collect();
+        let c = json!({"now": "2026-11-23T07:00:00Z", "sleep_sessions": sessions});
+        let list = proposals(c);
+        let kept = list[0]["call"]["args"]["sessions"].as_array().unwrap();
+        assert_eq!(kept.len(), 100);
+        assert_eq!(kept[0]["end"], "2026-11-23T06:00:00Z");
+        // 7 × (480 − 60) = 2940.
+        assert_eq!(list[0]["signals"][0], "sleep_debt_min:2940");
+    }
+
+    #[test]
+    fn nothing_to_say() {
+        assert!(proposals(json!({"now": "2026-11-23T08:00:00Z"})).is_empty());
+        let c = json!({"now": "2026-11-23T08:00:00Z", "readings": {}, "events": null,
+                       "sleep_sessions": [], "messages": [{"from": "x"}]});
+        assert!(proposals(c).is_empty());
+    }
+
+    #[test]
+    fn free_slot_gaps() {
+        // Window 540..1020; busy 500..560 (starts before), 600..660, 630..700 (overlapping),
+        // 1000..1100 (runs past): gaps 560..600, 700..1000.
+        let e = |s: i64, e: i64| {
+            json!({"start": crate::common::format_minute(s, 0).unwrap(),
+                   "end": crate::common::format_minute(e, 0).unwrap()})
+        };
+        let events = [
+            e(600, 660),
+            e(500, 560),
+            e(630, 700),
+            e(1000, 1100),
+            json!(3),
+        ];
+        assert_eq!(free_slots((540, 1020), &events), [(560, 600), (700, 1000)]);
+        assert_eq!(free_slots((540, 1020), &[]), [(540, 1020)]);
+        assert!(free_slots((540, 1020), &[e(0, 2000)]).is_empty());
+    }
+
+    #[test]
+    fn bad_context_is_invalid_args() {
+        for context in [
+            json!([]),
+            json!({}),
+            json!({"now": 5}),
+            json!({"now": "soon"}),
+            json!({"now": "2026-11-23T08:00:00Z", "utc_offset_minutes": 900}),
+            json!({"now": "2026-11-23T08:00:00Z", "utc_offset_minutes": "+01:00"}),
+        ] {
+            let e = tick(context).unwrap_err();
+            assert_eq!(e.kind, ToolErrorKind::InvalidArgs);
+        }
+    }
+
+    #[test]
+    fn through_the_agent_wiring() {
+        let mut c = context("2026-11-23T15:00:00+01:00");
+        c["readings"] = json!({"hrv_ms": 66});
+        let answer: Value = serde_json::from_str(&crate::Wellness::tick(&c.to_string())).unwrap();
+        assert_eq!(answer, tick(c).unwrap());
+        let manifest: Value = serde_json::from_str(&crate::Wellness::manifest()).unwrap();
+        assert_eq!(manifest["name"], "wellness");
+        assert_eq!(
+            manifest["tools"],
+            json!(["stress_score", "sleep_summary", "suggest_break"])
+        );
+        assert_eq!(crate::Wellness::tick("not json"), r#"{"proposals":[]}"#);
+    }
+}
