@@ -42,6 +42,10 @@ const _: () = assert!(JSON_DEPTH_MAX < 127);
 /// neighbours: 2^53 − 1 (RFC 7493 section 2.2).
 const I_JSON_INTEGER_MAX: u64 = (1 << 53) - 1;
 
+/// The smallest magnitude ECMAScript's Number::toString writes with an exponent (`1e+21`);
+/// smaller integral values are written out digit by digit.
+const ES6_EXPONENT_FORM_MIN: f64 = 1e21;
+
 /// Longest integer literal quoted verbatim in [`JsonError::NumberOutOfRange`]; longer ones are cut
 /// (the input may be megabytes of digits and the error ends up in logs).
 const LITERAL_SHOWN_MAX: usize = 64;
@@ -491,6 +495,21 @@ impl<'de> Visitor<'de> for ValueSeed<'_, '_, '_> {
     fn visit_f64<E: de::Error>(self, value: f64) -> Result<Value, E> {
         // Float literals, `-0`, and integer literals beyond u64/i64 (caught by the pre-scan).
         self.context.check_number(self.path)?;
+        // A float literal with an integral value in the exact range (`1e1`, `10.0`, `-0`) is
+        // the integer its canonical text spells ("10", "0"): hold it as that integer, so the
+        // value the schemas check is the value an agent parses from the canonical text. (Found
+        // by the crossing_envelope fuzz target: `1e1` parsed as 10.0 but its canonical text
+        // "10" parses as 10.)
+        if value.fract() == 0.0 && value.abs() <= I_JSON_INTEGER_MAX as f64 {
+            return Ok(Value::Number(Number::from(value as i64)));
+        }
+        // Past 2^53 every double is integral, and below 1e21 ECMAScript writes it out in full:
+        // `1e16` canonicalizes to "10000000000000000", an integer literal this parser refuses.
+        // Refuse the value now, so whatever the crossing accepts, its canonical text is
+        // accepted again on the next crossing.
+        if value.abs() > I_JSON_INTEGER_MAX as f64 && value.abs() < ES6_EXPONENT_FORM_MIN {
+            return Err(self.integer_out_of_range(value));
+        }
         Number::from_f64(value)
             .map(Value::Number)
             .ok_or_else(|| E::custom("number is not a finite double"))
@@ -782,10 +801,14 @@ mod tests {
             err("-9007199254740992"),
             out_of_range("-9007199254740992", "")
         );
-        // Float literals are doubles by nature and stay legal however large.
+        // Float literals are doubles by nature and stay legal, unless their canonical text
+        // would be an integer literal beyond the exact range (below 1e21 it is written out).
         assert_eq!(canon("1E30"), "1e+30");
         assert_eq!(canon("1.0e2"), "100");
-        assert_eq!(canon("9007199254740993.0"), "9007199254740992");
+        assert!(matches!(
+            parse_canonical("9007199254740993.0", 64),
+            Err(JsonError::NumberOutOfRange { .. })
+        ));
     }
 
     #[test]
@@ -962,6 +985,58 @@ mod tests {
             "tru",
         ] {
             assert!(parse_canonical(input, BIG).is_err(), "{input:?}");
+        }
+    }
+
+    #[test]
+    fn integral_floats_are_held_as_the_integers_their_canonical_text_spells() {
+        for (text, canonical) in [
+            ("1e1", "10"),
+            ("10.0", "10"),
+            ("-0", "0"),
+            ("-0.0", "0"),
+            ("-2.50e1", "-25"),
+        ] {
+            let parsed = parse_canonical(text, 64).unwrap();
+            assert_eq!(parsed.text, canonical, "{text}");
+            assert_eq!(
+                parsed.value,
+                parse_canonical(canonical, 64).unwrap().value,
+                "{text}"
+            );
+            assert!(parsed.value.is_i64(), "{text}");
+        }
+        // Fractions stay doubles; so do magnitudes written with an exponent in canonical form.
+        assert!(parse_canonical("2.5", 64).unwrap().value.is_f64());
+        assert_eq!(parse_canonical("1E21", 64).unwrap().text, "1e+21");
+        assert_eq!(parse_canonical("1E30", 64).unwrap().text, "1e+30");
+    }
+
+    #[test]
+    fn doubles_whose_canonical_text_is_an_unsafe_integer_are_refused() {
+        // 1e16 canonicalizes to "10000000000000000", which no crossing may accept: refused.
+        for text in [
+            "1e16",
+            "9007199254740992.0",
+            "-1.5e20",
+            "9.999999999999999e20",
+        ] {
+            assert!(
+                matches!(
+                    parse_canonical(text, 64),
+                    Err(JsonError::NumberOutOfRange { .. })
+                ),
+                "{text}"
+            );
+        }
+        // Whatever is accepted re-parses to the same text.
+        for text in ["9007199254740991.0", "1e21", "-1e300", "5e-324", "0.1"] {
+            let once = parse_canonical(text, 64).unwrap();
+            assert_eq!(
+                parse_canonical(&once.text, 64).unwrap().text,
+                once.text,
+                "{text}"
+            );
         }
     }
 }

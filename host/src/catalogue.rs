@@ -96,6 +96,26 @@ pub const CATALOGUE: &[AgentSpec] = &[
             tool!("wellness", "suggest_break", deadline_ms: DEADLINE_MS_DEFAULT, confirm: false),
         ],
     },
+    // finance takes up to 2000 transactions per call: measured at that bound, 46-61 M fuel, and
+    // 76 M for the worst anomaly result (100 flagged records); 2 s (200 M fuel at the default
+    // rate) leaves 2.6x headroom where the 1 s default would leave 1.3x.
+    AgentSpec {
+        name: "finance",
+        tools: &[
+            tool!("finance", "categorize_transactions", deadline_ms: 2_000, confirm: false),
+            tool!("finance", "budget_status", deadline_ms: 2_000, confirm: false),
+            tool!("finance", "detect_anomalies", deadline_ms: 2_000, confirm: false),
+            tool!("finance", "upcoming_bills", deadline_ms: 2_000, confirm: false),
+        ],
+    },
+    AgentSpec {
+        name: "comms",
+        tools: &[
+            tool!("comms", "triage_inbox", deadline_ms: DEADLINE_MS_DEFAULT, confirm: false),
+            tool!("comms", "draft_reply", deadline_ms: DEADLINE_MS_DEFAULT, confirm: false),
+            tool!("comms", "extract_action_items", deadline_ms: DEADLINE_MS_DEFAULT, confirm: false),
+        ],
+    },
 ];
 
 /// The agent named `agent`, if the catalogue has it.

@@ -5,7 +5,11 @@ mod support;
 
 mod calendar;
 mod cli;
+mod comms;
 mod contract;
 mod crossing;
+mod finance;
 mod plugins;
+mod soak;
 mod wellness;
+mod zoo;

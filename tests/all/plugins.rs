@@ -70,14 +70,47 @@ async fn a_plugin_claiming_a_tool_outside_the_catalogue_is_refused() {
 
 #[tokio::test]
 async fn a_component_loaded_as_another_agent_is_refused() {
-    // The calendar component's manifest says "calendar"; the manifest entry says "comms".
-    // comms is not in the catalogue yet, so the plugin is refused before it is even compiled.
-    let dir = plugins_dir_with("renamed", "comms", &plugins_dir().join("calendar.wasm"));
+    // The calendar component under finance's name: its manifest says "calendar".
+    let dir = plugins_dir_with("renamed", "finance", &plugins_dir().join("calendar.wasm"));
     let host = Host::open(&HostConfig::new(&dir, temp_dir("data-renamed")))
+        .await
+        .unwrap();
+    match host.load_failures() {
+        [
+            LoadError::ManifestMismatch {
+                agent,
+                name,
+                extra,
+                missing,
+            },
+        ] => {
+            assert_eq!((agent.as_str(), name.as_str()), ("finance", "calendar"));
+            assert_eq!(
+                extra,
+                &["detect_conflicts", "find_free_slots", "schedule_event"]
+            );
+            assert_eq!(
+                missing,
+                &[
+                    "budget_status",
+                    "categorize_transactions",
+                    "detect_anomalies",
+                    "upcoming_bills"
+                ]
+            );
+        }
+        other => panic!("expected one ManifestMismatch, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_component_for_an_agent_outside_the_catalogue_is_refused() {
+    let dir = plugins_dir_with("mallory", "mallory", &plugins_dir().join("calendar.wasm"));
+    let host = Host::open(&HostConfig::new(&dir, temp_dir("data-mallory")))
         .await
         .unwrap();
     assert!(matches!(
         host.load_failures(),
-        [LoadError::NotInCatalogue { agent }] if agent == "comms"
+        [LoadError::NotInCatalogue { agent }] if agent == "mallory"
     ));
 }

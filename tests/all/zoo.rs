@@ -247,3 +247,61 @@ fn zoo_guests_never_reach_plugins() {
         assert!(!plugins_dir().join(format!("{guest}_guest.wasm")).exists());
     }
 }
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_runaway_agent_does_not_starve_other_calls_on_the_same_thread() {
+    // One thread only: the spinning call must yield (fuel_async_yield_interval) for the
+    // healthy call to run at all before the spin's deadline.
+    let plugins = temp_dir("zoo-plugins-starve");
+    let mut components = serde_json::Map::new();
+    for (agent, path) in [
+        ("calendar", guest_path("liar")),
+        ("finance", plugins_dir().join("finance.wasm")),
+    ] {
+        let bytes = std::fs::read(&path).unwrap();
+        std::fs::write(plugins.join(format!("{agent}.wasm")), &bytes).unwrap();
+        components.insert(
+            agent.into(),
+            json!({"file": format!("{agent}.wasm"), "sha256": aura::plugins::sha256_hex(&bytes), "bytes": bytes.len()}),
+        );
+    }
+    let manifest = json!({"format": "aura-plugins.v1", "components": components});
+    std::fs::write(plugins.join("manifest.json"), manifest.to_string()).unwrap();
+    let data = temp_dir("zoo-data-starve");
+    let host = aura::Host::open(&aura::HostConfig::new(&plugins, &data))
+        .await
+        .unwrap();
+
+    let mut spin = envelope(
+        "t_spin000777",
+        "calendar",
+        "detect_conflicts",
+        json!({"events": []}),
+    );
+    spin["deadline_ms"] = json!(10_000);
+    let healthy = envelope(
+        "t_healthy777",
+        "finance",
+        "categorize_transactions",
+        json!({"transactions": []}),
+    );
+    let spin_done = std::cell::Cell::new(false);
+    let (spun, answered) = tokio::join!(
+        async {
+            let refused = host.dispatch(&spin.to_string()).await.unwrap_err();
+            spin_done.set(true);
+            refused
+        },
+        async {
+            let result = host.dispatch(&healthy.to_string()).await.unwrap();
+            (result, spin_done.get())
+        }
+    );
+    assert_eq!(spun.error.kind(), "deadline_exceeded");
+    let (result, spin_was_done) = answered;
+    assert!(result.ok);
+    assert!(
+        !spin_was_done,
+        "the healthy call waited for the runaway to finish"
+    );
+}

@@ -1,0 +1,724 @@
+//! Types and helpers shared by the comms tools: the message shape, quiet hours, addresses,
+//! RFC 3339 parsing and formatting, local-day arithmetic, fixed-point scores and the argument
+//! checks every tool repeats.
+//!
+//! It must not hold tool logic. Times are whole Unix seconds (UTC) internally; fractions of a
+//! second in the input are dropped. The user's local time is UTC plus a fixed
+//! `utc_offset_minutes` (no time-zone rules, no daylight-saving changes within a call).
+//! Scores are integers in thousandths ("milli") and become JSON numbers with at most 3 decimals
+//! only when serialized.
+
+use aura_sdk::{ToolError, ToolResult};
+use serde::{Deserialize, Serialize};
+use time::format_description::well_known::Rfc3339;
+use time::{Date, OffsetDateTime, UtcOffset};
+
+/// Longest message or thread id, in characters.
+pub const MAX_ID_CHARS: usize = 128;
+/// Longest sender or recipient, in characters: a 254-character address plus a display name.
+pub const MAX_ADDRESS_CHARS: usize = 320;
+/// Longest subject, in characters.
+pub const MAX_SUBJECT_CHARS: usize = 500;
+/// Longest message body, in characters.
+pub const MAX_BODY_CHARS: usize = 20_000;
+/// Longest RFC 3339 string accepted.
+pub const MAX_TIME_CHARS: usize = 40;
+/// Largest `utc_offset_minutes` magnitude (UTC-14:00 .. UTC+14:00).
+pub const MAX_OFFSET_MINUTES: i32 = 840;
+
+pub const SECS_PER_MINUTE: i64 = 60;
+pub const SECS_PER_HOUR: i64 = 3_600;
+pub const SECS_PER_DAY: i64 = 86_400;
+pub const MINUTES_PER_DAY: i64 = 1_440;
+/// Julian day number of 1970-01-01, to convert Unix days to `time::Date`.
+pub const UNIX_EPOCH_JULIAN_DAY: i64 = 2_440_588;
+
+/// One inbox message, as `triage_inbox` takes it (and the tick context carries it).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Message {
+    /// Caller's id of the message; unique within one call.
+    pub id: String,
+    /// Id of the conversation the message belongs to.
+    pub thread_id: String,
+    /// Sender: an address, optionally with a display name ("Ann Lee <ann@example.com>").
+    pub sender: String,
+    /// Subject line (may be empty).
+    pub subject: String,
+    /// Plain-text body (may be empty).
+    pub body: String,
+    /// RFC 3339 time the message was received.
+    pub received_at: String,
+}
+
+impl Message {
+    /// Checks the bounds of one message and parses its time; `list` and `index` name it in
+    /// error messages (e.g. "messages[3].id"; formatted only on error).
+    pub fn check(&self, list: &str, index: usize) -> ToolResult<i64> {
+        let at = |key: &str| format!("{list}[{index}].{key}");
+        check_chars_at(&self.id, 1, MAX_ID_CHARS, || at("id"))?;
+        check_chars_at(&self.thread_id, 1, MAX_ID_CHARS, || at("thread_id"))?;
+        check_chars_at(&self.sender, 1, MAX_ADDRESS_CHARS, || at("sender"))?;
+        check_chars_at(&self.subject, 0, MAX_SUBJECT_CHARS, || at("subject"))?;
+        check_chars_at(&self.body, 0, MAX_BODY_CHARS, || at("body"))?;
+        match try_parse_time(&self.received_at) {
+            Some(t) => Ok(t),
+            None => parse_time(&self.received_at, &at("received_at")),
+        }
+    }
+}
+
+/// Quiet hours in the user's local time. `start > end` wraps midnight.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct QuietHours {
+    /// Local start, "HH:MM" (00:00..23:59), inclusive.
+    pub start: String,
+    /// Local end, "HH:MM" (00:00..23:59), exclusive; must differ from `start`.
+    pub end: String,
+}
+
+/// Quiet hours after checking: minutes after local midnight.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Quiet {
+    pub start_min: i64,
+    pub end_min: i64,
+}
+
+impl QuietHours {
+    /// Checks the quiet hours; `field` names them in error messages.
+    pub fn check(&self, field: &str) -> ToolResult<Quiet> {
+        let start_min = parse_hh_mm(&self.start, &format!("{field}.start"))?;
+        let end_min = parse_hh_mm(&self.end, &format!("{field}.end"))?;
+        if start_min == end_min {
+            return Err(ToolError::invalid_args(format!(
+                "{field}: start and end are both {:?}; quiet hours must have a length (leave \
+                 quiet_hours out for none)",
+                self.start
+            )));
+        }
+        Ok(Quiet { start_min, end_min })
+    }
+}
+
+impl Quiet {
+    /// Whether the instant `unix` falls in the quiet hours at `offset_minutes`: the local
+    /// minute m is quiet when start <= m < end, or, when the hours wrap midnight (start > end),
+    /// when m >= start or m < end.
+    pub fn contains(&self, unix: i64, offset_minutes: i32) -> bool {
+        let minute = local_minute_of_day(unix, offset_minutes);
+        if self.start_min < self.end_min {
+            self.start_min <= minute && minute < self.end_min
+        } else {
+            minute >= self.start_min || minute < self.end_min
+        }
+    }
+}
+
+/// Parses "HH:MM" (00:00..23:59) into minutes after midnight.
+pub fn parse_hh_mm(s: &str, field: &str) -> ToolResult<i64> {
+    let bad = || {
+        ToolError::invalid_args(format!(
+            "{field}: {s:?} is not a time \"HH:MM\" (00:00..23:59)"
+        ))
+    };
+    let b = s.as_bytes();
+    if b.len() != 5 || b[2] != b':' {
+        return Err(bad());
+    }
+    let digits = [b[0], b[1], b[3], b[4]];
+    if !digits.iter().all(u8::is_ascii_digit) {
+        return Err(bad());
+    }
+    let [h1, h2, m1, m2] = digits.map(|d| i64::from(d - b'0'));
+    let (hours, minutes) = (h1 * 10 + h2, m1 * 10 + m2);
+    if hours > 23 || minutes > 59 {
+        return Err(bad());
+    }
+    Ok(hours * 60 + minutes)
+}
+
+/// Parses an RFC 3339 date-time with offset into Unix seconds (UTC), dropping any fraction.
+pub fn parse_time(s: &str, field: &str) -> ToolResult<i64> {
+    if s.chars().count() > MAX_TIME_CHARS {
+        return Err(ToolError::invalid_args(format!(
+            "{field}: longer than {MAX_TIME_CHARS} characters"
+        )));
+    }
+    OffsetDateTime::parse(s, &Rfc3339)
+        .map(|t| t.unix_timestamp())
+        .map_err(|e| {
+            ToolError::invalid_args(format!(
+                "{field}: {s:?} is not an RFC 3339 date-time with offset ({e})"
+            ))
+        })
+}
+
+/// [`parse_time`] without an error message.
+pub fn try_parse_time(s: &str) -> Option<i64> {
+    if s.len() > MAX_TIME_CHARS {
+        return None;
+    }
+    OffsetDateTime::parse(s, &Rfc3339)
+        .ok()
+        .map(|t| t.unix_timestamp())
+}
+
+/// Formats Unix seconds as RFC 3339 at `offset_minutes` ("Z" when the offset is 0); None when
+/// the offset is out of range or the local time falls outside the years 0000..9999.
+pub fn format_time(unix_secs: i64, offset_minutes: i32) -> Option<String> {
+    let offset = UtcOffset::from_whole_seconds(offset_minutes.checked_mul(60)?).ok()?;
+    OffsetDateTime::from_unix_timestamp(unix_secs)
+        .ok()
+        .and_then(|t| t.checked_to_offset(offset))
+        .and_then(|t| t.format(&Rfc3339).ok())
+}
+
+/// Checks `utc_offset_minutes`.
+pub fn check_offset(offset_minutes: i32, field: &str) -> ToolResult<()> {
+    check_range(
+        offset_minutes,
+        field,
+        -MAX_OFFSET_MINUTES,
+        MAX_OFFSET_MINUTES,
+    )
+}
+
+/// The local day (days since 1970-01-01) of `unix` at `offset_minutes`.
+pub fn local_day(unix: i64, offset_minutes: i32) -> i64 {
+    (unix + i64::from(offset_minutes) * SECS_PER_MINUTE).div_euclid(SECS_PER_DAY)
+}
+
+/// The local minute of the day (0..1439) of `unix` at `offset_minutes`.
+pub fn local_minute_of_day(unix: i64, offset_minutes: i32) -> i64 {
+    (unix + i64::from(offset_minutes) * SECS_PER_MINUTE).rem_euclid(SECS_PER_DAY) / SECS_PER_MINUTE
+}
+
+/// The instant (Unix seconds) of local day `day` at local minute `minute`.
+pub fn local_instant(day: i64, minute: i64, offset_minutes: i32) -> i64 {
+    day * SECS_PER_DAY + minute * SECS_PER_MINUTE - i64::from(offset_minutes) * SECS_PER_MINUTE
+}
+
+/// ISO weekday (1 = Monday .. 7 = Sunday) of the day `day` days after 1970-01-01 (a Thursday).
+pub fn weekday_of_day(day: i64) -> u8 {
+    // rem_euclid(7) is in 0..7, so the cast cannot truncate.
+    ((day + 3).rem_euclid(7) + 1) as u8
+}
+
+/// The calendar date of Unix day `day`, if `time` can represent it.
+pub fn date_of_day(day: i64) -> Option<Date> {
+    let julian = i32::try_from(day.checked_add(UNIX_EPOCH_JULIAN_DAY)?).ok()?;
+    Date::from_julian_day(julian).ok()
+}
+
+/// The Unix day of a calendar date.
+pub fn day_of_date(date: Date) -> i64 {
+    i64::from(date.to_julian_day()) - UNIX_EPOCH_JULIAN_DAY
+}
+
+/// Checks that `s` has between `min` and `max` characters.
+pub fn check_chars(s: &str, field: &str, min: usize, max: usize) -> ToolResult<()> {
+    check_chars_at(s, min, max, || field.to_owned())
+}
+
+/// [`check_chars`] with the field name built only on error (hot loops over many items).
+pub fn check_chars_at(
+    s: &str,
+    min: usize,
+    max: usize,
+    field: impl FnOnce() -> String,
+) -> ToolResult<()> {
+    // A string has at most as many characters as bytes, and is non-empty iff it has one:
+    // the common case needs no count.
+    if min <= 1 && s.len() <= max && (min == 0 || !s.is_empty()) {
+        return Ok(());
+    }
+    let n = s.chars().count();
+    if n < min || n > max {
+        return Err(ToolError::invalid_args(format!(
+            "{}: must have {min} to {max} characters, has {n}",
+            field()
+        )));
+    }
+    Ok(())
+}
+
+/// Checks that integer `value` lies in `min..=max`.
+pub fn check_range<T: PartialOrd + std::fmt::Display>(
+    value: T,
+    field: &str,
+    min: T,
+    max: T,
+) -> ToolResult<()> {
+    if value < min || value > max {
+        return Err(ToolError::invalid_args(format!(
+            "{field}: {value} is outside {min}..{max}"
+        )));
+    }
+    Ok(())
+}
+
+/// Checks the number of items of an array argument.
+pub fn check_len<T>(items: &[T], field: &str, max: usize) -> ToolResult<()> {
+    if items.len() > max {
+        return Err(ToolError::invalid_args(format!(
+            "{field}: at most {max} items, got {}",
+            items.len()
+        )));
+    }
+    Ok(())
+}
+
+/// The address part of a sender or recipient, trimmed: the text inside the last `<…>` when
+/// there is one ("Ann Lee <ann@example.com>" → "ann@example.com", "Ann <>" → ""), else the
+/// whole string.
+pub fn address_of(sender: &str) -> &str {
+    let trimmed = sender.trim();
+    if let Some(open) = trimmed.rfind('<')
+        && let Some(close) = trimmed[open..].find('>')
+    {
+        return trimmed[open + 1..open + close].trim();
+    }
+    trimmed
+}
+
+/// The address used to compare senders: [`address_of`], lower-cased character by character
+/// (the first character of each lower-case mapping, so the length in characters never grows
+/// past the bound of the field it came from).
+pub fn normalize_address(sender: &str) -> String {
+    address_of(sender)
+        .chars()
+        .map(|c| c.to_lowercase().next().unwrap_or(c))
+        .collect()
+}
+
+/// The display name in "Ann Lee <ann@example.com>" (quotes stripped), if any.
+pub fn display_name_of(sender: &str) -> Option<&str> {
+    let trimmed = sender.trim();
+    let open = trimmed.rfind('<')?;
+    trimmed[open..].find('>')?;
+    let name = trimmed[..open]
+        .trim()
+        .trim_matches(|c| c == '"' || c == '\'')
+        .trim();
+    (!name.is_empty()).then_some(name)
+}
+
+/// A display name cleaned for greetings: surrounding quotes dropped, whitespace collapsed.
+pub fn collapse_name(raw: &str) -> String {
+    let trimmed = raw.trim().trim_matches(|c| c == '"' || c == '\'');
+    trimmed.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// A score in thousandths as a JSON number with at most 3 decimals (e.g. 734 → 0.734).
+///
+/// The division yields the double nearest to the decimal, which serde_json and RFC 8785 both
+/// print with the shortest round-tripping digits, so the JSON text has at most 3 decimals.
+pub fn milli_to_number(milli: i64) -> f64 {
+    milli as f64 / 1000.0
+}
+
+/// Replaces control characters (which JSON escapes to 6 bytes each) with '?' and cuts to
+/// `max` characters: for the short machine-readable strings of tick signals.
+pub fn signal_text(s: &str, max: usize) -> String {
+    s.chars()
+        .take(max)
+        .map(|c| if c.is_control() { '?' } else { c })
+        .collect()
+}
+
+/// A tiny JSON Schema checker for the keywords the comms schemas use, so tests can check that
+/// what Rust serializes is exactly what the result schemas allow (the host validates with a real
+/// validator; this only catches drift between the two in unit tests). `pattern` is not checked.
+#[cfg(test)]
+pub mod schema_check {
+    use serde_json::Value;
+
+    /// Loads `schemas/comms/<name>` from the workspace.
+    pub fn load(name: &str) -> Value {
+        let path = format!("{}/../../schemas/comms/{name}", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
+    }
+
+    /// Panics with a path if `value` does not satisfy `schema`.
+    pub fn assert_valid(schema: &Value, value: &Value) {
+        if let Err(e) = check(schema, value, "$") {
+            panic!("{e}\nvalue: {value}");
+        }
+    }
+
+    /// Whether `value` satisfies `schema`.
+    pub fn is_valid(schema: &Value, value: &Value) -> bool {
+        check(schema, value, "$").is_ok()
+    }
+
+    fn check(schema: &Value, value: &Value, at: &str) -> Result<(), String> {
+        let s = schema
+            .as_object()
+            .ok_or(format!("{at}: schema is not an object"))?;
+        for key in s.keys() {
+            let known = [
+                "$schema",
+                "$id",
+                "title",
+                "description",
+                "type",
+                "properties",
+                "required",
+                "additionalProperties",
+                "items",
+                "maxItems",
+                "minItems",
+                "uniqueItems",
+                "maxLength",
+                "minLength",
+                "minimum",
+                "maximum",
+                "enum",
+                "const",
+                "pattern",
+                "format",
+                "default",
+                "examples",
+            ];
+            if !known.contains(&key.as_str()) {
+                return Err(format!(
+                    "{at}: schema keyword {key} unknown to the test checker"
+                ));
+            }
+        }
+        if let Some(t) = s.get("type").and_then(Value::as_str) {
+            let ok = match t {
+                "object" => value.is_object(),
+                "array" => value.is_array(),
+                "string" => value.is_string(),
+                "integer" => value.is_i64() || value.is_u64(),
+                "number" => value.is_number(),
+                "boolean" => value.is_boolean(),
+                other => return Err(format!("{at}: type {other} unknown to the test checker")),
+            };
+            if !ok {
+                return Err(format!("{at}: expected {t}, got {value}"));
+            }
+        }
+        if let Some(options) = s.get("enum").and_then(Value::as_array)
+            && !options.contains(value)
+        {
+            return Err(format!("{at}: {value} not in enum"));
+        }
+        if let Some(c) = s.get("const")
+            && c != value
+        {
+            return Err(format!("{at}: {value} is not {c}"));
+        }
+        match value {
+            Value::Object(map) => {
+                if s.get("additionalProperties") != Some(&Value::Bool(false)) {
+                    return Err(format!(
+                        "{at}: object schema without additionalProperties:false"
+                    ));
+                }
+                let props = s.get("properties").and_then(Value::as_object);
+                let empty = serde_json::Map::new();
+                let props = props.unwrap_or(&empty);
+                for req in s
+                    .get("required")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    let req = req.as_str().unwrap();
+                    if !map.contains_key(req) {
+                        return Err(format!("{at}: missing required {req}"));
+                    }
+                }
+                for (key, v) in map {
+                    let sub = props
+                        .get(key)
+                        .ok_or(format!("{at}: property {key} not allowed"))?;
+                    check(sub, v, &format!("{at}.{key}"))?;
+                }
+            }
+            Value::Array(items) => {
+                let max = s.get("maxItems").and_then(Value::as_u64);
+                let max = max.ok_or(format!("{at}: array schema without maxItems"))?;
+                if items.len() as u64 > max {
+                    return Err(format!("{at}: more than {max} items"));
+                }
+                if let Some(min) = s.get("minItems").and_then(Value::as_u64)
+                    && (items.len() as u64) < min
+                {
+                    return Err(format!("{at}: fewer than {min} items"));
+                }
+                if s.get("uniqueItems") == Some(&Value::Bool(true)) {
+                    for (i, item) in items.iter().enumerate() {
+                        if items[..i].contains(item) {
+                            return Err(format!("{at}: duplicate item {item}"));
+                        }
+                    }
+                }
+                let sub = s
+                    .get("items")
+                    .ok_or(format!("{at}: array schema without items"))?;
+                for (i, item) in items.iter().enumerate() {
+                    check(sub, item, &format!("{at}[{i}]"))?;
+                }
+            }
+            Value::String(text) => {
+                let n = text.chars().count() as u64;
+                let max = s.get("maxLength").and_then(Value::as_u64);
+                let max = max.ok_or(format!("{at}: string schema without maxLength"))?;
+                if n > max {
+                    return Err(format!("{at}: longer than {max}"));
+                }
+                if let Some(min) = s.get("minLength").and_then(Value::as_u64)
+                    && n < min
+                {
+                    return Err(format!("{at}: shorter than {min}"));
+                }
+                if s.get("format").and_then(Value::as_str) == Some("date-time") {
+                    let parsed = time::OffsetDateTime::parse(
+                        text,
+                        &time::format_description::well_known::Rfc3339,
+                    );
+                    if parsed.is_err() {
+                        return Err(format!("{at}: {text:?} is not a date-time"));
+                    }
+                }
+            }
+            Value::Number(n) => {
+                if s.get("type").and_then(Value::as_str) == Some("number") {
+                    let x = n.as_f64().ok_or(format!("{at}: {n} is not a double"))?;
+                    let min = s.get("minimum").and_then(Value::as_f64);
+                    let max = s.get("maximum").and_then(Value::as_f64);
+                    let (min, max) = min.zip(max).ok_or(format!("{at}: number without bounds"))?;
+                    if x < min || x > max {
+                        return Err(format!("{at}: {x} outside {min}..{max}"));
+                    }
+                    // At most 3 decimals: x·1000 is (within rounding) a whole number.
+                    let scaled = x * 1000.0;
+                    if (scaled - scaled.round()).abs() > 1e-6 {
+                        return Err(format!("{at}: {x} has more than 3 decimals"));
+                    }
+                } else {
+                    let n = n.as_i64().ok_or(format!("{at}: {n} is not an i64"))?;
+                    let min = s.get("minimum").and_then(Value::as_i64);
+                    let max = s.get("maximum").and_then(Value::as_i64);
+                    let (min, max) = min
+                        .zip(max)
+                        .ok_or(format!("{at}: integer without bounds"))?;
+                    if n < min || n > max {
+                        return Err(format!("{at}: {n} outside {min}..{max}"));
+                    }
+                }
+            }
+            Value::Bool(_) | Value::Null => {}
+        }
+        Ok(())
+    }
+
+    /// Walks a whole schema and checks the house rules: descriptions everywhere, bounds on
+    /// every string, array, integer and number, `additionalProperties: false` on every object.
+    pub fn assert_house_rules(schema: &Value, at: &str) {
+        let s = schema
+            .as_object()
+            .unwrap_or_else(|| panic!("{at}: not an object"));
+        assert!(
+            s.get("description")
+                .and_then(Value::as_str)
+                .is_some_and(|d| !d.is_empty()),
+            "{at}: no description"
+        );
+        match s.get("type").and_then(Value::as_str) {
+            Some("object") => {
+                assert_eq!(
+                    s.get("additionalProperties"),
+                    Some(&Value::Bool(false)),
+                    "{at}"
+                );
+                let props = s["properties"].as_object().unwrap();
+                for req in s
+                    .get("required")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    assert!(
+                        props.contains_key(req.as_str().unwrap()),
+                        "{at}: required {req}"
+                    );
+                }
+                for (key, sub) in props {
+                    assert_house_rules(sub, &format!("{at}.{key}"));
+                }
+            }
+            Some("array") => {
+                assert!(
+                    s.get("maxItems").is_some_and(Value::is_u64),
+                    "{at}: maxItems"
+                );
+                assert_house_rules(&s["items"], &format!("{at}[]"));
+            }
+            Some("string") => {
+                assert!(
+                    s.get("maxLength").is_some_and(Value::is_u64),
+                    "{at}: maxLength"
+                );
+                if s.get("format").and_then(Value::as_str) == Some("date-time") {
+                    assert_eq!(s["maxLength"], 40, "{at}: date-time maxLength");
+                }
+            }
+            Some("integer") => {
+                assert!(s.get("minimum").is_some_and(Value::is_i64), "{at}: minimum");
+                assert!(s.get("maximum").is_some_and(Value::is_i64), "{at}: maximum");
+            }
+            Some("number") => {
+                assert!(
+                    s.get("minimum").is_some_and(Value::is_number),
+                    "{at}: minimum"
+                );
+                assert!(
+                    s.get("maximum").is_some_and(Value::is_number),
+                    "{at}: maximum"
+                );
+                let d = s["description"].as_str().unwrap();
+                assert!(d.contains("3 decimals"), "{at}: say the decimals");
+            }
+            Some("boolean") => {}
+            other => panic!("{at}: unexpected type {other:?}"),
+        }
+    }
+
+    /// Checks the top of a comms schema: draft, $id, object.
+    pub fn assert_header(schema: &Value, name: &str) {
+        assert_eq!(
+            schema["$schema"], "https://json-schema.org/draft/2020-12/schema",
+            "{name}"
+        );
+        assert_eq!(
+            schema["$id"],
+            format!("https://aura.local/schemas/comms/{name}"),
+            "{name}"
+        );
+        assert_eq!(schema["type"], "object", "{name}");
+        assert_house_rules(schema, name);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use aura_sdk::ToolErrorKind;
+
+    #[test]
+    fn hh_mm_parses_and_rejects() {
+        assert_eq!(parse_hh_mm("00:00", "f").unwrap(), 0);
+        assert_eq!(parse_hh_mm("22:30", "f").unwrap(), 1350); // 22·60 + 30
+        assert_eq!(parse_hh_mm("23:59", "f").unwrap(), 1439);
+        for bad in ["24:00", "9:00", "09:60", "0900", "ab:cd", ""] {
+            let e = parse_hh_mm(bad, "f").unwrap_err();
+            assert_eq!(e.kind, ToolErrorKind::InvalidArgs, "{bad}");
+        }
+    }
+
+    #[test]
+    fn quiet_hours_wrap_midnight() {
+        // 22:00–07:00 at +01:00. 2026-11-23T21:30Z is 22:30 local → quiet; 06:59Z is 07:59
+        // local → not; 05:59Z is 06:59 local → quiet; 21:00Z is 22:00 local → quiet (start
+        // inclusive); 06:00Z is 07:00 local → not (end exclusive).
+        let quiet = QuietHours {
+            start: "22:00".into(),
+            end: "07:00".into(),
+        }
+        .check("q")
+        .unwrap();
+        let at = |s: &str| parse_time(s, "t").unwrap();
+        assert!(quiet.contains(at("2026-11-23T21:30:00Z"), 60));
+        assert!(!quiet.contains(at("2026-11-23T06:59:00Z"), 60));
+        assert!(quiet.contains(at("2026-11-23T05:59:00Z"), 60));
+        assert!(quiet.contains(at("2026-11-23T21:00:00Z"), 60));
+        assert!(!quiet.contains(at("2026-11-23T06:00:00Z"), 60));
+        // A daytime window 12:00–13:00 UTC does not wrap.
+        let lunch = QuietHours {
+            start: "12:00".into(),
+            end: "13:00".into(),
+        }
+        .check("q")
+        .unwrap();
+        assert!(lunch.contains(at("2026-11-23T12:00:00Z"), 0));
+        assert!(!lunch.contains(at("2026-11-23T13:00:00Z"), 0));
+        assert!(!lunch.contains(at("2026-11-23T11:59:00Z"), 0));
+        let e = QuietHours {
+            start: "22:00".into(),
+            end: "22:00".into(),
+        }
+        .check("quiet_hours")
+        .unwrap_err();
+        assert_eq!(e.kind, ToolErrorKind::InvalidArgs);
+        assert!(e.message.starts_with("quiet_hours"), "{}", e.message);
+    }
+
+    #[test]
+    fn local_days_and_instants() {
+        // 2026-11-23T00:00Z = 20780 days × 86400 = 1_795_392_000 (a Monday).
+        let midnight = 1_795_392_000;
+        assert_eq!(parse_time("2026-11-23T00:00:00Z", "t").unwrap(), midnight);
+        assert_eq!(local_day(midnight, 0), 20_780);
+        assert_eq!(weekday_of_day(20_780), 1);
+        // 23:30 local at -05:00 on the 22nd is 04:30Z on the 23rd.
+        let t = midnight + 4 * 3600 + 1800;
+        assert_eq!(local_day(t, -300), 20_779);
+        assert_eq!(local_minute_of_day(t, -300), 23 * 60 + 30);
+        assert_eq!(local_instant(20_779, 23 * 60 + 30, -300), t);
+        let date = date_of_day(20_780).unwrap();
+        assert_eq!(
+            (date.year(), u8::from(date.month()), date.day()),
+            (2026, 11, 23)
+        );
+        assert_eq!(day_of_date(date), 20_780);
+        assert_eq!(format_time(t, -300).unwrap(), "2026-11-22T23:30:00-05:00");
+        assert_eq!(format_time(t, 0).unwrap(), "2026-11-23T04:30:00Z");
+        assert!(format_time(253_402_300_800, 0).is_none()); // 10000-01-01T00:00:00Z
+        assert!(format_time(253_402_300_000, 60).is_none()); // 9999-12-31T23:46:40Z → 10000 at +01:00
+    }
+
+    #[test]
+    fn addresses_and_names() {
+        assert_eq!(address_of(" Ann Lee <ann@example.com> "), "ann@example.com");
+        assert_eq!(address_of("ann@example.com"), "ann@example.com");
+        assert_eq!(address_of("broken <"), "broken <");
+        assert_eq!(address_of("Ann < >"), "");
+        assert_eq!(
+            normalize_address("Ann <Ann@Example.COM>"),
+            "ann@example.com"
+        );
+        assert_eq!(
+            display_name_of("\"Lee, Ann\" <ann@example.com>"),
+            Some("Lee, Ann")
+        );
+        assert_eq!(display_name_of("ann@example.com"), None);
+        assert_eq!(display_name_of("<ann@example.com>"), None);
+    }
+
+    #[test]
+    fn milli_numbers_print_with_three_decimals_at_most() {
+        let v = |m| serde_json::to_string(&milli_to_number(m)).unwrap();
+        assert_eq!(v(734), "0.734");
+        assert_eq!(v(600), "0.6");
+        assert_eq!(v(1), "0.001");
+        assert_eq!(v(-125), "-0.125");
+        assert_eq!(v(1000), "1.0");
+        assert_eq!(aura_sdk::to_canonical(&milli_to_number(1000)).unwrap(), "1");
+        assert_eq!(
+            aura_sdk::to_canonical(&milli_to_number(70)).unwrap(),
+            "0.07"
+        );
+    }
+
+    #[test]
+    fn signal_text_is_bounded_and_printable() {
+        assert_eq!(signal_text("a\u{1}b\nc", 10), "a?b?c");
+        assert_eq!(signal_text("abcdef", 3), "abc");
+    }
+}

@@ -1,0 +1,996 @@
+//! Types and helpers shared by the finance tools: the transaction shape and its checks, money
+//! arithmetic, merchant normalization, calendar dates, and the argument checks every tool
+//! repeats.
+//!
+//! Conventions (stated once here, repeated in every schema):
+//! - Money is an integer number of minor units (`amount_minor`, cents for EUR, yen for JPY) plus
+//!   an ISO 4217 code (`^[A-Z]{3}$`); no float ever holds money. **Positive = money spent,
+//!   negative = refund or credit.** Every amount, and every total a tool reports, stays within
+//!   ±(2^53 − 1) so JSON readers holding numbers as doubles read it exactly; a total that would
+//!   leave that range is refused as invalid args (totals are accumulated in i128 first).
+//! - Amounts in different currencies are never added or compared: every group a tool forms is
+//!   keyed by currency.
+//! - Times are whole Unix seconds internally (fractions dropped). Calendar dates are days since
+//!   1970-01-01 (proleptic Gregorian), converted without the clock.
+//!
+//! This module must not decide categories (see `rules`) nor hold any tool's policy.
+
+use aura_sdk::{ToolError, ToolResult};
+use serde::{Deserialize, Serialize};
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+
+/// Most transactions one call accepts: a year of an active card (5 a day) fits, and the
+/// measured cost at this bound (≤ 76 M fuel, < 300 KB of args) stays within the catalogue's
+/// 2-second deadline and the 1 MiB crossing cap. The tick uses fewer (`tick::
+/// TICK_TRANSACTIONS_MAX`).
+pub const MAX_TRANSACTIONS: usize = 2000;
+/// Longest transaction id. Ids are ASCII (`[A-Za-z0-9._:-]`) so that a 2000-transaction result
+/// that echoes every id stays far below the host's 1 MiB crossing cap.
+pub const MAX_ID_CHARS: usize = 64;
+/// Longest merchant string, in characters: statement descriptors are at most a few dozen; 200
+/// leaves room for enriched names without letting one field dominate a call.
+pub const MAX_MERCHANT_CHARS: usize = 200;
+/// Longest category name (`^[a-z][a-z0-9_]{0,39}$`): a machine name, not a sentence.
+pub const MAX_CATEGORY_CHARS: usize = 40;
+/// Largest magnitude of any amount or total: 2^53 − 1, the largest integer a JSON reader that
+/// uses doubles holds exactly.
+pub const MONEY_ABS_MAX: i64 = 9_007_199_254_740_991;
+/// Longest RFC 3339 string accepted.
+pub const MAX_TIME_CHARS: usize = 40;
+/// Largest `utc_offset_minutes` magnitude (UTC-14:00 .. UTC+14:00).
+pub const MAX_OFFSET_MINUTES: i32 = 840;
+/// Longest result list of records that could grow with the input (flagged transactions,
+/// bills). Each record has a dozen members, and the SDK's canonical (RFC 8785) encoder costs
+/// roughly 13,000 fuel per object member (measured): 100 records cost ~17 M fuel, a sixth of a
+/// 1-second deadline at the default 100,000 fuel/ms, and stay under 150 KB. Nobody reviews more
+/// than 100 anomalies or bills at once; `truncated` says when more qualified.
+pub const RESULT_LIST_MAX: usize = 100;
+
+/// Day numbers of 0000-01-01 and 9999-12-31: the dates "YYYY-MM-DD" can write. A local date
+/// outside them (a time at the edge of RFC 3339's range shifted by an offset) is not reported.
+pub const FIRST_DAY: i64 = -719_528;
+/// See [`FIRST_DAY`].
+pub const LAST_DAY: i64 = 2_932_896;
+
+pub const SECS_PER_MINUTE: i64 = 60;
+pub const SECS_PER_DAY: i64 = 86_400;
+
+/// A card or account transaction, as every finance tool takes it.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Transaction {
+    /// Caller's id, unique within one call (`^[A-Za-z0-9._:-]{1,64}$`).
+    pub id: String,
+    /// Merchant as the statement shows it (1..200 characters, not blank).
+    pub merchant: String,
+    /// ISO 18245 merchant category code, four digits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcc: Option<String>,
+    /// Minor units; positive = spent, negative = refund/credit.
+    pub amount_minor: i64,
+    /// ISO 4217 code.
+    pub currency: String,
+    /// RFC 3339 instant of the transaction.
+    pub time: String,
+    /// A category already assigned (by the user or an earlier `categorize_transactions`);
+    /// when present, rules are not consulted for this transaction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub category: Option<String>,
+}
+
+/// A transaction after checking.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tx<'a> {
+    /// Position in the caller's list.
+    pub index: usize,
+    pub id: &'a str,
+    pub merchant: &'a str,
+    /// The merchant's folded words (see [`fold_merchant`]), for keyword rules.
+    pub words: String,
+    /// The normalized merchant (see [`merchant_key`]), for grouping.
+    pub key: String,
+    pub mcc: Option<u16>,
+    pub amount: i64,
+    pub currency: &'a str,
+    /// Unix seconds (UTC).
+    pub time: i64,
+    pub category: Option<&'a str>,
+}
+
+impl Tx<'_> {
+    /// Whether this is money spent (refunds, credits and zero amounts are not).
+    pub fn is_spend(&self) -> bool {
+        self.amount > 0
+    }
+}
+
+/// Whether `s` is a valid transaction or rule id: 1..64 of `[A-Za-z0-9._:-]`.
+pub fn is_id(s: &str) -> bool {
+    (1..=MAX_ID_CHARS).contains(&s.len())
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b':' | b'-'))
+}
+
+/// Whether `s` is a valid category name: `^[a-z][a-z0-9_]{0,39}$`.
+pub fn is_category(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && b.len() <= MAX_CATEGORY_CHARS
+        && b[0].is_ascii_lowercase()
+        && b.iter()
+            .all(|&c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'_')
+}
+
+/// Whether `s` is an ISO 4217-shaped code: three ASCII capitals.
+pub fn is_currency(s: &str) -> bool {
+    s.len() == 3 && s.bytes().all(|b| b.is_ascii_uppercase())
+}
+
+/// Parses a four-digit MCC.
+pub fn parse_mcc(s: &str) -> Option<u16> {
+    if s.len() == 4 && s.bytes().all(|b| b.is_ascii_digit()) {
+        s.parse().ok()
+    } else {
+        None
+    }
+}
+
+/// Checks an id; `field` names it in error messages.
+pub fn check_id(s: &str, field: &str) -> ToolResult<()> {
+    if is_id(s) {
+        Ok(())
+    } else {
+        Err(ToolError::invalid_args(format!(
+            "{field}: {s:?} is not an id (1 to {MAX_ID_CHARS} of A-Z a-z 0-9 . _ : -)"
+        )))
+    }
+}
+
+/// Checks a category name.
+pub fn check_category(s: &str, field: &str) -> ToolResult<()> {
+    if is_category(s) {
+        Ok(())
+    } else {
+        Err(ToolError::invalid_args(format!(
+            "{field}: {s:?} is not a category (a lowercase letter, then up to 39 of a-z 0-9 _)"
+        )))
+    }
+}
+
+/// Checks a currency code.
+pub fn check_currency(s: &str, field: &str) -> ToolResult<()> {
+    if is_currency(s) {
+        Ok(())
+    } else {
+        Err(ToolError::invalid_args(format!(
+            "{field}: {s:?} is not an ISO 4217 code (three capital letters)"
+        )))
+    }
+}
+
+/// Checks that an amount lies within ±[`MONEY_ABS_MAX`].
+pub fn check_money(value: i64, field: &str) -> ToolResult<()> {
+    check_range(value, field, -MONEY_ABS_MAX, MONEY_ABS_MAX)
+}
+
+/// A total computed in i128, if it fits the exact JSON range; otherwise invalid args naming
+/// `field` (the caller's amounts are too large to add exactly).
+pub fn money_total(value: i128, field: &str) -> ToolResult<i64> {
+    if value.unsigned_abs() <= MONEY_ABS_MAX as u128 {
+        Ok(value as i64)
+    } else {
+        Err(ToolError::invalid_args(format!(
+            "{field}: the total {value} leaves ±{MONEY_ABS_MAX} (2^53 - 1); amounts this large \
+             cannot be reported exactly"
+        )))
+    }
+}
+
+/// `n / d` rounded to the nearest integer, halves away from zero. `d` must be positive.
+pub fn div_round_half_away(n: i128, d: i128) -> i128 {
+    debug_assert!(d > 0);
+    let (q, r) = (n / d, n % d);
+    if 2 * r.abs() >= d { q + n.signum() } else { q }
+}
+
+/// Checks that `value` lies in `min..=max`.
+pub fn check_range<T: PartialOrd + std::fmt::Display>(
+    value: T,
+    field: &str,
+    min: T,
+    max: T,
+) -> ToolResult<()> {
+    if value < min || value > max {
+        return Err(ToolError::invalid_args(format!(
+            "{field}: {value} is outside {min}..{max}"
+        )));
+    }
+    Ok(())
+}
+
+/// Checks the number of items of an array argument.
+pub fn check_len<T>(items: &[T], field: &str, max: usize) -> ToolResult<()> {
+    if items.len() > max {
+        return Err(ToolError::invalid_args(format!(
+            "{field}: at most {max} items, got {}",
+            items.len()
+        )));
+    }
+    Ok(())
+}
+
+/// Parses an RFC 3339 date-time with offset into Unix seconds (UTC), dropping any fraction.
+pub fn parse_time(s: &str, field: &str) -> ToolResult<i64> {
+    parse_rfc3339(s).map_err(|e| ToolError::invalid_args(format!("{field}: {e}")))
+}
+
+/// [`parse_time`] with the reason for a failure as plain text.
+pub fn parse_rfc3339(s: &str) -> Result<i64, String> {
+    if s.len() > MAX_TIME_CHARS {
+        return Err(format!("longer than {MAX_TIME_CHARS} characters"));
+    }
+    OffsetDateTime::parse(s, &Rfc3339)
+        .map(|t| t.unix_timestamp())
+        .map_err(|e| format!("{s:?} is not an RFC 3339 date-time with offset ({e})"))
+}
+
+/// Formats Unix seconds as RFC 3339 in UTC, e.g. "2026-11-23T08:00:00Z".
+pub fn format_utc(unix_secs: i64) -> ToolResult<String> {
+    OffsetDateTime::from_unix_timestamp(unix_secs)
+        .ok()
+        .and_then(|t| t.format(&Rfc3339).ok())
+        .ok_or_else(|| {
+            ToolError::invalid_args(format!(
+                "time {unix_secs}s after the epoch is outside the RFC 3339 year range 0000..9999"
+            ))
+        })
+}
+
+/// The local calendar day (days since 1970-01-01) of an instant, at a fixed UTC offset.
+pub fn local_day(unix_secs: i64, offset_minutes: i32) -> i64 {
+    (unix_secs + i64::from(offset_minutes) * SECS_PER_MINUTE).div_euclid(SECS_PER_DAY)
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's `days_from_civil`).
+pub fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400; // 0..=399
+    let m = i64::from(month);
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(day) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy; // 0..=146096
+    era * 146_097 + doe - 719_468
+}
+
+/// The date (year, month 1..12, day 1..31) of a day number (Hinnant's `civil_from_days`).
+pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097; // 0..=146096
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365; // 0..=399
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100); // 0..=365
+    let mp = (5 * doy + 2) / 153; // 0..=11
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+/// Whether `year` is a Gregorian leap year.
+pub fn is_leap(year: i64) -> bool {
+    (year % 4 == 0 && year % 100 != 0) || year % 400 == 0
+}
+
+/// Days in `month` (1..12) of `year`.
+pub fn days_in_month(year: i64, month: u32) -> u32 {
+    match month {
+        2 if is_leap(year) => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
+/// The day `months` calendar months after `day`, keeping the day of month and clamping it to the
+/// target month's length (Jan 31 + 1 month = Feb 28/29).
+pub fn add_months(day: i64, months: i64) -> i64 {
+    let (y, m, d) = civil_from_days(day);
+    let index = y * 12 + i64::from(m) - 1 + months;
+    let (ty, tm) = (index.div_euclid(12), (index.rem_euclid(12) + 1) as u32);
+    days_from_civil(ty, tm, d.min(days_in_month(ty, tm)))
+}
+
+/// Formats a day number as "YYYY-MM-DD".
+pub fn format_date(day: i64) -> String {
+    let (y, m, d) = civil_from_days(day);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+fn digits(b: &[u8]) -> Option<u32> {
+    b.iter().try_fold(0u32, |acc, &c| {
+        c.is_ascii_digit().then(|| acc * 10 + u32::from(c - b'0'))
+    })
+}
+
+/// Parses "YYYY-MM-DD" (years 0000..9999, a real calendar date) into a day number.
+pub fn parse_date(s: &str, field: &str) -> ToolResult<i64> {
+    let bad = || ToolError::invalid_args(format!("{field}: {s:?} is not a date \"YYYY-MM-DD\""));
+    let b = s.as_bytes();
+    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
+        return Err(bad());
+    }
+    let (y, m, d) = (
+        digits(&b[..4]).ok_or_else(bad)?,
+        digits(&b[5..7]).ok_or_else(bad)?,
+        digits(&b[8..]).ok_or_else(bad)?,
+    );
+    let y = i64::from(y);
+    if !(1..=12).contains(&m) || d < 1 || d > days_in_month(y, m) {
+        return Err(bad());
+    }
+    Ok(days_from_civil(y, m, d))
+}
+
+/// Parses "YYYY-MM" into (year, month).
+pub fn parse_month(s: &str, field: &str) -> ToolResult<(i64, u32)> {
+    let bad = || ToolError::invalid_args(format!("{field}: {s:?} is not a month \"YYYY-MM\""));
+    let b = s.as_bytes();
+    if b.len() != 7 || b[4] != b'-' {
+        return Err(bad());
+    }
+    let y = digits(&b[..4]).ok_or_else(bad)?;
+    let m = digits(&b[5..]).ok_or_else(bad)?;
+    if !(1..=12).contains(&m) {
+        return Err(bad());
+    }
+    Ok((i64::from(y), m))
+}
+
+/// The merchant's words, lowercased, joined by single spaces: every character that is not a
+/// letter or digit separates words. "McDonald's #123" → "mcdonald s 123".
+pub fn fold_merchant(s: &str) -> String {
+    let mut folded = String::with_capacity(s.len());
+    for word in s
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+    {
+        if !folded.is_empty() {
+            folded.push(' ');
+        }
+        if word.is_ascii() {
+            folded.extend(word.chars().map(|c| c.to_ascii_lowercase()));
+        } else {
+            folded.extend(word.chars().flat_map(char::to_lowercase));
+        }
+    }
+    folded
+}
+
+/// The merchant's words (see [`fold_merchant`]). "McDonald's #123" → ["mcdonald", "s", "123"].
+pub fn merchant_words(s: &str) -> Vec<String> {
+    fold_merchant(s)
+        .split(' ')
+        .filter(|w| !w.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The key that groups transactions of one merchant, from its folded words: the words without
+/// the all-digit ones (store numbers, references), joined by one space. "NETFLIX.COM 8841" and
+/// "Netflix.com" share the key "netflix com". When every word is digits the digits are the key;
+/// when there is no word at all, the trimmed, lowercased merchant is.
+fn key_from_folded(folded: &str, raw: &str) -> String {
+    let named: Vec<&str> = folded
+        .split(' ')
+        .filter(|w| !w.is_empty() && !w.bytes().all(|b| b.is_ascii_digit()))
+        .collect();
+    if !named.is_empty() {
+        named.join(" ")
+    } else if !folded.is_empty() {
+        folded.to_owned()
+    } else {
+        raw.trim().to_lowercase()
+    }
+}
+
+/// The merchant key of a raw merchant string (see `key_from_folded`).
+pub fn merchant_key(s: &str) -> String {
+    key_from_folded(&fold_merchant(s), s)
+}
+
+impl Transaction {
+    /// Checks one transaction; `field` names it in error messages (e.g. "transactions[3]").
+    pub fn check(&self, index: usize, field: &str) -> ToolResult<Tx<'_>> {
+        // Error texts are built only on failure: a valid list of 2000 must not pay for 14000
+        // formatted field names.
+        let bad = |name: &str, why: String| {
+            ToolError::invalid_args(format!("{field}[{index}].{name}: {why}"))
+        };
+        if !is_id(&self.id) {
+            return Err(bad(
+                "id",
+                format!(
+                    "{:?} is not an id (1 to {MAX_ID_CHARS} of A-Z a-z 0-9 . _ : -)",
+                    self.id
+                ),
+            ));
+        }
+        let n = self.merchant.chars().count();
+        if n == 0 || n > MAX_MERCHANT_CHARS || self.merchant.trim().is_empty() {
+            return Err(bad(
+                "merchant",
+                format!("must have 1 to {MAX_MERCHANT_CHARS} characters and not be blank"),
+            ));
+        }
+        let mcc = match &self.mcc {
+            None => None,
+            Some(code) => Some(
+                parse_mcc(code)
+                    .ok_or_else(|| bad("mcc", format!("{code:?} is not four digits")))?,
+            ),
+        };
+        if self.amount_minor.unsigned_abs() > MONEY_ABS_MAX as u64 {
+            return Err(bad(
+                "amount_minor",
+                format!("{} is outside ±{MONEY_ABS_MAX}", self.amount_minor),
+            ));
+        }
+        if !is_currency(&self.currency) {
+            return Err(bad(
+                "currency",
+                format!(
+                    "{:?} is not an ISO 4217 code (three capital letters)",
+                    self.currency
+                ),
+            ));
+        }
+        let time = parse_rfc3339(&self.time).map_err(|e| bad("time", e))?;
+        if let Some(category) = &self.category
+            && !is_category(category)
+        {
+            return Err(bad(
+                "category",
+                format!(
+                    "{category:?} is not a category (a lowercase letter, then up to 39 of a-z 0-9 _)"
+                ),
+            ));
+        }
+        let words = fold_merchant(&self.merchant);
+        Ok(Tx {
+            index,
+            id: &self.id,
+            merchant: &self.merchant,
+            key: key_from_folded(&words, &self.merchant),
+            words,
+            mcc,
+            amount: self.amount_minor,
+            currency: &self.currency,
+            time,
+            category: self.category.as_deref(),
+        })
+    }
+}
+
+/// Checks a list of transactions (at most [`MAX_TRANSACTIONS`], ids unique); `field` names the
+/// list.
+pub fn check_transactions<'a>(list: &'a [Transaction], field: &str) -> ToolResult<Vec<Tx<'a>>> {
+    check_len(list, field, MAX_TRANSACTIONS)?;
+    let txs = list
+        .iter()
+        .enumerate()
+        .map(|(i, t)| t.check(i, field))
+        .collect::<ToolResult<Vec<_>>>()?;
+    let mut seen = std::collections::HashMap::with_capacity(txs.len());
+    for tx in &txs {
+        if let Some(first) = seen.insert(tx.id, tx.index) {
+            return Err(ToolError::invalid_args(format!(
+                "{field}[{}].id: duplicate id {:?} (also {field}[{first}])",
+                tx.index, tx.id
+            )));
+        }
+    }
+    Ok(txs)
+}
+
+/// Checks `utc_offset_minutes`.
+pub fn check_offset(offset: i32, field: &str) -> ToolResult<()> {
+    check_range(offset, field, -MAX_OFFSET_MINUTES, MAX_OFFSET_MINUTES)
+}
+
+/// A fixed-point figure with `decimals` decimals (e.g. 357 with 2 → 3.57) as a JSON number.
+/// The double nearest to the decimal serializes as that decimal (shortest round trip), so the
+/// output never shows more than `decimals` decimals.
+pub fn fixed_point(value: i64, decimals: u32) -> f64 {
+    value as f64 / 10f64.powi(decimals as i32)
+}
+
+/// A tiny JSON Schema checker for the keywords the finance schemas use, so tests can check that
+/// what Rust serializes is exactly what the result schemas allow (the host validates with a real
+/// validator; this only catches drift between the two in unit tests). `pattern` is not
+/// evaluated here (no regex engine in the agent); the Rust checks mirror each pattern.
+#[cfg(test)]
+pub mod schema_check {
+    use serde_json::Value;
+
+    /// Loads `schemas/finance/<name>` from the workspace.
+    pub fn load(name: &str) -> Value {
+        let path = format!(
+            "{}/../../schemas/finance/{name}",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
+    }
+
+    /// Panics with a path if `value` does not satisfy `schema`.
+    pub fn assert_valid(schema: &Value, value: &Value) {
+        if let Err(e) = check(schema, value, "$") {
+            panic!("{e}\nvalue: {value}");
+        }
+    }
+
+    /// Whether `value` satisfies `schema`.
+    pub fn is_valid(schema: &Value, value: &Value) -> bool {
+        check(schema, value, "$").is_ok()
+    }
+
+    fn check(schema: &Value, value: &Value, at: &str) -> Result<(), String> {
+        let s = schema
+            .as_object()
+            .ok_or(format!("{at}: schema is not an object"))?;
+        for key in s.keys() {
+            let known = [
+                "$schema",
+                "$id",
+                "title",
+                "description",
+                "type",
+                "properties",
+                "required",
+                "additionalProperties",
+                "items",
+                "maxItems",
+                "minItems",
+                "uniqueItems",
+                "maxLength",
+                "minLength",
+                "minimum",
+                "maximum",
+                "enum",
+                "const",
+                "pattern",
+                "format",
+                "default",
+                "examples",
+                "dependentRequired",
+            ];
+            if !known.contains(&key.as_str()) {
+                return Err(format!(
+                    "{at}: schema keyword {key} unknown to the test checker"
+                ));
+            }
+        }
+        if let Some(t) = s.get("type").and_then(Value::as_str) {
+            let ok = match t {
+                "object" => value.is_object(),
+                "array" => value.is_array(),
+                "string" => value.is_string(),
+                "integer" => value.is_i64() || value.is_u64(),
+                "number" => value.is_number(),
+                "boolean" => value.is_boolean(),
+                other => return Err(format!("{at}: type {other} unknown to the test checker")),
+            };
+            if !ok {
+                return Err(format!("{at}: expected {t}, got {value}"));
+            }
+        }
+        if let Some(options) = s.get("enum").and_then(Value::as_array)
+            && !options.contains(value)
+        {
+            return Err(format!("{at}: {value} not in enum"));
+        }
+        if let Some(c) = s.get("const")
+            && c != value
+        {
+            return Err(format!("{at}: {value} is not {c}"));
+        }
+        match value {
+            Value::Object(map) => {
+                if s.get("additionalProperties") != Some(&Value::Bool(false)) {
+                    return Err(format!(
+                        "{at}: object schema without additionalProperties:false"
+                    ));
+                }
+                let props = s.get("properties").and_then(Value::as_object);
+                let empty = serde_json::Map::new();
+                let props = props.unwrap_or(&empty);
+                for req in s
+                    .get("required")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    let req = req.as_str().unwrap();
+                    if !map.contains_key(req) {
+                        return Err(format!("{at}: missing required {req}"));
+                    }
+                }
+                if let Some(deps) = s.get("dependentRequired").and_then(Value::as_object) {
+                    for (key, needs) in deps {
+                        if map.contains_key(key) {
+                            for need in needs.as_array().unwrap() {
+                                if !map.contains_key(need.as_str().unwrap()) {
+                                    return Err(format!("{at}: {key} needs {need}"));
+                                }
+                            }
+                        }
+                    }
+                }
+                for (key, v) in map {
+                    let sub = props
+                        .get(key)
+                        .ok_or(format!("{at}: property {key} not allowed"))?;
+                    check(sub, v, &format!("{at}.{key}"))?;
+                }
+            }
+            Value::Array(items) => {
+                let max = s.get("maxItems").and_then(Value::as_u64);
+                let max = max.ok_or(format!("{at}: array schema without maxItems"))?;
+                if items.len() as u64 > max {
+                    return Err(format!("{at}: more than {max} items"));
+                }
+                if let Some(min) = s.get("minItems").and_then(Value::as_u64)
+                    && (items.len() as u64) < min
+                {
+                    return Err(format!("{at}: fewer than {min} items"));
+                }
+                if s.get("uniqueItems") == Some(&Value::Bool(true)) {
+                    for (i, item) in items.iter().enumerate() {
+                        if items[..i].contains(item) {
+                            return Err(format!("{at}: duplicate item {item}"));
+                        }
+                    }
+                }
+                let sub = s
+                    .get("items")
+                    .ok_or(format!("{at}: array schema without items"))?;
+                for (i, item) in items.iter().enumerate() {
+                    check(sub, item, &format!("{at}[{i}]"))?;
+                }
+            }
+            Value::String(text) => {
+                let n = text.chars().count() as u64;
+                let max = s.get("maxLength").and_then(Value::as_u64);
+                let max = max.ok_or(format!("{at}: string schema without maxLength"))?;
+                if n > max {
+                    return Err(format!("{at}: longer than {max}"));
+                }
+                if let Some(min) = s.get("minLength").and_then(Value::as_u64)
+                    && n < min
+                {
+                    return Err(format!("{at}: shorter than {min}"));
+                }
+                let format = s.get("format").and_then(Value::as_str);
+                let well_formed = match format {
+                    Some("date-time") => time::OffsetDateTime::parse(
+                        text,
+                        &time::format_description::well_known::Rfc3339,
+                    )
+                    .is_ok(),
+                    Some("date") => super::parse_date(text, at).is_ok(),
+                    _ => true,
+                };
+                if !well_formed {
+                    return Err(format!("{at}: {text:?} is not a {}", format.unwrap_or("")));
+                }
+            }
+            Value::Number(n) => {
+                if s.get("type").and_then(Value::as_str) == Some("number") {
+                    let x = n.as_f64().ok_or(format!("{at}: {n} is not a number"))?;
+                    let min = s.get("minimum").and_then(Value::as_f64);
+                    let max = s.get("maximum").and_then(Value::as_f64);
+                    let (min, max) = min.zip(max).ok_or(format!("{at}: number without bounds"))?;
+                    if x < min || x > max {
+                        return Err(format!("{at}: {x} outside {min}..{max}"));
+                    }
+                } else {
+                    let n = n.as_i64().ok_or(format!("{at}: {n} is not an i64"))?;
+                    let min = s.get("minimum").and_then(Value::as_i64);
+                    let max = s.get("maximum").and_then(Value::as_i64);
+                    let (min, max) = min
+                        .zip(max)
+                        .ok_or(format!("{at}: integer without bounds"))?;
+                    if n < min || n > max {
+                        return Err(format!("{at}: {n} outside {min}..{max}"));
+                    }
+                }
+            }
+            Value::Bool(_) | Value::Null => {}
+        }
+        Ok(())
+    }
+
+    /// Walks a whole schema and checks the house rules: descriptions everywhere, bounds on
+    /// every string, array, integer and number, `additionalProperties: false` on every object.
+    pub fn assert_house_rules(schema: &Value, at: &str) {
+        let s = schema
+            .as_object()
+            .unwrap_or_else(|| panic!("{at}: not an object"));
+        assert!(
+            s.get("description")
+                .and_then(Value::as_str)
+                .is_some_and(|d| !d.is_empty()),
+            "{at}: no description"
+        );
+        match s.get("type").and_then(Value::as_str) {
+            Some("object") => {
+                assert_eq!(
+                    s.get("additionalProperties"),
+                    Some(&Value::Bool(false)),
+                    "{at}"
+                );
+                let props = s["properties"].as_object().unwrap();
+                for req in s
+                    .get("required")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    assert!(
+                        props.contains_key(req.as_str().unwrap()),
+                        "{at}: required {req}"
+                    );
+                }
+                for (key, sub) in props {
+                    assert_house_rules(sub, &format!("{at}.{key}"));
+                }
+            }
+            Some("array") => {
+                assert!(
+                    s.get("maxItems").is_some_and(Value::is_u64),
+                    "{at}: maxItems"
+                );
+                assert_house_rules(&s["items"], &format!("{at}[]"));
+            }
+            Some("string") => {
+                assert!(
+                    s.get("maxLength").is_some_and(Value::is_u64),
+                    "{at}: maxLength"
+                );
+                if s.get("format").and_then(Value::as_str) == Some("date-time") {
+                    assert_eq!(s["maxLength"], 40, "{at}: date-time maxLength");
+                }
+            }
+            Some("integer") => {
+                assert!(s.get("minimum").is_some_and(Value::is_i64), "{at}: minimum");
+                assert!(s.get("maximum").is_some_and(Value::is_i64), "{at}: maximum");
+            }
+            Some("number") => {
+                assert!(s.get("minimum").is_some_and(Value::is_number), "{at}: min");
+                assert!(s.get("maximum").is_some_and(Value::is_number), "{at}: max");
+            }
+            Some("boolean") => {}
+            other => panic!("{at}: unexpected type {other:?}"),
+        }
+    }
+
+    /// Checks the top of a finance schema: draft, $id, object, house rules.
+    pub fn assert_header(schema: &Value, name: &str) {
+        assert_eq!(
+            schema["$schema"], "https://json-schema.org/draft/2020-12/schema",
+            "{name}"
+        );
+        assert_eq!(
+            schema["$id"],
+            format!("https://aura.local/schemas/finance/{name}"),
+            "{name}"
+        );
+        assert_eq!(schema["type"], "object", "{name}");
+        assert_house_rules(schema, name);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use aura_sdk::ToolErrorKind;
+
+    fn tx(id: &str, merchant: &str, amount: i64) -> Transaction {
+        Transaction {
+            id: id.into(),
+            merchant: merchant.into(),
+            mcc: None,
+            amount_minor: amount,
+            currency: "EUR".into(),
+            time: "2026-11-23T09:00:00Z".into(),
+            category: None,
+        }
+    }
+
+    #[test]
+    fn dates_round_trip_through_day_numbers() {
+        // 1970-01-01 is day 0; 2000-03-01 is 30 years (7 leap days: 72,76,80,84,88,92,96)
+        // + Jan + Feb 2000 (31 + 29): 30·365 + 7 + 60 = 11_017.
+        assert_eq!(days_from_civil(1970, 1, 1), 0);
+        assert_eq!(days_from_civil(2000, 3, 1), 11_017);
+        assert_eq!(civil_from_days(11_017), (2000, 3, 1));
+        assert_eq!(civil_from_days(-1), (1969, 12, 31));
+        // 2026-11-23 00:00Z = 1_795_392_000 s = 20_780 days.
+        assert_eq!(days_from_civil(2026, 11, 23), 20_780);
+        // 0000-01-01 is 1970 years back. Leap years among 0000..1969: 493 multiples of 4
+        // (0..1968), minus 20 multiples of 100 (0..1900), plus 5 multiples of 400 (0..1600):
+        // 478. 1970 × 365 + 478 = 719_528.
+        assert_eq!(days_from_civil(0, 1, 1), FIRST_DAY);
+        assert_eq!(format_date(FIRST_DAY), "0000-01-01");
+        assert_eq!(format_date(LAST_DAY), "9999-12-31");
+        assert_eq!(format_date(LAST_DAY + 1), "10000-01-01");
+        for day in [-800_000, -1, 0, 59, 60, 11_016, 20_780, 2_932_896] {
+            let (y, m, d) = civil_from_days(day);
+            assert_eq!(days_from_civil(y, m, d), day);
+        }
+        assert_eq!(format_date(20_780), "2026-11-23");
+        assert_eq!(parse_date("2026-11-23", "d").unwrap(), 20_780);
+        assert_eq!(
+            parse_date("2028-02-29", "d").unwrap(),
+            days_from_civil(2028, 2, 29)
+        );
+        for bad in [
+            "2026-02-29",
+            "2026-13-01",
+            "2026-00-10",
+            "2026-1-01",
+            "26-11-23",
+            "2026-11-3x",
+        ] {
+            assert_eq!(
+                parse_date(bad, "d").unwrap_err().kind,
+                ToolErrorKind::InvalidArgs,
+                "{bad}"
+            );
+        }
+        assert_eq!(parse_month("2026-02", "m").unwrap(), (2026, 2));
+        assert!(parse_month("2026-13", "m").is_err());
+        assert!(parse_month("2026-2", "m").is_err());
+    }
+
+    #[test]
+    fn month_lengths_and_adding_months() {
+        assert_eq!(days_in_month(2026, 2), 28);
+        assert_eq!(days_in_month(2028, 2), 29);
+        assert_eq!(days_in_month(1900, 2), 28);
+        assert_eq!(days_in_month(2000, 2), 29);
+        assert_eq!(days_in_month(2026, 4), 30);
+        assert_eq!(days_in_month(2026, 12), 31);
+        let d = |y, m, d| days_from_civil(y, m, d);
+        assert_eq!(add_months(d(2026, 1, 31), 1), d(2026, 2, 28));
+        assert_eq!(add_months(d(2026, 12, 15), 1), d(2027, 1, 15));
+        assert_eq!(add_months(d(2028, 2, 29), 12), d(2029, 2, 28));
+        assert_eq!(add_months(d(2026, 3, 31), -1), d(2026, 2, 28));
+    }
+
+    #[test]
+    fn local_days_follow_the_offset() {
+        // 2026-11-23T23:30:00Z is 2026-11-24 00:30 at +01:00 and 2026-11-23 at -05:00.
+        let t = parse_time("2026-11-23T23:30:00Z", "t").unwrap();
+        assert_eq!(local_day(t, 0), 20_780);
+        assert_eq!(local_day(t, 60), 20_781);
+        assert_eq!(local_day(t, -300), 20_780);
+        assert_eq!(local_day(-1, 0), -1);
+    }
+
+    #[test]
+    fn rounding_halves_away_from_zero() {
+        assert_eq!(div_round_half_away(7, 2), 4); // 3.5 → 4
+        assert_eq!(div_round_half_away(-7, 2), -4); // -3.5 → -4
+        assert_eq!(div_round_half_away(10, 3), 3); // 3.33 → 3
+        assert_eq!(div_round_half_away(11, 3), 4); // 3.67 → 4
+        assert_eq!(div_round_half_away(-11, 3), -4);
+        assert_eq!(div_round_half_away(0, 5), 0);
+    }
+
+    #[test]
+    fn money_totals_stay_exact() {
+        assert_eq!(
+            money_total(i128::from(MONEY_ABS_MAX), "t").unwrap(),
+            MONEY_ABS_MAX
+        );
+        assert_eq!(
+            money_total(-i128::from(MONEY_ABS_MAX), "t").unwrap(),
+            -MONEY_ABS_MAX
+        );
+        let e = money_total(i128::from(MONEY_ABS_MAX) + 1, "budgets[2]").unwrap_err();
+        assert_eq!(e.kind, ToolErrorKind::InvalidArgs);
+        assert!(e.message.starts_with("budgets[2]"));
+    }
+
+    #[test]
+    fn merchant_keys_drop_numbers_and_punctuation() {
+        assert_eq!(merchant_words("McDonald's #123"), ["mcdonald", "s", "123"]);
+        assert_eq!(merchant_key("NETFLIX.COM 8841"), "netflix com");
+        assert_eq!(merchant_key("  Netflix.com "), "netflix com");
+        assert_eq!(merchant_key("7-Eleven 0042"), "eleven");
+        assert_eq!(merchant_key("12345"), "12345");
+        assert_eq!(merchant_key(" ** "), "**");
+        assert_eq!(merchant_key("CAFÉ Zürich"), "café zürich");
+    }
+
+    #[test]
+    fn transactions_are_checked_field_by_field() {
+        let good = tx("a", "Shop", 100);
+        let checked = good.check(0, "t").unwrap();
+        assert_eq!(checked.time, 1_795_424_400); // 20_780 days + 9 h: 1_795_392_000 + 32_400
+        assert_eq!(checked.key, "shop");
+        assert_eq!(fold_merchant("McDonald's #123 CAFÉ"), "mcdonald s 123 café");
+        assert_eq!(fold_merchant(" -- "), "");
+        let cases: Vec<(Transaction, &str)> = vec![
+            (tx("a b", "Shop", 1), "transactions[0].id"),
+            (tx("", "Shop", 1), "transactions[0].id"),
+            (tx("a", "   ", 1), "transactions[0].merchant"),
+            (
+                tx("a", "Shop", MONEY_ABS_MAX + 1),
+                "transactions[0].amount_minor",
+            ),
+            (
+                Transaction {
+                    currency: "eur".into(),
+                    ..tx("a", "Shop", 1)
+                },
+                "transactions[0].currency",
+            ),
+            (
+                Transaction {
+                    mcc: Some("541".into()),
+                    ..tx("a", "Shop", 1)
+                },
+                "transactions[0].mcc",
+            ),
+            (
+                Transaction {
+                    time: "2026-11-23".into(),
+                    ..tx("a", "Shop", 1)
+                },
+                "transactions[0].time",
+            ),
+            (
+                Transaction {
+                    category: Some("Food".into()),
+                    ..tx("a", "Shop", 1)
+                },
+                "transactions[0].category",
+            ),
+        ];
+        for (t, field) in cases {
+            let e = check_transactions(std::slice::from_ref(&t), "transactions").unwrap_err();
+            assert_eq!(e.kind, ToolErrorKind::InvalidArgs);
+            assert!(e.message.starts_with(field), "{field}: {}", e.message);
+        }
+        let e = check_transactions(&[tx("a", "S", 1), tx("b", "S", 1), tx("a", "S", 1)], "tx")
+            .unwrap_err();
+        assert!(
+            e.message.contains("tx[2].id") && e.message.contains("tx[0]"),
+            "{}",
+            e.message
+        );
+    }
+
+    #[test]
+    fn ids_categories_currencies() {
+        assert!(is_id("tx_2026-11-23:001.a"));
+        assert!(!is_id(&"a".repeat(65)));
+        assert!(!is_id("builtin/mcc"));
+        assert!(is_category("dining") && is_category("a_1"));
+        assert!(!is_category("1a") && !is_category("Dining") && !is_category(""));
+        assert!(is_currency("EUR") && !is_currency("EU") && !is_currency("EUr"));
+        assert_eq!(parse_mcc("0742"), Some(742));
+        assert_eq!(parse_mcc("74a2"), None);
+    }
+
+    #[test]
+    fn fixed_point_prints_its_decimals_only() {
+        assert_eq!(serde_json::json!(fixed_point(357, 2)).to_string(), "3.57");
+        assert_eq!(serde_json::json!(fixed_point(-10, 2)).to_string(), "-0.1");
+        assert_eq!(serde_json::json!(fixed_point(833, 3)).to_string(), "0.833");
+        assert_eq!(serde_json::json!(fixed_point(1000, 3)).to_string(), "1.0");
+    }
+}

@@ -1,0 +1,42 @@
+//! aura's finance agent: categorization, budgets, anomalies, recurring bills.
+//!
+//! Tools (each a plain `fn(Args) -> aura_sdk::ToolResult<Result>`; schemas in
+//! `schemas/finance/<tool>.{args,result}.json`):
+//! - [`categorize::categorize_transactions`]: each transaction's category and the rule (caller's
+//!   or built-in MCC range / merchant keyword / fallback) that assigned it.
+//! - [`budget::budget_status`]: spent, remaining and projected month-end spend per monthly
+//!   budget; over and at-risk flags.
+//! - [`anomalies::detect_anomalies`]: unusually large spends (modified z-score), duplicate
+//!   charges, large first-time merchants.
+//! - [`bills::upcoming_bills`]: recurring payments (weekly, monthly, yearly) with their next
+//!   date and amount.
+//!
+//! Money is integer minor units plus an ISO 4217 code, positive = spent, negative = refund or
+//! credit; amounts in different currencies are never added (see [`common`]). Nothing is stored
+//! and nothing is paid: every tool only reports, so none needs confirmation.
+//!
+//! The tick, [`tick::tick`], proposes those tools when the context's transactions show a
+//! duplicate or unusually large new spend, a budget over or at risk, or a bill due soon.
+//! Everything is deterministic: no clock, no randomness; "now" and "today" come from the args or
+//! the tick context.
+
+pub mod anomalies;
+pub mod bills;
+pub mod budget;
+pub mod categorize;
+pub mod common;
+pub mod rules;
+pub mod tick;
+
+aura_sdk::agent! {
+    Finance {
+        name: "finance",
+        tools: {
+            "categorize_transactions" => categorize::categorize_transactions,
+            "budget_status" => budget::budget_status,
+            "detect_anomalies" => anomalies::detect_anomalies,
+            "upcoming_bills" => bills::upcoming_bills,
+        },
+        tick: tick::tick,
+    }
+}
