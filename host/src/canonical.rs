@@ -9,7 +9,8 @@
 //!   are rejected instead of silently keeping the last one, and integer literals that an IEEE-754
 //!   double cannot hold exactly (outside ±(2^53−1)) are rejected. Lone surrogates, `NaN`,
 //!   `Infinity` and trailing data are already refused by `serde_json` as malformed JSON.
-//! - **The RFC 8785 (JCS) canonical form** of a value, via `serde_json_canonicalizer`: object
+//! - **The RFC 8785 (JCS) canonical form** of a value, via `aura_jcs` (checked against
+//!   `serde_json_canonicalizer`, the reference vectors and 20k ES6 numbers): object
 //!   members sorted by UTF-16 code units, minimal string escaping, ECMAScript number formatting,
 //!   no whitespace.
 //!
@@ -201,9 +202,7 @@ pub fn to_canonical_string(value: &Value) -> Result<String, JsonError> {
 }
 
 fn canonicalize(value: &Value) -> Result<String, JsonError> {
-    serde_json_canonicalizer::to_string(value).map_err(|error| JsonError::Canonicalize {
-        message: error.to_string(),
-    })
+    Ok(aura_jcs::to_canonical_string(value))
 }
 
 /// Iterative (stack-safe) walk of a host-built value: depth bound and finite numbers.

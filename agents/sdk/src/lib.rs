@@ -116,8 +116,9 @@ pub fn call_id_from(seed: &str) -> String {
 /// Serialization of the SDK's own types cannot fail; a failure here means a tool returned a
 /// value JSON cannot hold (a map with non-string keys), which is reported as a tool failure.
 pub fn to_canonical(value: &impl Serialize) -> Result<String, ToolError> {
-    serde_json_canonicalizer::to_string(value)
-        .map_err(|e| ToolError::failed(format!("result is not serializable as JSON: {e}")))
+    let value = serde_json::to_value(value)
+        .map_err(|e| ToolError::failed(format!("result is not serializable as JSON: {e}")))?;
+    Ok(aura_jcs::to_canonical_string(&value))
 }
 
 /// Runs one typed tool on untyped args: deserialize, call, serialize.
