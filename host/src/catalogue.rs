@@ -8,7 +8,7 @@
 
 use serde::Serialize;
 
-use crate::limits::DEADLINE_MS_DEFAULT;
+use crate::limits::{DEADLINE_MS_DEFAULT, MEMORY_BYTES_MAX};
 use crate::schema::SchemaSource;
 use crate::schema_source;
 
@@ -34,6 +34,9 @@ pub struct ToolSpec {
 pub struct AgentSpec {
     /// Agent name as it appears in toolcall.v1 `agent` and in plugins/manifest.json.
     pub name: &'static str,
+    /// Linear memory one call of this agent may grow to (at most
+    /// [`MEMORY_BYTES_CEILING`](crate::limits::MEMORY_BYTES_CEILING)).
+    pub memory_bytes_max: usize,
     /// Every tool of the agent, no more and no less than its manifest must claim.
     pub tools: &'static [ToolSpec],
 }
@@ -82,6 +85,7 @@ pub const ENVELOPE_SCHEMAS: [SchemaSource; 5] = [
 pub const CATALOGUE: &[AgentSpec] = &[
     AgentSpec {
         name: "calendar",
+        memory_bytes_max: MEMORY_BYTES_MAX,
         tools: &[
             tool!("calendar", "find_free_slots", deadline_ms: DEADLINE_MS_DEFAULT, confirm: false),
             tool!("calendar", "detect_conflicts", deadline_ms: DEADLINE_MS_DEFAULT, confirm: false),
@@ -90,6 +94,7 @@ pub const CATALOGUE: &[AgentSpec] = &[
     },
     AgentSpec {
         name: "wellness",
+        memory_bytes_max: MEMORY_BYTES_MAX,
         tools: &[
             tool!("wellness", "stress_score", deadline_ms: DEADLINE_MS_DEFAULT, confirm: false),
             tool!("wellness", "sleep_summary", deadline_ms: DEADLINE_MS_DEFAULT, confirm: false),
@@ -101,6 +106,7 @@ pub const CATALOGUE: &[AgentSpec] = &[
     // rate) leaves 2.6x headroom where the 1 s default would leave 1.3x.
     AgentSpec {
         name: "finance",
+        memory_bytes_max: MEMORY_BYTES_MAX,
         tools: &[
             tool!("finance", "categorize_transactions", deadline_ms: 2_000, confirm: false),
             tool!("finance", "budget_status", deadline_ms: 2_000, confirm: false),
@@ -110,6 +116,7 @@ pub const CATALOGUE: &[AgentSpec] = &[
     },
     AgentSpec {
         name: "comms",
+        memory_bytes_max: MEMORY_BYTES_MAX,
         tools: &[
             tool!("comms", "triage_inbox", deadline_ms: DEADLINE_MS_DEFAULT, confirm: false),
             tool!("comms", "draft_reply", deadline_ms: DEADLINE_MS_DEFAULT, confirm: false),
@@ -201,6 +208,18 @@ mod tests {
         let listed: BTreeSet<_> = CATALOGUE.iter().map(|agent| agent.name).collect();
         assert_eq!(built, listed);
         assert_eq!(built.len(), crate::agent_crates::AGENT_CRATES.len());
+    }
+
+    #[test]
+    fn memory_limits_fit_the_pool() {
+        for agent in CATALOGUE {
+            assert!(agent.memory_bytes_max <= crate::limits::MEMORY_BYTES_CEILING);
+            assert!(
+                agent.memory_bytes_max >= 2 * 1024 * 1024,
+                "{}: too small to start",
+                agent.name
+            );
+        }
     }
 
     #[test]

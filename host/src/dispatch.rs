@@ -500,7 +500,7 @@ async fn admit(
 ) -> Result<(), LoadError> {
     let bytes = plugins.read_component(spec.name).map_err(HostError::from)?;
     let prepared = sandbox
-        .prepare(spec.name, &bytes)
+        .prepare(spec.name, spec.memory_bytes_max, &bytes)
         .map_err(HostError::from)?;
     let invalid = |error| LoadError::ManifestInvalid {
         agent: spec.name.to_owned(),

@@ -64,9 +64,15 @@ pub const EPOCH_TICK_MS: u64 = 10;
 /// did not stop (a host import that blocks, a device slower than its calibration).
 pub const EPOCH_BACKSTOP_MARGIN_MS: u64 = 500;
 
-/// Linear memory one call's instance may grow to: a phone has little memory to spare per call,
-/// and every agent works on bounded inputs (the schemas cap every array and string).
+/// Linear memory one call's instance may grow to, by default: a phone has little memory to
+/// spare per call, and every agent works on bounded inputs (the schemas cap every array and
+/// string). An agent's catalogue entry may set its own limit, up to [`MEMORY_BYTES_CEILING`].
 pub const MEMORY_BYTES_MAX: usize = 32 * 1024 * 1024;
+
+/// The most any agent's catalogue entry may allow: the size of each memory slot the pooling
+/// allocator reserves (address space, not RAM: CONCURRENT_CALLS_MAX + 1 slots of 64 MiB plus
+/// guards stay near 1.2 GiB of the phone's address space).
+pub const MEMORY_BYTES_CEILING: usize = 64 * 1024 * 1024;
 
 /// Table elements one instance may hold (function pointers of the guest's indirect calls).
 pub const TABLE_ELEMENTS_MAX: usize = 20_000;
@@ -105,6 +111,7 @@ const _: () = assert!(QUARANTINE_OFFENDING_BYTES_MAX <= CROSSING_BYTES_MAX);
 const _: () = assert!(DEADLINE_MS_MIN <= TICK_DEADLINE_MS && TICK_DEADLINE_MS <= DEADLINE_MS_MAX);
 const _: () = assert!(EMIT_BYTES_MAX <= CROSSING_BYTES_MAX);
 const _: () = assert!(ASYNC_STACK_BYTES > WASM_STACK_BYTES_MAX);
+const _: () = assert!(MEMORY_BYTES_MAX <= MEMORY_BYTES_CEILING);
 const _: () = assert!(EPOCH_TICK_MS < EPOCH_BACKSTOP_MARGIN_MS);
 // The largest fuel budget must not overflow u64.
 const _: () = assert!(DEADLINE_MS_MAX.checked_mul(FUEL_PER_MS_DEFAULT).is_some());

@@ -84,10 +84,10 @@ pub fn engine_config() -> Config {
     config.epoch_interruption(true);
     config.max_wasm_stack(WASM_STACK_BYTES_MAX);
     config.async_stack_size(ASYNC_STACK_BYTES);
-    // Memories never move and never exceed MEMORY_BYTES_MAX: reserve exactly that, so the
+    // Memories never move and never exceed MEMORY_BYTES_CEILING: reserve exactly that, so the
     // pool's address-space footprint is CONCURRENT_CALLS_MAX × (reservation + guard), small
     // enough for a phone.
-    config.memory_reservation(MEMORY_BYTES_MAX as u64);
+    config.memory_reservation(MEMORY_BYTES_CEILING as u64);
     config.memory_reservation_for_growth(0);
     config.memory_guard_size(MEMORY_GUARD_BYTES);
     let slots = CONCURRENT_CALLS_MAX + LOADING_SLOTS;
@@ -100,7 +100,7 @@ pub fn engine_config() -> Config {
         .max_core_instances_per_component(CORE_INSTANCES_PER_COMPONENT_MAX)
         .max_memories_per_component(MEMORIES_PER_COMPONENT_MAX)
         .max_tables_per_component(TABLES_PER_COMPONENT_MAX)
-        .max_memory_size(MEMORY_BYTES_MAX)
+        .max_memory_size(MEMORY_BYTES_CEILING)
         .table_elements(TABLE_ELEMENTS_MAX);
     config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
     config
@@ -167,6 +167,7 @@ impl WasiView for CallState {
 /// Memory and table limits of one call, remembering whether a limit was hit so the trap that
 /// follows (a guest's allocator aborting) is reported as [`CrossingError::MemoryLimit`].
 struct CallLimiter {
+    memory_bytes_max: usize,
     limit_hit: Option<String>,
 }
 
@@ -177,9 +178,10 @@ impl ResourceLimiter for CallLimiter {
         desired: usize,
         _maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
-        if desired > MEMORY_BYTES_MAX {
+        if desired > self.memory_bytes_max {
             self.limit_hit = Some(format!(
-                "memory growth from {current} to {desired} bytes exceeds {MEMORY_BYTES_MAX}"
+                "memory growth from {current} to {desired} bytes exceeds {}",
+                self.memory_bytes_max
             ));
             return Ok(false);
         }
@@ -319,6 +321,7 @@ impl Drop for EpochTicker {
 /// A component compiled and pre-instantiated against the host's linker.
 pub struct PreparedAgent {
     name: &'static str,
+    memory_bytes_max: usize,
     pre: bindings::AgentPre<CallState>,
 }
 
@@ -363,7 +366,15 @@ impl Sandbox {
     }
 
     /// Compiles `bytes` and pre-instantiates it; the agent is not served until [`Self::add`].
-    pub fn prepare(&self, name: &'static str, bytes: &[u8]) -> Result<PreparedAgent, SandboxError> {
+    ///
+    /// Each call of the agent may grow its memory to `memory_bytes_max` (capped at
+    /// [`MEMORY_BYTES_CEILING`]).
+    pub fn prepare(
+        &self,
+        name: &'static str,
+        memory_bytes_max: usize,
+        bytes: &[u8],
+    ) -> Result<PreparedAgent, SandboxError> {
         let component =
             Component::from_binary(&self.engine, bytes).map_err(|e| SandboxError::Compile {
                 agent: name.to_owned(),
@@ -380,7 +391,11 @@ impl Sandbox {
             agent: name.to_owned(),
             message: format!("{e:#}"),
         })?;
-        Ok(PreparedAgent { name, pre })
+        Ok(PreparedAgent {
+            name,
+            memory_bytes_max: memory_bytes_max.min(MEMORY_BYTES_CEILING),
+            pre,
+        })
     }
 
     /// Calls a prepared agent's `manifest` with a fixed fuel budget.
@@ -482,7 +497,10 @@ impl Sandbox {
         let state = CallState {
             wasi,
             table: ResourceTable::new(),
-            limiter: CallLimiter { limit_hit: None },
+            limiter: CallLimiter {
+                memory_bytes_max: agent.memory_bytes_max,
+                limit_hit: None,
+            },
             caller,
             imports,
             host_calls: 0,

@@ -60,7 +60,7 @@ fn soak_plugins() -> std::path::PathBuf {
 
 /// Call `i`: every third is hostile, cycling through the misbehaviours; the rest healthy.
 fn call_for(i: usize) -> (String, Option<&'static str>) {
-    if i % 3 == 0 {
+    if i.is_multiple_of(3) {
         let (stem, kind) = HOSTILE[(i / 3) % HOSTILE.len()];
         let call_id = format!(
             "t_{stem}{:0width$}",
@@ -155,7 +155,7 @@ async fn ten_thousand_mixed_calls_leave_the_host_whole() {
     let rss_end = rss_bytes();
 
     let hostile = hostile_count.load(Ordering::Relaxed);
-    assert_eq!(hostile, (0..SOAK_CALLS).filter(|i| i % 3 == 0).count());
+    assert_eq!(hostile, (0..SOAK_CALLS).filter(|i| i.is_multiple_of(3)).count());
     let lines = quarantine_lines(&data);
     assert_eq!(lines.len(), hostile, "one quarantine line per hostile call");
     println!(

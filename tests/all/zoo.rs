@@ -132,7 +132,12 @@ async fn a_stack_overflow_is_its_own_error() {
 
 #[tokio::test]
 async fn unbounded_memory_growth_hits_the_memory_limit() {
-    expect_kind("grow", "t_grow000001", 1000, "memory_limit").await;
+    let zoo = expect_kind("grow", "t_grow000001", 1000, "memory_limit").await;
+    // The calendar's catalogue limit, the phone-sized default.
+    let reason = zoo.quarantine()[0]["reason"].as_str().unwrap().to_owned();
+    let limit = aura::catalogue::agent("calendar").unwrap().memory_bytes_max;
+    assert_eq!(limit, aura::limits::MEMORY_BYTES_MAX);
+    assert!(reason.contains(&format!("exceeds {limit}")), "{reason}");
 }
 
 #[tokio::test]
