@@ -163,3 +163,51 @@ fn calibrate_stores_a_rate_from_a_workload_that_burns_the_same_fuel_every_time()
     let second = stdout_json(&aura(&data, &["calibrate"], None));
     assert_eq!(second["fuel_per_run"], first["fuel_per_run"]);
 }
+
+/// Undoes the shell quoting the README uses: `'...'`, with `'"'"'` for a single quote.
+fn shell_unquote(quoted: &str) -> String {
+    let inner = quoted
+        .strip_prefix('\'')
+        .and_then(|q| q.strip_suffix('\''))
+        .expect("single-quoted");
+    inner.replace(r#"'"'"'"#, "'")
+}
+
+#[test]
+fn every_readme_example_call_succeeds() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
+    let data = temp_dir("cli-readme");
+    let mut tools = std::collections::BTreeSet::new();
+    for line in readme
+        .lines()
+        .filter(|l| l.starts_with("aura call ") && !l.starts_with("aura call <"))
+    {
+        let mut parts = line.splitn(5, ' ');
+        let (_, _, agent, tool, args) = (
+            parts.next(),
+            parts.next(),
+            parts.next().unwrap(),
+            parts.next().unwrap(),
+            parts.next().unwrap(),
+        );
+        let output = aura(&data, &["call", agent, tool, &shell_unquote(args)], None);
+        assert!(
+            output.status.success(),
+            "{line}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert_eq!(stdout_json(&output)["ok"], true, "{line}");
+        tools.insert(format!("{agent}.{tool}"));
+    }
+    // Every tool of the catalogue has its example.
+    let catalogue: std::collections::BTreeSet<_> = aura::catalogue::CATALOGUE
+        .iter()
+        .flat_map(|a| {
+            a.tools
+                .iter()
+                .map(move |t| format!("{}.{}", a.name, t.name))
+        })
+        .collect();
+    assert_eq!(tools, catalogue);
+}

@@ -155,7 +155,10 @@ async fn ten_thousand_mixed_calls_leave_the_host_whole() {
     let rss_end = rss_bytes();
 
     let hostile = hostile_count.load(Ordering::Relaxed);
-    assert_eq!(hostile, (0..SOAK_CALLS).filter(|i| i.is_multiple_of(3)).count());
+    assert_eq!(
+        hostile,
+        (0..SOAK_CALLS).filter(|i| i.is_multiple_of(3)).count()
+    );
     let lines = quarantine_lines(&data);
     assert_eq!(lines.len(), hostile, "one quarantine line per hostile call");
     println!(
