@@ -310,3 +310,35 @@ async fn a_runaway_agent_does_not_starve_other_calls_on_the_same_thread() {
         "the healthy call waited for the runaway to finish"
     );
 }
+
+#[tokio::test]
+async fn an_endless_loop_is_stopped_by_fuel_at_the_same_count_every_time() {
+    let zoo = expect_kind("spin", "t_spin000001", 200, "deadline_exceeded").await;
+    for call_id in ["t_spin000002", "t_spin000003"] {
+        let (again, _) = zoo.provoke(call_id, 200).await;
+        assert_eq!(again.error.fuel_used(), 200 * FUEL_PER_MS_DEFAULT);
+    }
+}
+
+#[tokio::test]
+async fn a_panic_is_a_trap() {
+    expect_kind("panic", "t_panic00001", 1000, "agent_trapped").await;
+}
+
+#[tokio::test]
+async fn an_answer_that_is_not_json_is_refused() {
+    expect_kind("nonjson", "t_nonjson001", 1000, "malformed_json").await;
+}
+
+#[tokio::test]
+async fn an_answer_with_a_duplicate_key_is_refused() {
+    expect_kind("dupkey", "t_dupkey0001", 1000, "duplicate_key").await;
+}
+
+#[tokio::test]
+async fn an_answer_that_violates_the_result_schema_is_refused() {
+    let zoo = expect_kind("badresult", "t_badresult1", 1000, "schema_error").await;
+    let line = &zoo.quarantine()[0];
+    assert_eq!(line["phase"], "result");
+    assert_eq!(line["instance_path"], "/result/overlaps");
+}
