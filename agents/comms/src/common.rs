@@ -13,6 +13,8 @@ use serde::{Deserialize, Serialize};
 use time::format_description::well_known::Rfc3339;
 use time::{Date, OffsetDateTime, UtcOffset};
 
+pub use aura_sdk::args::{check_len, check_range, parse_time, weekday_of_day};
+
 /// Longest message or thread id, in characters.
 pub const MAX_ID_CHARS: usize = 128;
 /// Longest sender or recipient, in characters: a 254-character address plus a display name.
@@ -138,22 +140,6 @@ pub fn parse_hh_mm(s: &str, field: &str) -> ToolResult<i64> {
     Ok(hours * 60 + minutes)
 }
 
-/// Parses an RFC 3339 date-time with offset into Unix seconds (UTC), dropping any fraction.
-pub fn parse_time(s: &str, field: &str) -> ToolResult<i64> {
-    if s.chars().count() > MAX_TIME_CHARS {
-        return Err(ToolError::invalid_args(format!(
-            "{field}: longer than {MAX_TIME_CHARS} characters"
-        )));
-    }
-    OffsetDateTime::parse(s, &Rfc3339)
-        .map(|t| t.unix_timestamp())
-        .map_err(|e| {
-            ToolError::invalid_args(format!(
-                "{field}: {s:?} is not an RFC 3339 date-time with offset ({e})"
-            ))
-        })
-}
-
 /// [`parse_time`] without an error message.
 pub fn try_parse_time(s: &str) -> Option<i64> {
     if s.len() > MAX_TIME_CHARS {
@@ -199,12 +185,6 @@ pub fn local_instant(day: i64, minute: i64, offset_minutes: i32) -> i64 {
     day * SECS_PER_DAY + minute * SECS_PER_MINUTE - i64::from(offset_minutes) * SECS_PER_MINUTE
 }
 
-/// ISO weekday (1 = Monday .. 7 = Sunday) of the day `day` days after 1970-01-01 (a Thursday).
-pub fn weekday_of_day(day: i64) -> u8 {
-    // rem_euclid(7) is in 0..7, so the cast cannot truncate.
-    ((day + 3).rem_euclid(7) + 1) as u8
-}
-
 /// The calendar date of Unix day `day`, if `time` can represent it.
 pub fn date_of_day(day: i64) -> Option<Date> {
     let julian = i32::try_from(day.checked_add(UNIX_EPOCH_JULIAN_DAY)?).ok()?;
@@ -238,32 +218,6 @@ pub fn check_chars_at(
         return Err(ToolError::invalid_args(format!(
             "{}: must have {min} to {max} characters, has {n}",
             field()
-        )));
-    }
-    Ok(())
-}
-
-/// Checks that integer `value` lies in `min..=max`.
-pub fn check_range<T: PartialOrd + std::fmt::Display>(
-    value: T,
-    field: &str,
-    min: T,
-    max: T,
-) -> ToolResult<()> {
-    if value < min || value > max {
-        return Err(ToolError::invalid_args(format!(
-            "{field}: {value} is outside {min}..{max}"
-        )));
-    }
-    Ok(())
-}
-
-/// Checks the number of items of an array argument.
-pub fn check_len<T>(items: &[T], field: &str, max: usize) -> ToolResult<()> {
-    if items.len() > max {
-        return Err(ToolError::invalid_args(format!(
-            "{field}: at most {max} items, got {}",
-            items.len()
         )));
     }
     Ok(())

@@ -20,6 +20,8 @@ use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
+pub use aura_sdk::args::{check_len, check_range};
+
 /// Most transactions one call accepts: a year of an active card (5 a day) fits, and the
 /// measured cost at this bound (≤ 76 M fuel, < 300 KB of args) stays within the catalogue's
 /// 2-second deadline and the 1 MiB crossing cap. The tick uses fewer (`tick::
@@ -192,32 +194,6 @@ pub fn div_round_half_away(n: i128, d: i128) -> i128 {
     debug_assert!(d > 0);
     let (q, r) = (n / d, n % d);
     if 2 * r.abs() >= d { q + n.signum() } else { q }
-}
-
-/// Checks that `value` lies in `min..=max`.
-pub fn check_range<T: PartialOrd + std::fmt::Display>(
-    value: T,
-    field: &str,
-    min: T,
-    max: T,
-) -> ToolResult<()> {
-    if value < min || value > max {
-        return Err(ToolError::invalid_args(format!(
-            "{field}: {value} is outside {min}..{max}"
-        )));
-    }
-    Ok(())
-}
-
-/// Checks the number of items of an array argument.
-pub fn check_len<T>(items: &[T], field: &str, max: usize) -> ToolResult<()> {
-    if items.len() > max {
-        return Err(ToolError::invalid_args(format!(
-            "{field}: at most {max} items, got {}",
-            items.len()
-        )));
-    }
-    Ok(())
 }
 
 /// Parses an RFC 3339 date-time with offset into Unix seconds (UTC), dropping any fraction.

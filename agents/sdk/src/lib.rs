@@ -16,6 +16,8 @@ use serde_json::{Value, json};
 
 pub use serde_json;
 
+pub mod args;
+
 /// The bindings generated from `wit/agent.wit`. Agents use the helpers of this crate instead.
 #[doc(hidden)]
 pub mod bindings {

@@ -12,6 +12,8 @@ use serde::{Deserialize, Serialize};
 use time::format_description::well_known::Rfc3339;
 use time::{OffsetDateTime, UtcOffset};
 
+pub use aura_sdk::args::{check_len, check_range, parse_time, weekday_of_day};
+
 /// Longest RFC 3339 string accepted (the schemas' `maxLength` for date-times).
 pub const MAX_TIME_CHARS: usize = 40;
 /// Largest `utc_offset_minutes` magnitude (UTC-14:00 .. UTC+14:00, the real-world extremes).
@@ -94,22 +96,6 @@ pub fn largest_remainder(numerators: &[i64], den: i64, target: i64) -> Vec<i64> 
     parts
 }
 
-/// Parses an RFC 3339 date-time with offset into Unix seconds (UTC), dropping any fraction.
-pub fn parse_time(s: &str, field: &str) -> ToolResult<i64> {
-    if s.chars().count() > MAX_TIME_CHARS {
-        return Err(ToolError::invalid_args(format!(
-            "{field}: longer than {MAX_TIME_CHARS} characters"
-        )));
-    }
-    OffsetDateTime::parse(s, &Rfc3339)
-        .map(|t| t.unix_timestamp())
-        .map_err(|e| {
-            ToolError::invalid_args(format!(
-                "{field}: {s:?} is not an RFC 3339 date-time with offset ({e})"
-            ))
-        })
-}
-
 /// Formats Unix seconds as RFC 3339 at `offset_minutes` ("Z" when the offset is 0).
 pub fn format_time(unix_secs: i64, offset_minutes: i32) -> ToolResult<String> {
     let offset = UtcOffset::from_whole_seconds(offset_minutes * 60)
@@ -167,12 +153,6 @@ pub fn parse_hh_mm(s: &str) -> Option<i64> {
     Some(hours * 60 + minutes)
 }
 
-/// ISO weekday (1 = Monday .. 7 = Sunday) of the day `day` days after 1970-01-01 (a Thursday).
-pub fn weekday_of_day(day: i64) -> u8 {
-    // rem_euclid(7) is in 0..7, so the cast cannot truncate.
-    ((day + 3).rem_euclid(7) + 1) as u8
-}
-
 /// Whole minutes since the epoch at or after `secs` (rounded up).
 pub fn minutes_ceil(secs: i64) -> i64 {
     secs.div_euclid(SECS_PER_MINUTE) + i64::from(secs.rem_euclid(SECS_PER_MINUTE) != 0)
@@ -181,32 +161,6 @@ pub fn minutes_ceil(secs: i64) -> i64 {
 /// Whole minutes since the epoch at or before `secs` (rounded down).
 pub fn minutes_floor(secs: i64) -> i64 {
     secs.div_euclid(SECS_PER_MINUTE)
-}
-
-/// Checks that `value` lies in `min..=max`.
-pub fn check_range<T: PartialOrd + std::fmt::Display>(
-    value: T,
-    field: &str,
-    min: T,
-    max: T,
-) -> ToolResult<()> {
-    if value < min || value > max {
-        return Err(ToolError::invalid_args(format!(
-            "{field}: {value} is outside {min}..{max}"
-        )));
-    }
-    Ok(())
-}
-
-/// Checks the number of items of an array argument.
-pub fn check_len<T>(items: &[T], field: &str, max: usize) -> ToolResult<()> {
-    if items.len() > max {
-        return Err(ToolError::invalid_args(format!(
-            "{field}: at most {max} items, got {}",
-            items.len()
-        )));
-    }
-    Ok(())
 }
 
 /// Checks a `utc_offset_minutes` argument.
