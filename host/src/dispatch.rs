@@ -10,6 +10,8 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use tracing::Instrument;
+
 use crate::canonical::parse_canonical;
 use crate::catalogue::{self, AgentSpec, MANIFEST_SCHEMA};
 use crate::crossing::{CheckedCall, Crossing, Reply};
@@ -305,26 +307,30 @@ impl Inner {
     /// `Ok` is a result.v1: the tool's result, or an error the agent itself reported.
     /// `Err` is a refusal by the crossing; it has been quarantined before this returns.
     async fn dispatch(self: &Arc<Self>, text: &str) -> Result<ResultEnvelope, Refused> {
-        let checked = match self.crossing.check_call(text) {
-            Ok(checked) => checked,
-            Err(error) => {
-                let (call_id, agent, tool) = envelope::read_ids(text);
-                let ids = CallIds {
-                    call_id: call_id.as_deref(),
-                    agent: agent.as_deref(),
-                    tool: tool.as_deref(),
-                };
-                return Err(self.refuse(error, ids, text));
-            }
-        };
+        let checked = self
+            .crossing
+            .check_call(text)
+            .map_err(|error| self.refuse_unread(error, text))?;
+        let span = tracing::info_span!(
+            "crossing",
+            call_id = %checked.call.call_id,
+            agent = %checked.call.agent,
+            tool = %checked.call.tool,
+        );
+        self.run_checked(&checked).instrument(span).await
+    }
+
+    /// Runs a call that passed the inbound checks and checks its answer.
+    async fn run_checked(
+        self: &Arc<Self>,
+        checked: &CheckedCall,
+    ) -> Result<ResultEnvelope, Refused> {
         let call = &checked.call;
         let ids = CallIds {
             call_id: Some(&call.call_id),
             agent: Some(&call.agent),
             tool: Some(&call.tool),
         };
-        let span = tracing::info_span!("crossing", call_id = %call.call_id, agent = %call.agent, tool = %call.tool);
-        let _entered = span.enter();
         let budget = Budget::for_deadline(checked.deadline_ms, self.fuel_per_ms);
         let invocation = match self
             .sandbox
@@ -340,7 +346,7 @@ impl Inner {
             Ok(invocation) => invocation,
             Err(error) => return Err(self.refuse(error, ids, &checked.canonical)),
         };
-        match self.crossing.check_reply(&checked, &invocation.output) {
+        match self.crossing.check_reply(checked, &invocation.output) {
             Ok(Reply::Ok(result)) => {
                 tracing::info!(
                     fuel_used = invocation.fuel_used,
@@ -411,17 +417,23 @@ impl Inner {
                     priority: proposal.priority,
                 }),
                 Err(error) => {
-                    let (call_id, agent, tool) = envelope::read_ids(&offending);
-                    let ids = CallIds {
-                        call_id: call_id.as_deref(),
-                        agent: agent.as_deref(),
-                        tool: tool.as_deref(),
-                    };
-                    outcome.refused.push(self.refuse(error, ids, &offending));
+                    outcome.refused.push(self.refuse_unread(error, &offending));
                 }
             }
         }
         Ok(outcome)
+    }
+
+    /// Quarantines a refusal of an envelope that did not pass its checks, with whatever of
+    /// its call_id, agent and tool can be read leniently.
+    fn refuse_unread(&self, error: CrossingError, text: &str) -> Refused {
+        let (call_id, agent, tool) = envelope::read_ids(text);
+        let ids = CallIds {
+            call_id: call_id.as_deref(),
+            agent: agent.as_deref(),
+            tool: tool.as_deref(),
+        };
+        self.refuse(error, ids, text)
     }
 
     /// Quarantines a refusal and returns it.
@@ -460,13 +472,7 @@ impl HostImports for Inner {
                     reason: "agent-to-agent calls are not dispatched yet".into(),
                 },
             };
-            let (call_id, agent, tool) = envelope::read_ids(&envelope);
-            let ids = CallIds {
-                call_id: call_id.as_deref(),
-                agent: agent.as_deref(),
-                tool: tool.as_deref(),
-            };
-            let refused = self.refuse(error, ids, &envelope);
+            let refused = self.refuse_unread(error, &envelope);
             envelope::refusal_for_host_call(&envelope, &refused.error)
         })
     }

@@ -417,11 +417,6 @@ impl Sandbox {
         self.agents.insert(agent.name, agent);
     }
 
-    /// Whether `agent` is loaded.
-    pub fn has(&self, agent: &str) -> bool {
-        self.agents.contains_key(agent)
-    }
-
     /// Runs `invoke(call)` on a fresh instance of `agent`.
     ///
     /// `imports` answers the guest's `host.call` and `host.emit` on behalf of `call_id`.
