@@ -40,4 +40,4 @@ fuzz seconds="60":
 
 # Measure this machine's fuel per millisecond and store it in the data dir.
 calibrate:
-    cargo run -q --release -- calibrate
+    cargo run -q -- calibrate
