@@ -589,6 +589,7 @@ async fn a_full_inbox_and_a_long_thread_fit_the_default_deadline() {
     let args = json!({"messages": messages.clone(), "now": "2026-11-23T10:00:00Z"});
     let result = call(&host, "t_full000001", "triage_inbox", args).await;
     assert!(result.ok, "{:?}", result.error);
+    let triage_fuel = result.fuel_used;
     let result = result.result.unwrap();
     assert_eq!(result["messages"].as_array().unwrap().len(), 200);
     assert_eq!(
@@ -601,6 +602,7 @@ async fn a_full_inbox_and_a_long_thread_fit_the_default_deadline() {
         .unwrap();
     assert!(outcome.refused.is_empty());
     assert_eq!(outcome.proposals.len(), 16);
+    let tick_fuel = outcome.fuel_used;
 
     // A thread of 100 messages (the bound) of the same 2000 characters.
     let thread: Vec<Value> = messages
@@ -616,6 +618,11 @@ async fn a_full_inbox_and_a_long_thread_fit_the_default_deadline() {
     )
     .await;
     assert!(result.ok, "{:?}", result.error);
+    println!(
+        "comms at its bounds: triage_inbox {triage_fuel} fuel, tick {tick_fuel}, \
+         extract_action_items {} (budgets: 100,000,000 per call, 70,000,000 per tick)",
+        result.fuel_used
+    );
     // One request per message, all the same text and owner: kept once.
     assert_eq!(result.result.unwrap()["items"].as_array().unwrap().len(), 1);
 }
