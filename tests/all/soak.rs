@@ -9,7 +9,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::{Value, json};
 
-use crate::support::{envelope, guest_path, plugins_dir, quarantine_lines, temp_dir};
+use crate::support::{
+    envelope, guest_path, plugins_dir, plugins_dir_of, quarantine_lines, temp_dir,
+};
 
 /// Calls in all.
 const SOAK_CALLS: usize = 10_000;
@@ -40,22 +42,13 @@ fn rss_bytes() -> u64 {
 }
 
 fn soak_plugins() -> std::path::PathBuf {
-    let dir = temp_dir("soak-plugins");
-    let mut components = serde_json::Map::new();
-    for (agent, path) in [
-        ("calendar", guest_path("liar")),
-        ("finance", plugins_dir().join("finance.wasm")),
-    ] {
-        let bytes = std::fs::read(&path).unwrap();
-        std::fs::write(dir.join(format!("{agent}.wasm")), &bytes).unwrap();
-        components.insert(
-            agent.into(),
-            json!({"file": format!("{agent}.wasm"), "sha256": aura::plugins::sha256_hex(&bytes), "bytes": bytes.len()}),
-        );
-    }
-    let manifest = json!({"format": "aura-plugins.v1", "components": components});
-    std::fs::write(dir.join("manifest.json"), manifest.to_string()).unwrap();
-    dir
+    plugins_dir_of(
+        "soak",
+        &[
+            ("calendar", guest_path("liar")),
+            ("finance", plugins_dir().join("finance.wasm")),
+        ],
+    )
 }
 
 /// Call `i`: every third is hostile, cycling through the misbehaviours; the rest healthy.

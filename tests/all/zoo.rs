@@ -8,26 +8,19 @@ use std::path::{Path, PathBuf};
 use aura::limits::{EPOCH_BACKSTOP_MARGIN_MS, FUEL_PER_MS_DEFAULT, HOST_CALLS_PER_CALL_MAX};
 use serde_json::{Value, json};
 
-use crate::support::{envelope, guest_path, plugins_dir, quarantine_lines, temp_dir};
+use crate::support::{
+    envelope, guest_path, plugins_dir, plugins_dir_of, quarantine_lines, temp_dir,
+};
 
 /// A plugins dir serving `guest` as calendar and the real finance agent.
 fn zoo_plugins(guest: &str) -> PathBuf {
-    let dir = temp_dir(&format!("zoo-plugins-{guest}"));
-    let mut components = serde_json::Map::new();
-    for (agent, path) in [
-        ("calendar", guest_path(guest)),
-        ("finance", plugins_dir().join("finance.wasm")),
-    ] {
-        let bytes = std::fs::read(&path).unwrap();
-        std::fs::write(dir.join(format!("{agent}.wasm")), &bytes).unwrap();
-        components.insert(
-            agent.into(),
-            json!({"file": format!("{agent}.wasm"), "sha256": aura::plugins::sha256_hex(&bytes), "bytes": bytes.len()}),
-        );
-    }
-    let manifest = json!({"format": "aura-plugins.v1", "components": components});
-    std::fs::write(dir.join("manifest.json"), manifest.to_string()).unwrap();
-    dir
+    plugins_dir_of(
+        &format!("zoo-{guest}"),
+        &[
+            ("calendar", guest_path(guest)),
+            ("finance", plugins_dir().join("finance.wasm")),
+        ],
+    )
 }
 
 struct Zoo {
@@ -257,21 +250,13 @@ fn zoo_guests_never_reach_plugins() {
 async fn a_runaway_agent_does_not_starve_other_calls_on_the_same_thread() {
     // One thread only: the spinning call must yield (fuel_async_yield_interval) for the
     // healthy call to run at all before the spin's deadline.
-    let plugins = temp_dir("zoo-plugins-starve");
-    let mut components = serde_json::Map::new();
-    for (agent, path) in [
-        ("calendar", guest_path("liar")),
-        ("finance", plugins_dir().join("finance.wasm")),
-    ] {
-        let bytes = std::fs::read(&path).unwrap();
-        std::fs::write(plugins.join(format!("{agent}.wasm")), &bytes).unwrap();
-        components.insert(
-            agent.into(),
-            json!({"file": format!("{agent}.wasm"), "sha256": aura::plugins::sha256_hex(&bytes), "bytes": bytes.len()}),
-        );
-    }
-    let manifest = json!({"format": "aura-plugins.v1", "components": components});
-    std::fs::write(plugins.join("manifest.json"), manifest.to_string()).unwrap();
+    let plugins = plugins_dir_of(
+        "zoo-starve",
+        &[
+            ("calendar", guest_path("liar")),
+            ("finance", plugins_dir().join("finance.wasm")),
+        ],
+    );
     let data = temp_dir("zoo-data-starve");
     let host = aura::Host::open(&aura::HostConfig::new(&plugins, &data))
         .await
