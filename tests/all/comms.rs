@@ -2,7 +2,6 @@
 //! bad input refused before the agent runs, inconsistent input answered with a typed tool
 //! error, and the tick's proposals for hand-made contexts dispatched as they are.
 
-use aura::error::Phase;
 use serde_json::{Value, json};
 
 use crate::support::{envelope, host_with, quarantine_lines};
@@ -399,15 +398,7 @@ async fn bad_input_is_refused_before_the_agent_runs() {
             "/args/me",
         ),
     ];
-    for (i, (tool, args, path)) in cases.iter().enumerate() {
-        let text = envelope(&format!("t_refused{i:03}"), "comms", tool, args.clone()).to_string();
-        let refused = host.dispatch(&text).await.expect_err(path);
-        assert_eq!(refused.error.kind(), "schema_error", "{path}");
-        assert_eq!(refused.error.phase(), Phase::Args, "{path}");
-        assert_eq!(refused.error.instance_path(), Some(*path));
-        assert_eq!(refused.error.fuel_used(), 0, "{path}: the agent never ran");
-        assert_eq!(quarantine_lines(&data).len(), i + 1);
-    }
+    crate::support::assert_refused_at_args(&host, &data, "comms", &cases).await;
 }
 
 fn context(now: &str, messages: Vec<Value>) -> Value {

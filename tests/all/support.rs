@@ -98,3 +98,24 @@ pub fn quarantine_lines(data: &Path) -> Vec<Value> {
         .map(|line| serde_json::from_str(line).expect("each quarantine line parses"))
         .collect()
 }
+
+/// Sends each `(tool, args, instance path)` to `agent` and checks it is refused at the args
+/// check (schema_error, phase args, that instance path) before the agent ran (fuel 0), with one
+/// quarantine line per refusal.
+pub async fn assert_refused_at_args(
+    host: &Host,
+    data: &Path,
+    agent: &str,
+    cases: &[(&str, Value, &str)],
+) {
+    let before = quarantine_lines(data).len();
+    for (i, (tool, args, path)) in cases.iter().enumerate() {
+        let text = envelope(&format!("t_refused{i:03}"), agent, tool, args.clone()).to_string();
+        let refused = host.dispatch(&text).await.expect_err(path);
+        assert_eq!(refused.error.kind(), "schema_error", "{path}");
+        assert_eq!(refused.error.phase(), aura::error::Phase::Args, "{path}");
+        assert_eq!(refused.error.instance_path(), Some(*path));
+        assert_eq!(refused.error.fuel_used(), 0, "{path}: the agent never ran");
+        assert_eq!(quarantine_lines(data).len(), before + i + 1);
+    }
+}

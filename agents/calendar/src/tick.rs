@@ -41,18 +41,7 @@ pub const MAX_SIGNALS: usize = 16;
 
 /// The orchestrator tick. See the module documentation.
 pub fn tick(context: Value) -> ToolResult<Value> {
-    let context = context
-        .as_object()
-        .ok_or_else(|| ToolError::invalid_args("tick context: expected a JSON object"))?;
-    let now_text = match context.get("now") {
-        Some(Value::String(now)) => now.as_str(),
-        _ => {
-            return Err(ToolError::invalid_args(
-                "tick context: `now` must be an RFC 3339 string",
-            ));
-        }
-    };
-    let now = parse_time(now_text, "tick context: now")?;
+    let (context, now_text, now) = aura_sdk::args::tick_context(&context)?;
     let raw = match context.get("events") {
         None | Some(Value::Null) => &[][..],
         Some(Value::Array(events)) => events.as_slice(),

@@ -128,18 +128,8 @@ pub fn tick(context: Value) -> ToolResult<Value> {
 }
 
 fn read_context(context: &Value) -> ToolResult<Context> {
-    let context = context
-        .as_object()
-        .ok_or_else(|| ToolError::invalid_args("tick context: expected a JSON object"))?;
-    let now_text = match context.get("now") {
-        Some(Value::String(now)) => now.clone(),
-        _ => {
-            return Err(ToolError::invalid_args(
-                "tick context: `now` must be an RFC 3339 string",
-            ));
-        }
-    };
-    let now = parse_time(&now_text, "tick context: now")?;
+    let (context, now_text, now) = aura_sdk::args::tick_context(context)?;
+    let now_text = now_text.to_owned();
     let offset = context
         .get("utc_offset_minutes")
         .and_then(Value::as_i64)

@@ -112,18 +112,7 @@ struct Draft {
 
 /// The orchestrator tick. See the module documentation.
 pub fn tick(context: Value) -> ToolResult<Value> {
-    let context = context
-        .as_object()
-        .ok_or_else(|| ToolError::invalid_args("tick context: expected a JSON object"))?;
-    let now_text = match context.get("now") {
-        Some(Value::String(now)) => now.as_str(),
-        _ => {
-            return Err(ToolError::invalid_args(
-                "tick context: `now` must be an RFC 3339 string",
-            ));
-        }
-    };
-    let now = parse_time(now_text, "tick context: now")?;
+    let (context, now_text, now) = aura_sdk::args::tick_context(&context)?;
     let offset = context
         .get("utc_offset_minutes")
         .and_then(Value::as_i64)

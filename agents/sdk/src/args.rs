@@ -5,6 +5,7 @@
 //!
 //! This module owns the wording of those errors; it must not hold any agent's domain rules.
 
+use serde_json::{Map, Value};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
@@ -55,6 +56,22 @@ pub fn parse_time(s: &str, field: &str) -> ToolResult<i64> {
         })
 }
 
+/// Reads a tick context: it must be an object with an RFC 3339 `now`. Returns the object, the
+/// `now` text as given and `now` in Unix seconds. Every other field is the agent's to read,
+/// leniently.
+pub fn tick_context(context: &Value) -> ToolResult<(&Map<String, Value>, &str, i64)> {
+    let object = context
+        .as_object()
+        .ok_or_else(|| ToolError::invalid_args("tick context: expected a JSON object"))?;
+    let Some(Value::String(now_text)) = object.get("now") else {
+        return Err(ToolError::invalid_args(
+            "tick context: `now` must be an RFC 3339 string",
+        ));
+    };
+    let now = parse_time(now_text, "tick context: now")?;
+    Ok((object, now_text, now))
+}
+
 /// ISO weekday (1 = Monday .. 7 = Sunday) of the day `day` days after 1970-01-01 (a Thursday).
 pub fn weekday_of_day(day: i64) -> u8 {
     // rem_euclid(7) is in 0..7, so the cast cannot truncate.
@@ -94,5 +111,16 @@ mod tests {
         assert_eq!(weekday_of_day(0), 4);
         assert_eq!(weekday_of_day(4), 1);
         assert_eq!(weekday_of_day(-1), 3);
+    }
+
+    #[test]
+    fn tick_contexts_need_an_object_with_now() {
+        let context = serde_json::json!({"now": "1970-01-01T00:01:00Z", "events": []});
+        let (object, now_text, now) = tick_context(&context).unwrap();
+        assert_eq!((now_text, now), ("1970-01-01T00:01:00Z", 60));
+        assert!(object.contains_key("events"));
+        assert!(tick_context(&serde_json::json!([])).is_err());
+        assert!(tick_context(&serde_json::json!({"now": 5})).is_err());
+        assert!(tick_context(&serde_json::json!({"now": "today"})).is_err());
     }
 }
