@@ -9,7 +9,7 @@
 
 use serde_json::Value;
 
-use crate::canonical::{parse_canonical, to_canonical_string};
+use crate::canonical::{parse_canonical, parse_i_json, to_canonical_string};
 use crate::catalogue::{self, PROPOSALS_SCHEMA, REPLY_SCHEMA, TOOLCALL_SCHEMA, ToolSpec};
 use crate::envelope::ToolCall;
 use crate::error::{CrossingError, Phase};
@@ -139,12 +139,13 @@ impl Crossing {
 
     /// Checks an agent's answer to `call` on its way out.
     pub fn check_reply(&self, call: &CheckedCall, output: &str) -> Result<Reply, CrossingError> {
-        let canonical =
-            parse_canonical(output, CROSSING_BYTES_MAX).map_err(|error| CrossingError::Json {
+        // The reply's own canonical text is never used (the result is re-encoded once, in its
+        // result.v1): parse and check it, without writing it out.
+        let mut reply =
+            parse_i_json(output, CROSSING_BYTES_MAX).map_err(|error| CrossingError::Json {
                 phase: Phase::Reply,
                 error,
             })?;
-        let mut reply = canonical.value;
         self.schemas
             .validate(REPLY_SCHEMA.path, &reply, "")
             .map_err(|violation| CrossingError::Schema {
@@ -179,18 +180,19 @@ impl Crossing {
 impl Crossing {
     /// Checks an agent's tick output (proposals.v1) on its way out.
     pub fn check_tick(&self, output: &str) -> Result<Vec<RawProposal>, CrossingError> {
-        let canonical =
-            parse_canonical(output, CROSSING_BYTES_MAX).map_err(|error| CrossingError::Json {
+        // Each proposed call is canonicalized on its own when checked; the whole output's
+        // canonical text is never used.
+        let mut output =
+            parse_i_json(output, CROSSING_BYTES_MAX).map_err(|error| CrossingError::Json {
                 phase: Phase::Tick,
                 error,
             })?;
         self.schemas
-            .validate(PROPOSALS_SCHEMA.path, &canonical.value, "")
+            .validate(PROPOSALS_SCHEMA.path, &output, "")
             .map_err(|violation| CrossingError::Schema {
                 phase: Phase::Tick,
                 violation,
             })?;
-        let mut output = canonical.value;
         // proposals.v1 guarantees the shape read below.
         let proposals = output["proposals"].as_array_mut().map(std::mem::take);
         Ok(proposals

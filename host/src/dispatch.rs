@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use tracing::Instrument;
 
-use crate::canonical::parse_canonical;
+use crate::canonical::{parse_canonical, parse_i_json};
 use crate::catalogue::{self, AgentSpec, MANIFEST_SCHEMA};
 use crate::crossing::{CheckedCall, Crossing, Reply};
 use crate::envelope::{self, ResultEnvelope, ToolCall};
@@ -513,14 +513,12 @@ async fn admit(
         error: Box::new(error),
     };
     let invocation = sandbox.manifest(&prepared).await.map_err(invalid)?;
-    let manifest = parse_canonical(&invocation.output, CROSSING_BYTES_MAX)
-        .map_err(|error| {
-            invalid(CrossingError::Json {
-                phase: Phase::Reply,
-                error,
-            })
-        })?
-        .value;
+    let manifest = parse_i_json(&invocation.output, CROSSING_BYTES_MAX).map_err(|error| {
+        invalid(CrossingError::Json {
+            phase: Phase::Reply,
+            error,
+        })
+    })?;
     crossing
         .schemas()
         .validate(MANIFEST_SCHEMA.path, &manifest, "")
