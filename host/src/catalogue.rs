@@ -72,13 +72,20 @@ pub const MANIFEST_SCHEMA: SchemaSource = schema_source!("manifest.v1.json");
 /// See [`TOOLCALL_SCHEMA`].
 pub const PROPOSALS_SCHEMA: SchemaSource = schema_source!("proposals.v1.json");
 
-/// The envelope schemas, in one list.
-pub const ENVELOPE_SCHEMAS: [SchemaSource; 5] = [
+/// The orchestrator's input (a scenario file) and output (a reasoning trace).
+pub const SCENARIO_SCHEMA: SchemaSource = schema_source!("scenario.v1.json");
+/// See [`SCENARIO_SCHEMA`].
+pub const TRACE_SCHEMA: SchemaSource = schema_source!("trace.v1.json");
+
+/// The host's own schemas (envelopes, scenario, trace), in one list.
+pub const ENVELOPE_SCHEMAS: [SchemaSource; 7] = [
     TOOLCALL_SCHEMA,
     RESULT_SCHEMA,
     REPLY_SCHEMA,
     MANIFEST_SCHEMA,
     PROPOSALS_SCHEMA,
+    SCENARIO_SCHEMA,
+    TRACE_SCHEMA,
 ];
 
 /// The locked catalogue.

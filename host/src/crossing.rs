@@ -13,7 +13,7 @@ use crate::canonical::{parse_canonical, parse_i_json, to_canonical_string};
 use crate::catalogue::{self, PROPOSALS_SCHEMA, REPLY_SCHEMA, TOOLCALL_SCHEMA, ToolSpec};
 use crate::envelope::ToolCall;
 use crate::error::{CrossingError, Phase};
-use crate::limits::CROSSING_BYTES_MAX;
+use crate::limits::{AGENT_CALL_DEPTH_MAX, CROSSING_BYTES_MAX};
 use crate::schema::{SchemaCompileError, SchemaRegistry};
 
 /// A call that passed every inbound check.
@@ -53,6 +53,31 @@ pub struct RawProposal {
     pub signals: Vec<String>,
     /// 0..=100.
     pub priority: u8,
+}
+
+/// Checks an agent-to-agent call against its call chain (root first, the caller last), before
+/// anything runs: a target already in the chain is a cycle (A → B → A), and a chain already
+/// [`AGENT_CALL_DEPTH_MAX`] long may not grow (seed 002: cycles first, then depth).
+pub fn check_chain(chain: &[&str], target: &str) -> Result<(), CrossingError> {
+    let caller = chain.last().copied().unwrap_or_default().to_owned();
+    let owned = || chain.iter().map(|agent| agent.to_string()).collect();
+    if chain.contains(&target) {
+        return Err(CrossingError::CycleDetected {
+            caller,
+            target: target.to_owned(),
+            chain: owned(),
+        });
+    }
+    if chain.len() >= AGENT_CALL_DEPTH_MAX {
+        return Err(CrossingError::DepthExceeded {
+            caller,
+            target: target.to_owned(),
+            depth: chain.len() + 1,
+            max_depth: AGENT_CALL_DEPTH_MAX,
+            chain: owned(),
+        });
+    }
+    Ok(())
 }
 
 /// The checks, with every schema compiled once.
@@ -223,6 +248,46 @@ mod tests {
 
     fn crossing() -> Crossing {
         Crossing::new().unwrap()
+    }
+
+    #[test]
+    fn a_target_already_in_the_chain_is_a_cycle() {
+        // A → B → A.
+        let error = check_chain(&["calendar", "wellness"], "calendar").unwrap_err();
+        assert_eq!(error.kind(), "cycle_detected");
+        assert_eq!(
+            error.to_string(),
+            "agent `wellness` called `calendar`, already in the call chain calendar → wellness"
+        );
+        // A → A.
+        assert_eq!(
+            check_chain(&["comms"], "comms").unwrap_err().kind(),
+            "cycle_detected"
+        );
+        assert!(check_chain(&["calendar", "wellness"], "comms").is_ok());
+    }
+
+    #[test]
+    fn the_sixth_agent_of_a_chain_is_refused() {
+        // Depth counts agents, root = 1: a chain of 5 is the deepest allowed.
+        let four = ["a1", "a2", "a3", "a4"];
+        assert!(check_chain(&four, "a5").is_ok());
+        let five = ["a1", "a2", "a3", "a4", "a5"];
+        let error = check_chain(&five, "a6").unwrap_err();
+        assert_eq!(error.kind(), "depth_exceeded");
+        assert!(matches!(
+            error,
+            CrossingError::DepthExceeded {
+                depth: 6,
+                max_depth: 5,
+                ..
+            }
+        ));
+        // A cycle is reported as a cycle even at the depth limit.
+        assert_eq!(
+            check_chain(&five, "a2").unwrap_err().kind(),
+            "cycle_detected"
+        );
     }
 
     #[test]

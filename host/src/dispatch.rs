@@ -14,13 +14,15 @@ use tracing::Instrument;
 
 use crate::canonical::{parse_canonical, parse_i_json};
 use crate::catalogue::{self, AgentSpec, MANIFEST_SCHEMA};
-use crate::crossing::{CheckedCall, Crossing, Reply};
+use crate::crossing::{CheckedCall, Crossing, Reply, check_chain};
 use crate::envelope::{self, ResultEnvelope, ToolCall};
 use crate::error::{CrossingError, HostError, Phase};
 use crate::journal::{CallIds, Journal, JournalError, QuarantineRecord};
 use crate::limits::{CROSSING_BYTES_MAX, EMIT_BYTES_MAX, FUEL_PER_MS_DEFAULT, TICK_DEADLINE_MS};
 use crate::plugins::PluginsDir;
-use crate::sandbox::{Budget, Caller, HostImports, ImportFuture, Sandbox};
+use crate::sandbox::{
+    Budget, Caller, Frame, HostCall, HostCallAnswer, HostImports, ImportFuture, Sandbox,
+};
 
 /// Where the host finds its plugins and keeps its records.
 #[derive(Debug, Clone)]
@@ -99,6 +101,9 @@ pub struct Refused {
     /// Set if the quarantine record could not be written: the refusal must then be reported
     /// loudly, since the record is lost.
     pub journal_error: Option<JournalError>,
+    /// Fuel the agent burned before the refusal (its answer may have been refused after it
+    /// ran); an agent-to-agent caller is charged this.
+    pub fuel_used: u64,
 }
 
 /// One proposal of a tick whose call passed every inbound check.
@@ -134,6 +139,8 @@ pub struct Host {
 /// comes back into the same crossing).
 #[derive(Debug)]
 struct Inner {
+    /// This dispatcher, for the calls it makes on an agent's behalf.
+    this: std::sync::Weak<Inner>,
     crossing: Crossing,
     sandbox: Sandbox,
     journal: Journal,
@@ -189,7 +196,8 @@ impl Host {
             }
         }
         Ok(Self {
-            inner: Arc::new(Inner {
+            inner: Arc::new_cyclic(|this| Inner {
+                this: this.clone(),
                 crossing,
                 sandbox,
                 journal,
@@ -251,6 +259,7 @@ impl Host {
         let mut measured = Vec::with_capacity(runs);
         for _ in 0..runs {
             let started = std::time::Instant::now();
+            let frame = Frame::root(budget, envelope::unix_ns(&call.ts));
             let invocation = self
                 .inner
                 .sandbox
@@ -258,7 +267,7 @@ impl Host {
                     &call.agent,
                     &call.call_id,
                     &checked.canonical,
-                    budget,
+                    frame,
                     self.inner.clone(),
                 )
                 .await
@@ -311,19 +320,48 @@ impl Inner {
             .crossing
             .check_call(text)
             .map_err(|error| self.refuse_unread(error, text))?;
-        let span = tracing::info_span!(
-            "crossing",
-            call_id = %checked.call.call_id,
-            agent = %checked.call.agent,
-            tool = %checked.call.tool,
-        );
-        self.run_checked(&checked).instrument(span).await
+        let budget = Budget::for_deadline(checked.deadline_ms, self.fuel_per_ms);
+        let frame = Frame::root(budget, envelope::unix_ns(&checked.call.ts));
+        self.run_checked(&checked, frame).await
     }
 
-    /// Runs a call that passed the inbound checks and checks its answer.
+    /// Runs a call that passed the inbound checks and checks its answer, inside a `crossing`
+    /// span that ends with the fuel used and the outcome.
     async fn run_checked(
         self: &Arc<Self>,
         checked: &CheckedCall,
+        frame: Frame,
+    ) -> Result<ResultEnvelope, Refused> {
+        let call = &checked.call;
+        let span = tracing::info_span!(
+            "crossing",
+            call_id = %call.call_id,
+            agent = %call.agent,
+            tool = %call.tool,
+            depth = frame.chain_above.len() + 1,
+            fuel_used = tracing::field::Empty,
+            outcome = tracing::field::Empty,
+        );
+        let outcome = self
+            .run_in_sandbox(checked, frame)
+            .instrument(span.clone())
+            .await;
+        let (fuel_used, kind) = match &outcome {
+            Ok(result) => (
+                result.fuel_used,
+                result.error.as_ref().map_or("ok", |e| e.kind.as_str()),
+            ),
+            Err(refused) => (refused.fuel_used, refused.error.kind()),
+        };
+        span.record("fuel_used", fuel_used);
+        span.record("outcome", kind);
+        outcome
+    }
+
+    async fn run_in_sandbox(
+        self: &Arc<Self>,
+        checked: &CheckedCall,
+        frame: Frame,
     ) -> Result<ResultEnvelope, Refused> {
         let call = &checked.call;
         let ids = CallIds {
@@ -331,21 +369,25 @@ impl Inner {
             agent: Some(&call.agent),
             tool: Some(&call.tool),
         };
-        let budget = Budget::for_deadline(checked.deadline_ms, self.fuel_per_ms);
+        tracing::info!(depth = frame.chain_above.len() + 1, "agent.started");
         let invocation = match self
             .sandbox
             .invoke(
                 &call.agent,
                 &call.call_id,
                 &checked.canonical,
-                budget,
+                frame,
                 self.clone(),
             )
             .await
         {
             Ok(invocation) => invocation,
-            Err(error) => return Err(self.refuse(error, ids, &checked.canonical)),
+            Err(error) => {
+                tracing::warn!(kind = error.kind(), fuel_used = error.fuel_used(), %error, "agent.error");
+                return Err(self.refuse(error, ids, &checked.canonical));
+            }
         };
+        tracing::info!(fuel_used = invocation.fuel_used, "agent.completed");
         match self.crossing.check_reply(checked, &invocation.output) {
             Ok(Reply::Ok(result)) => {
                 tracing::info!(
@@ -369,7 +411,11 @@ impl Inner {
                     invocation.fuel_used,
                 ))
             }
-            Err(error) => Err(self.refuse(error, ids, &invocation.output)),
+            Err(error) => {
+                let mut refused = self.refuse(error, ids, &invocation.output);
+                refused.fuel_used = invocation.fuel_used;
+                Err(refused)
+            }
         }
     }
 
@@ -380,13 +426,13 @@ impl Inner {
     async fn tick(
         self: &Arc<Self>,
         agent: &str,
-        context: &serde_json::Value,
+        context_value: &serde_json::Value,
     ) -> Result<TickOutcome, Refused> {
         let ids = CallIds {
             agent: Some(agent),
             ..CallIds::default()
         };
-        let context = crate::canonical::to_canonical_string(context).map_err(|error| {
+        let context = crate::canonical::to_canonical_string(context_value).map_err(|error| {
             let error = CrossingError::Json {
                 phase: Phase::Tick,
                 error,
@@ -394,9 +440,11 @@ impl Inner {
             self.refuse(error, ids, "")
         })?;
         let budget = Budget::for_deadline(TICK_DEADLINE_MS, self.fuel_per_ms);
+        let now = context_value.get("now").and_then(|now| now.as_str());
+        let frame = Frame::root(budget, now.map_or(0, envelope::unix_ns));
         let invocation = self
             .sandbox
-            .tick(agent, &context, budget, self.clone())
+            .tick(agent, &context, frame, self.clone())
             .await
             .map_err(|error| self.refuse(error, ids, &context))?;
         let raw = self
@@ -451,6 +499,7 @@ impl Inner {
             tracing::error!(%journal_error, "quarantine record could not be written");
         }
         Refused {
+            fuel_used: error.fuel_used(),
             error,
             call_id: ids.call_id.map(str::to_owned),
             journal_error,
@@ -459,21 +508,59 @@ impl Inner {
 }
 
 impl HostImports for Inner {
-    /// An agent's `host.call` goes through the same crossing as any call: a bad envelope is
-    /// refused and quarantined, and the agent gets the refusal as a result.v1. Dispatching a
-    /// valid one to the callee arrives with the orchestrator (cycle and depth guards, fuel
-    /// shared with the caller); until then it is refused as unsupported.
-    fn call<'a>(&'a self, caller: &'a Caller, envelope: String) -> ImportFuture<'a> {
+    /// An agent's `host.call` goes through the same crossing as any call, then through the
+    /// chain check: a bad envelope, a cycle or a chain too deep is refused and quarantined at
+    /// once, and the agent gets the refusal as a result.v1. A call that passes runs with at
+    /// most the fuel its caller has left (and no later deadline); the fuel it burns is
+    /// charged to the caller.
+    fn call<'a>(&'a self, call: HostCall<'a>) -> ImportFuture<'a> {
         Box::pin(async move {
-            let error = match self.crossing.check_call(&envelope) {
-                Err(error) => error,
-                Ok(_) => CrossingError::AgentCallUnsupported {
-                    caller: caller.agent.to_owned(),
-                    reason: "agent-to-agent calls are not dispatched yet".into(),
-                },
+            let refused = |error: CrossingError, text: &str| {
+                let refused = self.refuse_unread(error, text);
+                HostCallAnswer {
+                    result: envelope::refusal_for_host_call(text, &refused.error),
+                    fuel_used: 0,
+                }
             };
-            let refused = self.refuse_unread(error, &envelope);
-            envelope::refusal_for_host_call(&envelope, &refused.error)
+            let checked = match self.crossing.check_call(&call.envelope) {
+                Ok(checked) => checked,
+                Err(error) => return refused(error, &call.envelope),
+            };
+            if let Err(error) = check_chain(&call.caller.chain, &checked.call.agent) {
+                return refused(error, &call.envelope);
+            }
+            let deadline_ms = checked.deadline_ms.min(call.caller.deadline_ms);
+            let budget = Budget {
+                fuel: Budget::for_deadline(deadline_ms, self.fuel_per_ms)
+                    .fuel
+                    .min(call.fuel_left),
+                deadline_ms,
+            };
+            let frame = Frame {
+                budget,
+                chain_above: call.caller.chain.clone(),
+                clock_start_unix_ns: envelope::unix_ns(&checked.call.ts),
+            };
+            // `self` is the dispatcher behind the sandbox's `Arc<dyn HostImports>`; the callee
+            // needs an `Arc` of its own to hand on to its own imports. The caller's call holds
+            // one, so the upgrade succeeds while any call is in flight.
+            let Some(inner) = self.this.upgrade() else {
+                let error = CrossingError::AgentCallUnsupported {
+                    caller: call.caller.agent.to_owned(),
+                    reason: "the host is shutting down".into(),
+                };
+                return refused(error, &call.envelope);
+            };
+            match inner.run_checked(&checked, frame).await {
+                Ok(result) => HostCallAnswer {
+                    fuel_used: result.fuel_used,
+                    result: result.to_canonical(),
+                },
+                Err(refusal) => HostCallAnswer {
+                    fuel_used: refusal.fuel_used,
+                    result: ResultEnvelope::refused(&checked.call, &refusal.error).to_canonical(),
+                },
+            }
         })
     }
 

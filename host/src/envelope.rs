@@ -90,6 +90,16 @@ pub fn now_rfc3339() -> String {
         .unwrap_or_else(|_| "1970-01-01T00:00:00.000Z".into())
 }
 
+/// An RFC 3339 instant in nanoseconds since the Unix epoch: where a guest's virtual wall clock
+/// starts. Instants before the epoch, or that do not parse (a leap second), give 0: the clock
+/// is the guest's, and only has to be the same on every replay.
+pub fn unix_ns(ts: &str) -> u64 {
+    time::OffsetDateTime::parse(ts, &time::format_description::well_known::Rfc3339)
+        .ok()
+        .and_then(|t| u64::try_from(t.unix_timestamp_nanos()).ok())
+        .unwrap_or(0)
+}
+
 impl ToolCall {
     /// A call the host originates: fresh call_id, ts now, confirmation per the catalogue.
     pub fn new(agent: &str, tool: &str, args: Value, deadline_ms: Option<u64>) -> Self {
@@ -283,6 +293,17 @@ mod tests {
             );
         }
         assert_ne!(new_call_id(), new_call_id());
+    }
+
+    #[test]
+    fn unix_ns_reads_the_instant_with_its_offset() {
+        // One day after the epoch is 86,400 s.
+        assert_eq!(unix_ns("1970-01-02T00:00:00Z"), 86_400_000_000_000);
+        // Same instant written at +01:00.
+        assert_eq!(unix_ns("1970-01-02T01:00:00+01:00"), 86_400_000_000_000);
+        assert_eq!(unix_ns("1970-01-01T00:00:01.5Z"), 1_500_000_000);
+        assert_eq!(unix_ns("1969-12-31T23:59:59Z"), 0);
+        assert_eq!(unix_ns("not a time"), 0);
     }
 
     #[test]

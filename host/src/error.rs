@@ -133,6 +133,32 @@ pub enum CrossingError {
         /// Why not.
         reason: String,
     },
+    /// An agent called an agent already in its call chain (A → B → A): refused at once, so a
+    /// cycle can never hang the host.
+    #[error("agent `{caller}` called `{target}`, already in the call chain {}", chain.join(" → "))]
+    CycleDetected {
+        /// The calling agent.
+        caller: String,
+        /// The agent it called.
+        target: String,
+        /// The chain, root first, the caller last.
+        chain: Vec<String>,
+    },
+    /// An agent-to-agent call would make the chain longer than
+    /// [`crate::limits::AGENT_CALL_DEPTH_MAX`].
+    #[error("agent `{caller}` called `{target}` at depth {depth}, beyond the maximum of {max_depth} ({})", chain.join(" → "))]
+    DepthExceeded {
+        /// The calling agent.
+        caller: String,
+        /// The agent it called.
+        target: String,
+        /// The depth the callee would run at (root = 1).
+        depth: usize,
+        /// The bound.
+        max_depth: usize,
+        /// The chain, root first, the caller last.
+        chain: Vec<String>,
+    },
     /// The agent called a host import more often than one call may.
     #[error("agent `{agent}` called {import} more than {limit} times in one call")]
     ImportLimit {
@@ -172,6 +198,8 @@ impl CrossingError {
             CrossingError::WallClockExceeded { .. } => "wall_clock_exceeded",
             CrossingError::ImportLimit { .. } => "import_limit",
             CrossingError::AgentCallUnsupported { .. } => "agent_call_unsupported",
+            CrossingError::CycleDetected { .. } => "cycle_detected",
+            CrossingError::DepthExceeded { .. } => "depth_exceeded",
             CrossingError::MemoryLimit { .. } => "memory_limit",
         }
     }
@@ -182,7 +210,9 @@ impl CrossingError {
             CrossingError::Json { phase, .. } | CrossingError::Schema { phase, .. } => *phase,
             CrossingError::UnknownAgent { .. }
             | CrossingError::UnknownTool { .. }
-            | CrossingError::AgentCallUnsupported { .. } => Phase::Envelope,
+            | CrossingError::AgentCallUnsupported { .. }
+            | CrossingError::CycleDetected { .. }
+            | CrossingError::DepthExceeded { .. } => Phase::Envelope,
             CrossingError::AgentUnavailable { .. }
             | CrossingError::AgentTrapped { .. }
             | CrossingError::StackOverflow { .. }
@@ -267,6 +297,8 @@ mod tests {
             | CrossingError::DeadlineExceeded { .. }
             | CrossingError::WallClockExceeded { .. }
             | CrossingError::AgentCallUnsupported { .. }
+            | CrossingError::CycleDetected { .. }
+            | CrossingError::DepthExceeded { .. }
             | CrossingError::ImportLimit { .. }
             | CrossingError::MemoryLimit { .. } => {}
         }
@@ -339,6 +371,18 @@ mod tests {
             CrossingError::AgentCallUnsupported {
                 caller: agent(),
                 reason: String::new(),
+            },
+            CrossingError::CycleDetected {
+                caller: agent(),
+                target: agent(),
+                chain: vec![agent()],
+            },
+            CrossingError::DepthExceeded {
+                caller: agent(),
+                target: agent(),
+                depth: 6,
+                max_depth: 5,
+                chain: vec![agent()],
             },
             CrossingError::ImportLimit {
                 agent: agent(),

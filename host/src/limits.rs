@@ -70,8 +70,9 @@ pub const EPOCH_BACKSTOP_MARGIN_MS: u64 = 500;
 pub const MEMORY_BYTES_MAX: usize = 32 * 1024 * 1024;
 
 /// The most any agent's catalogue entry may allow: the size of each memory slot the pooling
-/// allocator reserves (address space, not RAM: CONCURRENT_CALLS_MAX + 1 slots of 64 MiB plus
-/// guards stay near 1.2 GiB of the phone's address space).
+/// allocator reserves (address space, not RAM: [`INSTANCE_SLOTS`] ×
+/// [`MEMORIES_PER_COMPONENT_MAX`] slots of 64 MiB plus guards, about 5.4 GiB of a phone's
+/// 512 GiB (39-bit) address space).
 pub const MEMORY_BYTES_CEILING: usize = 64 * 1024 * 1024;
 
 /// Table elements one instance may hold (function pointers of the guest's indirect calls).
@@ -85,10 +86,27 @@ pub const MEMORIES_PER_COMPONENT_MAX: u32 = 2;
 /// See [`CORE_INSTANCES_PER_COMPONENT_MAX`].
 pub const TABLES_PER_COMPONENT_MAX: u32 = 8;
 
-/// Calls running at once across all agents; the pooling allocator reserves one slot each. Two
-/// cores on the target devices: 16 in flight keeps both busy across async yields while the
-/// reservation stays small enough for a phone's address space.
-pub const CONCURRENT_CALLS_MAX: u32 = 16;
+/// Root calls (host → agent, and ticks) running at once. Two cores on the target devices: 8 in
+/// flight keeps both busy across async yields. Each root call may hold up to
+/// [`AGENT_CALL_DEPTH_MAX`] instances (its chain of agent-to-agent calls), so the pooling
+/// allocator reserves [`INSTANCE_SLOTS`].
+pub const CONCURRENT_CALLS_MAX: u32 = 8;
+
+/// Agents in one call chain (the root call's agent included): seed 002's bound. A call whose
+/// chain already holds this many is refused (DepthExceeded), as is one whose target is already
+/// in its chain (CycleDetected). With agent-level cycle detection the four agents of the
+/// catalogue cannot reach it; it bounds the chain should the catalogue grow.
+pub const AGENT_CALL_DEPTH_MAX: usize = 5;
+
+/// Component instances the pool holds: every root call's deepest chain, plus one for loading.
+pub const INSTANCE_SLOTS: u32 = CONCURRENT_CALLS_MAX * AGENT_CALL_DEPTH_MAX as u32 + 1;
+
+/// Each read of a guest's virtual clocks advances them by this much. Guests never see the
+/// machine's time: the wall clock starts at the call's `ts` (a tick's `now`), the monotonic
+/// clock at zero, and both move only when read. A guest measuring elapsed time sees progress
+/// (a loop waiting for time ends, or runs out of fuel), yet what it reads depends only on how
+/// often it reads, so replays are identical.
+pub const GUEST_CLOCK_STEP_NS: u64 = 1_000;
 
 /// Guest wasm stack. 512 KiB is ample for the agents' recursion depth (bounded JSON) and far
 /// below the host thread's stack.

@@ -90,7 +90,7 @@ pub fn engine_config() -> Config {
     config.memory_reservation(MEMORY_BYTES_CEILING as u64);
     config.memory_reservation_for_growth(0);
     config.memory_guard_size(MEMORY_GUARD_BYTES);
-    let slots = CONCURRENT_CALLS_MAX + LOADING_SLOTS;
+    let slots = INSTANCE_SLOTS;
     let mut pool = PoolingAllocationConfig::default();
     pool.total_component_instances(slots)
         .total_core_instances(slots * CORE_INSTANCES_PER_COMPONENT_MAX)
@@ -109,9 +109,6 @@ pub fn engine_config() -> Config {
 /// Guard region after each linear memory. Accesses are bounds-checked (the reservation is
 /// small), so the guard only catches what slips past; 2 MiB keeps the footprint low.
 const MEMORY_GUARD_BYTES: u64 = 2 * 1024 * 1024;
-
-/// Pool slots kept apart for loading (calling `manifest`) while calls are in flight.
-const LOADING_SLOTS: u32 = 1;
 
 /// How much of a call's budget a call gets: fuel for determinism, wall clock as a backstop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -151,6 +148,11 @@ pub struct CallState {
     host_calls: u32,
     emits: u32,
     import_limit_hit: Option<(&'static str, u32)>,
+    /// The guest's fuel when it last entered the host (set by the call hook).
+    fuel_at_import: u64,
+    /// Fuel callees burned during the current import, taken from the guest's fuel when the
+    /// import returns (by the call hook).
+    fuel_charge: u64,
     stdout: MemoryOutputPipe,
     stderr: MemoryOutputPipe,
 }
@@ -216,24 +218,51 @@ impl ResourceLimiter for CallLimiter {
     }
 }
 
-/// Who is calling a host import: the agent and the call it is running.
+/// Who is calling a host import: the agent, the call it is running and the chain above it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Caller {
     /// The agent whose instance made the import call.
     pub agent: &'static str,
     /// The call it is running (`None` while loading or ticking).
     pub call_id: Option<String>,
+    /// The agents of the calls in progress, root first, this agent last: an agent-to-agent
+    /// call from here is refused if its target is in it or it is already
+    /// [`AGENT_CALL_DEPTH_MAX`] long.
+    pub chain: Vec<&'static str>,
+    /// The caller's deadline; a callee's is never later.
+    pub deadline_ms: u64,
+}
+
+/// A guest's `host.call`, with what the caller has left to spend on it.
+#[derive(Debug)]
+pub struct HostCall<'a> {
+    /// Who calls.
+    pub caller: &'a Caller,
+    /// The guest's envelope, unchecked.
+    pub envelope: String,
+    /// Fuel the caller had left when it called: a callee may burn no more.
+    pub fuel_left: u64,
+}
+
+/// The answer to a `host.call`: a result.v1, and the fuel the callee burned, which the sandbox
+/// takes from the caller's budget when the import returns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostCallAnswer {
+    /// result.v1 text, refusals included.
+    pub result: String,
+    /// Fuel burned on the caller's behalf (the callee's whole call tree).
+    pub fuel_used: u64,
 }
 
 /// A boxed future, for the async import handler behind a trait object.
-pub type ImportFuture<'a> = Pin<Box<dyn Future<Output = String> + Send + 'a>>;
+pub type ImportFuture<'a> = Pin<Box<dyn Future<Output = HostCallAnswer> + Send + 'a>>;
 
 /// The host side of the `aura:agent/host` imports. The dispatcher implements it (it checks,
-/// quarantines and dispatches); the sandbox only bounds how often a guest may call and
-/// forwards.
+/// quarantines and dispatches); the sandbox only bounds how often a guest may call, tells it
+/// the caller's fuel, charges the callee's fuel back, and forwards.
 pub trait HostImports: Send + Sync {
     /// `host.call`: answers with a result.v1, refusals included; never traps.
-    fn call<'a>(&'a self, caller: &'a Caller, envelope: String) -> ImportFuture<'a>;
+    fn call<'a>(&'a self, call: HostCall<'a>) -> ImportFuture<'a>;
     /// `host.emit`: records the event; never fails the call.
     fn emit(&self, caller: &Caller, event: String);
 }
@@ -246,7 +275,16 @@ impl bindings::aura::agent::host::Host for CallState {
         }
         let imports = self.imports.clone();
         let caller = self.caller.clone();
-        Ok(imports.call(&caller, call).await)
+        let answer = imports
+            .call(HostCall {
+                caller: &caller,
+                envelope: call,
+                fuel_left: self.fuel_at_import,
+            })
+            .await;
+        // Charged when the import returns to the guest (see `charge_callee_fuel`).
+        self.fuel_charge = self.fuel_charge.saturating_add(answer.fuel_used);
+        Ok(answer.result)
     }
 
     async fn emit(&mut self, event: String) -> wasmtime::Result<()> {
@@ -272,13 +310,16 @@ impl CallState {
 struct NoImports;
 
 impl HostImports for NoImports {
-    fn call<'a>(&'a self, caller: &'a Caller, envelope: String) -> ImportFuture<'a> {
+    fn call<'a>(&'a self, call: HostCall<'a>) -> ImportFuture<'a> {
         let error = CrossingError::AgentCallUnsupported {
-            caller: caller.agent.to_owned(),
+            caller: call.caller.agent.to_owned(),
             reason: "the agent is being loaded".into(),
         };
-        let answer = crate::envelope::refusal_for_host_call(&envelope, &error);
-        Box::pin(std::future::ready(answer))
+        let result = crate::envelope::refusal_for_host_call(&call.envelope, &error);
+        Box::pin(std::future::ready(HostCallAnswer {
+            result,
+            fuel_used: 0,
+        }))
     }
 
     fn emit(&self, caller: &Caller, _event: String) {
@@ -398,17 +439,18 @@ impl Sandbox {
         })
     }
 
-    /// Calls a prepared agent's `manifest` with a fixed fuel budget.
+    /// Calls a prepared agent's `manifest` with a fixed fuel budget; its clock reads the Unix
+    /// epoch.
     pub async fn manifest(&self, agent: &PreparedAgent) -> Result<Invocation, CrossingError> {
-        let budget = Budget {
-            fuel: MANIFEST_FUEL,
-            deadline_ms: DEADLINE_MS_MAX,
+        let frame = Frame {
+            budget: Budget {
+                fuel: MANIFEST_FUEL,
+                deadline_ms: DEADLINE_MS_MAX,
+            },
+            chain_above: Vec::new(),
+            clock_start_unix_ns: 0,
         };
-        let caller = Caller {
-            agent: agent.name,
-            call_id: None,
-        };
-        self.run(agent, budget, caller, Arc::new(NoImports), Export::Manifest)
+        self.run(agent, None, frame, Arc::new(NoImports), Export::Manifest)
             .await
     }
 
@@ -425,15 +467,12 @@ impl Sandbox {
         agent: &str,
         call_id: &str,
         call: &str,
-        budget: Budget,
+        frame: Frame,
         imports: Arc<dyn HostImports>,
     ) -> Result<Invocation, CrossingError> {
         let prepared = self.prepared(agent)?;
-        let caller = Caller {
-            agent: prepared.name,
-            call_id: Some(call_id.to_owned()),
-        };
-        self.run(prepared, budget, caller, imports, Export::Invoke(call))
+        let call_id = Some(call_id.to_owned());
+        self.run(prepared, call_id, frame, imports, Export::Invoke(call))
             .await
     }
 
@@ -442,15 +481,11 @@ impl Sandbox {
         &self,
         agent: &str,
         context: &str,
-        budget: Budget,
+        frame: Frame,
         imports: Arc<dyn HostImports>,
     ) -> Result<Invocation, CrossingError> {
         let prepared = self.prepared(agent)?;
-        let caller = Caller {
-            agent: prepared.name,
-            call_id: None,
-        };
-        self.run(prepared, budget, caller, imports, Export::Tick(context))
+        self.run(prepared, None, frame, imports, Export::Tick(context))
             .await
     }
 
@@ -465,13 +500,27 @@ impl Sandbox {
     async fn run(
         &self,
         agent: &PreparedAgent,
-        budget: Budget,
-        caller: Caller,
+        call_id: Option<String>,
+        frame: Frame,
         imports: Arc<dyn HostImports>,
         export: Export<'_>,
     ) -> Result<Invocation, CrossingError> {
-        // The semaphore is never closed, so acquiring only waits.
-        let _slot = self.slots.acquire().await.ok();
+        // Root calls wait for a slot; a callee runs in its root's share of the pool (each root
+        // may hold AGENT_CALL_DEPTH_MAX instances), so a chain never waits on itself. The
+        // semaphore is never closed, so acquiring only waits.
+        let _slot = match frame.chain_above.is_empty() {
+            true => self.slots.acquire().await.ok(),
+            false => None,
+        };
+        let budget = frame.budget;
+        let mut chain = frame.chain_above;
+        chain.push(agent.name);
+        let caller = Caller {
+            agent: agent.name,
+            call_id,
+            chain,
+            deadline_ms: budget.deadline_ms,
+        };
         let stdout = MemoryOutputPipe::new(GUEST_OUTPUT_BYTES_MAX);
         let stderr = MemoryOutputPipe::new(GUEST_OUTPUT_BYTES_MAX);
         // Deny by default: no args, no env, no preopened dirs, stdin closed, no network.
@@ -488,6 +537,13 @@ impl Sandbox {
             .secure_random(StdRng::seed_from_u64(seed))
             .insecure_random(StdRng::seed_from_u64(seed.rotate_left(32)))
             .insecure_random_seed(u128::from(seed))
+            .wall_clock(VirtualWallClock {
+                start_unix_ns: frame.clock_start_unix_ns,
+                reads: Default::default(),
+            })
+            .monotonic_clock(VirtualMonotonicClock {
+                reads: Default::default(),
+            })
             .build();
         let state = CallState {
             wasi,
@@ -501,11 +557,14 @@ impl Sandbox {
             host_calls: 0,
             emits: 0,
             import_limit_hit: None,
+            fuel_at_import: 0,
+            fuel_charge: 0,
             stdout,
             stderr,
         };
         let mut store = Store::new(&self.engine, state);
         store.limiter(|state| &mut state.limiter);
+        store.call_hook(share_fuel_with_callees);
         let setup = |e: wasmtime::Error| CrossingError::AgentTrapped {
             agent: agent.name.to_owned(),
             reason: format!("store setup failed: {e:#}"),
@@ -548,6 +607,93 @@ impl Sandbox {
                 fuel_used,
             }),
         }
+    }
+}
+
+/// Where a call sits: its budget, the chain of calls above it, and the instant its guest sees
+/// as now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Frame {
+    /// What the call may spend.
+    pub budget: Budget,
+    /// The agents of the calls above it, root first; empty for a root call.
+    pub chain_above: Vec<&'static str>,
+    /// Where the guest's wall clock starts: the call's `ts`, a tick's `now` (ns since the
+    /// Unix epoch, clamped at 0).
+    pub clock_start_unix_ns: u64,
+}
+
+impl Frame {
+    /// A root call (host → agent) with `budget`, its guest's clock starting at
+    /// `clock_start_unix_ns`.
+    pub fn root(budget: Budget, clock_start_unix_ns: u64) -> Self {
+        Self {
+            budget,
+            chain_above: Vec::new(),
+            clock_start_unix_ns,
+        }
+    }
+}
+
+/// The call hook: remembers the guest's fuel as it enters the host, so a `host.call` can cap
+/// its callee at it; and, as the import returns, takes the fuel the callee burned from the
+/// guest, so a whole call tree fits in the root's budget. Taking more than is left leaves 0,
+/// and the guest's next fuel check traps (DeadlineExceeded).
+fn share_fuel_with_callees(
+    mut store: wasmtime::StoreContextMut<'_, CallState>,
+    hook: wasmtime::CallHook,
+) -> wasmtime::Result<()> {
+    match hook {
+        wasmtime::CallHook::CallingHost => {
+            let fuel = store.get_fuel()?;
+            store.data_mut().fuel_at_import = fuel;
+        }
+        wasmtime::CallHook::ReturningFromHost => {
+            let charge = std::mem::take(&mut store.data_mut().fuel_charge);
+            if charge > 0 {
+                let fuel = store.get_fuel()?;
+                store.set_fuel(fuel.saturating_sub(charge))?;
+            }
+        }
+        wasmtime::CallHook::CallingWasm | wasmtime::CallHook::ReturningFromWasm => {}
+    }
+    Ok(())
+}
+
+/// A guest's wall clock: starts at the call's instant and moves [`GUEST_CLOCK_STEP_NS`] per
+/// read, never with the machine's time.
+struct VirtualWallClock {
+    start_unix_ns: u64,
+    reads: std::cell::Cell<u64>,
+}
+
+impl wasmtime_wasi::HostWallClock for VirtualWallClock {
+    fn resolution(&self) -> Duration {
+        Duration::from_nanos(GUEST_CLOCK_STEP_NS)
+    }
+
+    fn now(&self) -> Duration {
+        let reads = self.reads.replace(self.reads.get().saturating_add(1));
+        Duration::from_nanos(
+            self.start_unix_ns
+                .saturating_add(reads.saturating_mul(GUEST_CLOCK_STEP_NS)),
+        )
+    }
+}
+
+/// A guest's monotonic clock: starts at 0 and moves [`GUEST_CLOCK_STEP_NS`] per read.
+struct VirtualMonotonicClock {
+    reads: std::cell::Cell<u64>,
+}
+
+impl wasmtime_wasi::HostMonotonicClock for VirtualMonotonicClock {
+    fn resolution(&self) -> u64 {
+        GUEST_CLOCK_STEP_NS
+    }
+
+    fn now(&self) -> u64 {
+        let reads = self.reads.replace(self.reads.get().saturating_add(1));
+        reads.saturating_mul(GUEST_CLOCK_STEP_NS)
     }
 }
 

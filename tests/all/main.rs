@@ -3,6 +3,8 @@
 
 mod support;
 
+mod a2a;
+
 mod calendar;
 mod cli;
 mod comms;

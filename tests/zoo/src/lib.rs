@@ -1,6 +1,6 @@
 //! The hostile zoo's one piece of shared code: [`hostile!`] declares a guest that poses as the
-//! calendar agent (its manifest claims exactly calendar's tools, so the host admits it) and
-//! misbehaves in `invoke`. Each guest of `tests/guests/` is one behaviour in its own component,
+//! calendar agent (its manifest claims exactly calendar's tools, so the host admits it), or as
+//! comms with `hostile!(as comms, ..)`, and misbehaves in `invoke`. Each guest of `tests/guests/` is one behaviour in its own component,
 //! built for tests only and never written to `plugins/`.
 //!
 //! This crate must hold no behaviour itself: each guest's body says what it does.
@@ -9,6 +9,40 @@ pub use aura_sdk;
 
 /// The manifest every zoo guest answers with: calendar's name and tools.
 pub const CALENDAR_MANIFEST: &str = r#"{"name":"calendar","tools":["detect_conflicts","find_free_slots","schedule_event"],"version":"0.0.0-zoo"}"#;
+
+/// The manifest of a zoo guest posing as comms (for agent-to-agent tests, which need two).
+pub const COMMS_MANIFEST: &str = r#"{"name":"comms","tools":["draft_reply","extract_action_items","triage_inbox"],"version":"0.0.0-zoo"}"#;
+
+/// Calls `agent`.`tool` with `args` through the host import and answers with a tool error
+/// that says how the callee answered: `callee <agent> answered ok`, or `... answered <kind>:
+/// <message>`. A reply.v1 the host accepts from any tool, so a chain of guests reports back
+/// to the test.
+pub fn call_and_report(
+    call_id: &str,
+    agent: &str,
+    tool: &str,
+    args: aura_sdk::serde_json::Value,
+) -> String {
+    let envelope = aura_sdk::serde_json::json!({
+        "call_id": call_id, "agent": agent, "tool": tool, "args": args,
+        "ts": "2026-11-23T08:00:00Z", "confirm_required": false, "deadline_ms": 10000
+    });
+    let answer = aura_sdk::bindings::aura::agent::host::call(&envelope.to_string());
+    let answer: aura_sdk::serde_json::Value =
+        aura_sdk::serde_json::from_str(&answer).unwrap_or_default();
+    let how = match answer["ok"].as_bool() {
+        Some(true) => "ok".to_string(),
+        _ => format!(
+            "{}: {}",
+            answer["error"]["kind"].as_str().unwrap_or("?"),
+            answer["error"]["message"].as_str().unwrap_or("?")
+        ),
+    };
+    let mut message = format!("callee {agent} answered {how}");
+    message.truncate(480);
+    aura_sdk::serde_json::json!({ "ok": false, "error": { "kind": "failed", "message": message } })
+        .to_string()
+}
 
 /// Wraps what a guest found into a reply whose result no calendar schema accepts, so the host
 /// quarantines it and the test can read what the guest saw in the quarantine record.
@@ -21,11 +55,17 @@ pub fn report(findings: &str) -> String {
 #[macro_export]
 macro_rules! hostile {
     ($name:ident, |$call:ident| $body:block) => {
+        $crate::hostile!(@with $crate::CALENDAR_MANIFEST, $name, |$call| $body);
+    };
+    (as comms, $name:ident, |$call:ident| $body:block) => {
+        $crate::hostile!(@with $crate::COMMS_MANIFEST, $name, |$call| $body);
+    };
+    (@with $manifest:expr, $name:ident, |$call:ident| $body:block) => {
         struct $name;
 
         impl $crate::aura_sdk::bindings::Guest for $name {
             fn manifest() -> String {
-                $crate::CALENDAR_MANIFEST.into()
+                $manifest.into()
             }
 
             #[allow(unused_variables, unreachable_code)]
