@@ -237,6 +237,20 @@ impl Host {
         self.inner.dispatch(text).await
     }
 
+    /// The agents this host serves, in catalogue order.
+    pub fn agents(&self) -> Vec<&'static str> {
+        catalogue::CATALOGUE
+            .iter()
+            .map(|spec| spec.name)
+            .filter(|name| self.inner.sandbox.serves(name))
+            .collect()
+    }
+
+    /// Appends a reasoning trace to the data dir's traces.jsonl; durable when this returns.
+    pub fn record_trace(&self, trace: &crate::trace::Trace) -> Result<(), JournalError> {
+        self.inner.journal.trace(trace)
+    }
+
     /// The fuel rate deadlines are turned into.
     pub fn fuel_per_ms(&self) -> u64 {
         self.inner.fuel_per_ms

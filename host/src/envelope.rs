@@ -11,7 +11,7 @@ use crate::canonical::to_canonical_string;
 use crate::error::{CrossingError, Phase};
 
 /// Where the user sees a call's result (toolcall.v1 `expected_surface`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum Surface {
     /// A glance on the watch.

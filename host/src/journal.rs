@@ -1,8 +1,9 @@
 //! The journal: the host's append-only records in the data dir, reached through cap-std.
 //!
-//! It owns `<data-dir>/errors/quarantine_calls.jsonl`: one canonical JSON line per refused or
-//! dropped call, written and fsynced before the refusal is reported, and repaired on open if a
-//! crash left a torn last line. It must not interpret agent output or decide what is
+//! It owns `<data-dir>/errors/quarantine_calls.jsonl` (one canonical JSON line per refused or
+//! dropped call) and `<data-dir>/traces.jsonl` (one reasoning trace per orchestrator decision).
+//! Each record is written and fsynced before it is reported, and a torn last line left by a
+//! crash is truncated when the log is opened. It must not interpret agent output or decide what is
 //! quarantined; it records what the crossing hands it, and touches nothing outside the data dir.
 
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -19,6 +20,8 @@ use crate::limits::QUARANTINE_OFFENDING_BYTES_MAX;
 
 /// The quarantine log, relative to the data dir (ADR-0009).
 pub const QUARANTINE_PATH: &str = "errors/quarantine_calls.jsonl";
+/// The reasoning traces, relative to the data dir.
+pub const TRACES_PATH: &str = "traces.jsonl";
 
 /// Why the journal could not be opened or written.
 #[derive(Debug, thiserror::Error)]
@@ -118,7 +121,51 @@ fn floor_char_boundary(text: &str, index: usize) -> usize {
 /// The data dir's logs.
 #[derive(Debug)]
 pub struct Journal {
-    quarantine: Mutex<File>,
+    quarantine: Log,
+    traces: Log,
+}
+
+/// One append-only log file.
+#[derive(Debug)]
+struct Log {
+    path: &'static str,
+    file: Mutex<File>,
+}
+
+impl Log {
+    /// Opens (creating) `path` under `dir` for appending, repairing a torn last line.
+    fn open(dir: &Dir, path: &'static str) -> Result<Self, JournalError> {
+        let open_error = |source| JournalError::Open {
+            path: path.to_owned(),
+            source,
+        };
+        let mut options = OpenOptions::new();
+        options.read(true).append(true).create(true);
+        let mut file = dir.open_with(path, &options).map_err(open_error)?;
+        repair_torn_tail(&mut file, path).map_err(open_error)?;
+        Ok(Self {
+            path,
+            file: Mutex::new(file),
+        })
+    }
+
+    /// Appends `record` as one canonical JSON line and syncs it to disk before returning.
+    fn append(&self, record: &impl Serialize) -> Result<(), JournalError> {
+        let append_error = |source| JournalError::Append {
+            path: self.path,
+            source,
+        };
+        let value =
+            serde_json::to_value(record).map_err(|e| append_error(std::io::Error::other(e)))?;
+        let mut line =
+            to_canonical_string(&value).map_err(|e| append_error(std::io::Error::other(e)))?;
+        line.push('\n');
+        // A poisoned lock means another append panicked mid-write; the file itself is still
+        // append-only and repaired on the next open, so keep recording.
+        let mut file = self.file.lock().unwrap_or_else(|p| p.into_inner());
+        file.write_all(line.as_bytes()).map_err(append_error)?;
+        file.sync_data().map_err(append_error)
+    }
 }
 
 impl Journal {
@@ -133,33 +180,20 @@ impl Journal {
         let dir = Dir::open_ambient_dir(data_dir, ambient_authority())
             .map_err(open_error(&data_dir.display().to_string()))?;
         dir.create_dir_all("errors").map_err(open_error("errors"))?;
-        let mut options = OpenOptions::new();
-        options.read(true).append(true).create(true);
-        let mut file = dir
-            .open_with(QUARANTINE_PATH, &options)
-            .map_err(open_error(QUARANTINE_PATH))?;
-        repair_torn_tail(&mut file).map_err(open_error(QUARANTINE_PATH))?;
         Ok(Self {
-            quarantine: Mutex::new(file),
+            quarantine: Log::open(&dir, QUARANTINE_PATH)?,
+            traces: Log::open(&dir, TRACES_PATH)?,
         })
     }
 
-    /// Appends one record and syncs it to disk before returning.
+    /// Appends one quarantine record, durable before this returns.
     pub fn quarantine(&self, record: &QuarantineRecord) -> Result<(), JournalError> {
-        let append_error = |source| JournalError::Append {
-            path: QUARANTINE_PATH,
-            source,
-        };
-        let value =
-            serde_json::to_value(record).map_err(|e| append_error(std::io::Error::other(e)))?;
-        let mut line =
-            to_canonical_string(&value).map_err(|e| append_error(std::io::Error::other(e)))?;
-        line.push('\n');
-        // A poisoned lock means another append panicked mid-write; the file itself is still
-        // append-only and repaired on the next open, so keep recording.
-        let mut file = self.quarantine.lock().unwrap_or_else(|p| p.into_inner());
-        file.write_all(line.as_bytes()).map_err(append_error)?;
-        file.sync_data().map_err(append_error)
+        self.quarantine.append(record)
+    }
+
+    /// Appends one reasoning trace, durable before this returns.
+    pub fn trace(&self, trace: &crate::trace::Trace) -> Result<(), JournalError> {
+        self.traces.append(trace)
     }
 }
 
@@ -169,7 +203,7 @@ impl Journal {
 const REPAIR_SCAN_BYTES_MAX: u64 = 8 * QUARANTINE_OFFENDING_BYTES_MAX as u64 + 4096;
 
 /// Truncates a last line that has no newline (a write cut short by a crash).
-fn repair_torn_tail(file: &mut File) -> std::io::Result<()> {
+fn repair_torn_tail(file: &mut File, log: &'static str) -> std::io::Result<()> {
     let len = file.metadata()?.len();
     if len == 0 {
         return Ok(());
@@ -192,7 +226,7 @@ fn repair_torn_tail(file: &mut File) -> std::io::Result<()> {
         }
     };
     tracing::warn!(
-        log = QUARANTINE_PATH,
+        log,
         dropped_bytes = len - keep,
         "repairing a torn last line"
     );

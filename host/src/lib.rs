@@ -9,8 +9,9 @@
 //! One module per concept: [`limits`] (every bound), [`canonical`] (I-JSON and RFC 8785),
 //! [`schema`] (compiled validators), [`catalogue`] (the locked tool list), [`envelope`]
 //! (toolcall.v1 and result.v1), [`plugins`] (components on disk), [`sandbox`] (wasmtime),
-//! [`crossing`] (the checks), [`journal`] (quarantine log), [`dispatch`] (the host),
-//! [`calibrate`] (fuel per ms on this device), and [`error`].
+//! [`crossing`] (the checks), [`journal`] (quarantine log and traces), [`dispatch`] (the
+//! host), [`scenario`] (a day of signals), [`orchestrator`] (ticks and arbitration), [`trace`]
+//! (reasoning traces), [`calibrate`] (fuel per ms on this device), and [`error`].
 #![warn(missing_docs)]
 
 /// The agents the build compiles into plugins/ (shared with build.rs).
@@ -24,9 +25,12 @@ pub mod envelope;
 pub mod error;
 pub mod journal;
 pub mod limits;
+pub mod orchestrator;
 pub mod plugins;
 pub mod sandbox;
+pub mod scenario;
 pub mod schema;
+pub mod trace;
 
 pub use dispatch::{Host, HostConfig, Refused};
 pub use envelope::{ResultEnvelope, ToolCall};

@@ -50,6 +50,21 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// Run a scenario through the orchestrator: every agent ticks on the day's signals, and
+    /// each decision is printed (and recorded in <data-dir>/traces.jsonl).
+    Run {
+        /// The scenario file (scenario.v1), e.g. scenarios/day.json.
+        scenario: PathBuf,
+        /// Seed of the agents' random sources: the same seed gives the same traces.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Print each trace and the summary as JSON lines instead of the timeline.
+        #[arg(long)]
+        json: bool,
+        /// Show each decision's rationale under it.
+        #[arg(short, long)]
+        verbose: bool,
+    },
     /// Call one tool: builds a toolcall.v1 envelope (fresh call_id, ts now) and dispatches it.
     Call {
         /// Agent name, e.g. calendar.
@@ -121,6 +136,15 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Dispatch { input } => (read_input(&input)?, None),
         Command::Calibrate => return calibrate(cli.plugins_dir, cli.data_dir),
+        Command::Run {
+            scenario,
+            seed,
+            json,
+            verbose,
+        } => {
+            let output = Output { json, verbose };
+            return run_scenario(cli.plugins_dir, cli.data_dir, &scenario, seed, output);
+        }
     };
 
     let mut config = HostConfig::new(
@@ -184,6 +208,139 @@ fn calibrate(plugins_dir: Option<PathBuf>, data_dir: PathBuf) -> anyhow::Result<
     calibrate::store(&data_dir, &calibration)?;
     println!("{}", serde_json::to_string_pretty(&calibration)?);
     Ok(ExitCode::SUCCESS)
+}
+
+/// How `aura run` prints.
+#[derive(Debug, Clone, Copy)]
+struct Output {
+    json: bool,
+    verbose: bool,
+}
+
+fn run_scenario(
+    plugins_dir: Option<PathBuf>,
+    data_dir: PathBuf,
+    path: &std::path::Path,
+    seed: u64,
+    output: Output,
+) -> anyhow::Result<ExitCode> {
+    use aura::orchestrator::RunEvent;
+    use std::io::{IsTerminal, Write};
+
+    let mut config = HostConfig::new(
+        plugins_dir.unwrap_or_else(|| PathBuf::from(aura::BUILT_PLUGINS_DIR)),
+        &data_dir,
+    );
+    config.guest_seed = seed;
+    let summary = runtime()?.block_on(async {
+        let host = Host::open(&config).await.context("cannot start the host")?;
+        for failure in host.load_failures() {
+            eprintln!("aura: warning: {failure}");
+        }
+        let scenario = aura::scenario::Scenario::load(path, host.crossing().schemas())?;
+        let progress = !output.json && std::io::stderr().is_terminal();
+        let mut stdout = std::io::stdout().lock();
+        let summary = aura::orchestrator::run(&host, &scenario, seed, |event| match event {
+            RunEvent::Tick { index, of, at } if progress => {
+                eprint!("\r\x1b[2K  tick {}/{of}  {}", index + 1, clock(at));
+            }
+            RunEvent::Tick { .. } => {}
+            RunEvent::Decision(trace) => {
+                if progress {
+                    eprint!("\r\x1b[2K");
+                }
+                let _ = match output.json {
+                    true => writeln!(
+                        stdout,
+                        "{}",
+                        serde_json::to_string(trace).unwrap_or_default()
+                    ),
+                    false => print_decision(&mut stdout, trace, output.verbose),
+                };
+            }
+        })
+        .await?;
+        if progress {
+            eprint!("\r\x1b[2K");
+        }
+        anyhow::Ok(summary)
+    })?;
+    let traces = data_dir.join(aura::journal::TRACES_PATH);
+    if output.json {
+        println!("{}", serde_json::json!({ "summary": summary }));
+    } else {
+        print_summary(&summary, &traces);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `HH:MM` of an RFC 3339 time.
+fn clock(at: &str) -> &str {
+    at.get(11..16).unwrap_or(at)
+}
+
+fn print_decision(
+    out: &mut impl std::io::Write,
+    trace: &aura::trace::Trace,
+    verbose: bool,
+) -> std::io::Result<()> {
+    use aura::trace::{Decision, surface_name};
+    let what = match trace.decision {
+        Decision::Executed => "",
+        Decision::Asked => "asks: ",
+        Decision::Confirmed => "confirmed: ",
+        Decision::Declined => "declined: ",
+        Decision::Held => "held: ",
+    };
+    let status = match trace.outcome.status {
+        "ok" | "pending" | "declined" | "held" => String::new(),
+        other => format!(
+            " [{other}: {}]",
+            trace.outcome.kind.as_deref().unwrap_or("")
+        ),
+    };
+    writeln!(
+        out,
+        "{}  {:<10}  {:<31} {what}{}{status}",
+        clock(&trace.at),
+        surface_name(trace.surface),
+        format!("{}.{}", trace.call.agent, trace.call.tool),
+        trace.outcome.summary,
+    )?;
+    if verbose {
+        writeln!(out, "{:>19}{} ({})", "", trace.rationale, trace.trace_id)?;
+    }
+    Ok(())
+}
+
+fn print_summary(summary: &aura::orchestrator::RunSummary, traces: &std::path::Path) {
+    let shown = &summary.shown;
+    println!();
+    println!(
+        "{}: {} ticks, {} signals, {} decisions (seed {})",
+        summary.scenario, summary.ticks, summary.signals, summary.decisions, summary.seed
+    );
+    println!(
+        "  shown: WATCH {}, PHONE_CARD {}, EARBUD_TTS {}, SILENT {}",
+        shown.WATCH, shown.PHONE_CARD, shown.EARBUD_TTS, shown.SILENT
+    );
+    println!(
+        "  questions: {} asked, {} confirmed, {} declined, {} held for quiet hours, {} answers unmatched",
+        summary.asked, summary.confirmed, summary.declined, summary.held, summary.answers_unmatched
+    );
+    println!(
+        "  proposals: {} repeats suppressed, {} lost their surface, {} refused and quarantined; {} ticks failed, {} calls failed",
+        summary.repeats,
+        summary.not_chosen,
+        summary.proposals_refused,
+        summary.ticks_failed,
+        summary.calls_failed
+    );
+    println!(
+        "  fuel: {} in ticks, {} in calls",
+        summary.tick_fuel, summary.call_fuel
+    );
+    println!("  traces: {}", traces.display());
 }
 
 fn report_refusal(refused: &Refused) -> anyhow::Result<ExitCode> {

@@ -454,6 +454,11 @@ impl Sandbox {
             .await
     }
 
+    /// Whether `agent` is served.
+    pub fn serves(&self, agent: &str) -> bool {
+        self.agents.contains_key(agent)
+    }
+
     /// Serves a prepared agent.
     pub fn add(&mut self, agent: PreparedAgent) {
         self.agents.insert(agent.name, agent);

@@ -11,6 +11,7 @@ mod comms;
 mod contract;
 mod crossing;
 mod finance;
+mod orchestrator;
 mod plugins;
 mod soak;
 mod wellness;
