@@ -340,6 +340,11 @@ fn print_summary(summary: &aura::orchestrator::RunSummary, traces: &std::path::P
         "  fuel: {} in ticks, {} in calls",
         summary.tick_fuel, summary.call_fuel
     );
+    println!(
+        "  tick of all agents: median {:.2} ms, p95 {:.2} ms (wall clock, this machine)",
+        summary.tick_us_median as f64 / 1000.0,
+        summary.tick_us_p95 as f64 / 1000.0
+    );
     println!("  traces: {}", traces.display());
 }
 

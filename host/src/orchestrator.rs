@@ -93,6 +93,11 @@ pub struct RunSummary {
     pub tick_fuel: u64,
     /// Fuel burned by the chosen calls (their agent-to-agent calls included).
     pub call_fuel: u64,
+    /// Wall time of one tick of all agents (run concurrently, checks included), median over
+    /// the run's ticks, in µs. Measured, so it differs run to run: never written to a trace.
+    pub tick_us_median: u64,
+    /// The same, 95th percentile (nearest rank).
+    pub tick_us_p95: u64,
 }
 
 /// Decisions per surface.
@@ -161,6 +166,7 @@ pub async fn run(
     let ticks = scenario.ticks();
     let mut world = scenario.world();
     let mut memory = Memory::default();
+    let mut tick_us = Vec::with_capacity(ticks.len());
     let mut summary = RunSummary {
         scenario: scenario.name.clone(),
         seed,
@@ -187,9 +193,11 @@ pub async fn run(
                 .await?;
         }
         let context = world.context(scenario, now);
+        let started = std::time::Instant::now();
         let outcomes =
             futures_util::future::join_all(agents.iter().map(|agent| host.tick(agent, &context)))
                 .await;
+        tick_us.push(u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX));
         let mut proposals = Vec::new();
         for outcome in outcomes {
             match outcome {
@@ -209,7 +217,18 @@ pub async fn run(
         summary.ticks += 1;
     }
     summary.signals = world.signals_applied();
+    tick_us.sort_unstable();
+    summary.tick_us_median = nearest_rank(&tick_us, 50);
+    summary.tick_us_p95 = nearest_rank(&tick_us, 95);
     Ok(summary)
+}
+
+/// The `percent`th percentile of sorted `values` by nearest rank; 0 when empty.
+fn nearest_rank(sorted: &[u64], percent: usize) -> u64 {
+    match sorted.len() {
+        0 => 0,
+        n => sorted[(percent * n).div_ceil(100).clamp(1, n) - 1],
+    }
 }
 
 /// The surface a proposal asks for (PHONE_CARD when it names none).
@@ -560,5 +579,20 @@ fn cut(text: String) -> String {
     match text.char_indices().nth(crate::trace::SUMMARY_CHARS_MAX) {
         Some((at, _)) => text[..at].to_owned(),
         None => text,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::nearest_rank;
+
+    #[test]
+    fn percentiles_by_nearest_rank() {
+        let values: Vec<u64> = (1..=20).collect();
+        // Rank ceil(0.5 · 20) = 10 → 10; rank ceil(0.95 · 20) = 19 → 19.
+        assert_eq!(nearest_rank(&values, 50), 10);
+        assert_eq!(nearest_rank(&values, 95), 19);
+        assert_eq!(nearest_rank(&[7], 95), 7);
+        assert_eq!(nearest_rank(&[], 50), 0);
     }
 }

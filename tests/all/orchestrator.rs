@@ -163,3 +163,103 @@ async fn the_same_seed_replays_byte_for_byte() {
     assert!(!first.is_empty());
     assert_eq!(first, second);
 }
+
+/// A long scenario for the crash test: a new wearable reading every minute for ten hours, so
+/// wellness proposes (and the orchestrator records) a new stress score almost every tick.
+fn long_scenario(dir: &Path) -> PathBuf {
+    let mut signals = Vec::new();
+    for minute in 0..600 {
+        let at = format!(
+            "2026-11-23T{:02}:{:02}:00+01:00",
+            8 + minute / 60,
+            minute % 60
+        );
+        let data =
+            serde_json::json!({"hrv_ms": 30 + minute % 25, "resting_hr_bpm": 60 + minute % 13});
+        signals.push(serde_json::json!({"at": at, "kind": "reading", "data": data}));
+    }
+    let scenario = serde_json::json!({
+        "scenario": "long", "start": "2026-11-23T08:00:00+01:00",
+        "end": "2026-11-23T17:59:00+01:00", "tick_minutes": 1, "utc_offset_minutes": 60,
+        "profile": {"baselines": {"hrv_ms": 50, "resting_hr_bpm": 60, "sleep_minutes": 480}},
+        "signals": signals,
+    });
+    let path = dir.join("long.json");
+    std::fs::write(&path, scenario.to_string()).unwrap();
+    path
+}
+
+#[test]
+fn a_run_killed_mid_way_loses_nothing_it_reported() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+
+    let work = temp_dir("kill9");
+    let data = work.join("data");
+    let scenario = long_scenario(&work);
+    let aura = |args: &[&str]| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_aura"));
+        command
+            .arg("--data-dir")
+            .arg(&data)
+            .arg("--plugins-dir")
+            .arg(plugins_dir())
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        command
+    };
+    let mut child = aura(&["run", scenario.to_str().unwrap(), "--json", "--seed", "1"])
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut reported = Vec::new();
+    for line in BufReader::new(stdout).lines() {
+        let trace: Value = serde_json::from_str(&line.unwrap()).unwrap();
+        reported.push(trace["trace_id"].as_str().unwrap().to_owned());
+        if reported.len() == 20 {
+            // SIGKILL: no destructor, no flush, no chance to finish a write.
+            child.kill().unwrap();
+            break;
+        }
+    }
+    child.wait().unwrap();
+    assert_eq!(
+        reported.len(),
+        20,
+        "the run ended before it could be killed"
+    );
+    let path = data.join(aura::journal::TRACES_PATH);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let complete: Vec<&str> = text
+        .split_inclusive('\n')
+        .filter(|l| l.ends_with('\n'))
+        .collect();
+    // Everything reported was durable before it was reported, in order.
+    for (line, id) in complete.iter().zip(&reported) {
+        let trace: Value = serde_json::from_str(line).unwrap();
+        assert_eq!(trace["trace_id"], id.as_str());
+    }
+    assert!(complete.len() >= reported.len());
+    // A kill rarely tears a line this short, so tear one by hand, as a crash mid-write would.
+    let kept: String = complete.concat();
+    std::fs::write(&path, format!("{kept}{{\"trace_id\":\"tr_99")).unwrap();
+
+    // The next start truncates the torn line and appends after what was there.
+    let short = scenario_path("short");
+    let output = aura(&["run", short.to_str().unwrap(), "--json"])
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let after = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        after.starts_with(&kept),
+        "nothing before the torn line was lost"
+    );
+    let appended: Vec<Value> = after[kept.len()..]
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("no torn fragment is left"))
+        .collect();
+    assert_eq!(appended.len(), 4, "the short scenario's four decisions");
+    assert_eq!(appended[0]["scenario"], "short");
+}
