@@ -41,3 +41,7 @@ fuzz seconds="60":
 # Measure this machine's fuel per millisecond and store it in the data dir.
 calibrate:
     cargo run -q -- calibrate
+
+# The main job: the orchestrator over the day scenario (pass e.g. `--seed 3 -v` or `--json`).
+run *args:
+    cargo run -q -- run scenarios/day.json {{args}}

@@ -263,3 +263,21 @@ fn a_run_killed_mid_way_loses_nothing_it_reported() {
     assert_eq!(appended.len(), 4, "the short scenario's four decisions");
     assert_eq!(appended[0]["scenario"], "short");
 }
+
+#[tokio::test]
+async fn the_day_replays_byte_for_byte_and_touches_every_agent() {
+    let day = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/day.json");
+    let (summary, first, _) = run("day-a", &day, 11).await;
+    let (_, second, _) = run("day-b", &day, 11).await;
+    assert_eq!(first, second, "same seed, same traces");
+    assert!(summary.signals >= 200, "{}", summary.signals);
+    let traces = lines(&first);
+    for agent in ["calendar", "comms", "finance", "wellness"] {
+        assert!(
+            traces.iter().any(|t| t["call"]["agent"] == agent),
+            "{agent} decided nothing"
+        );
+    }
+    assert!(summary.asked >= 1 && summary.confirmed >= 1 && summary.declined >= 1);
+    assert_eq!(summary.ticks_failed + summary.proposals_refused, 0);
+}

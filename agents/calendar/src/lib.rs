@@ -5,11 +5,17 @@
 //! - [`free_slots::find_free_slots`]: maximal free windows inside working hours.
 //! - [`conflicts::detect_conflicts`]: overlaps, double bookings, tight transitions.
 //! - [`schedule::schedule_event`]: validates and normalizes a proposed event and reports its
-//!   conflicts (stores nothing; the catalogue requires confirmation).
+//!   conflicts (stores nothing; the catalogue requires confirmation). With `break_after` it
+//!   asks `wellness.suggest_break` for a break after the event ([`break_after`]): the one
+//!   agent-to-agent call calendar makes. Wellness calls `calendar.find_free_slots` back, so
+//!   the chain calendar → wellness → calendar is a cycle the host refuses (`cycle_detected`);
+//!   the path exists to exercise that guard, and the break then reads `unavailable`.
 //!
-//! The tick, [`tick::tick`], proposes `detect_conflicts` when the context's events clash.
+//! The tick, [`tick::tick`], proposes `detect_conflicts` when the context's events clash and
+//! `schedule_event` (for the user to confirm) for each pending meeting invitation.
 //! Everything is deterministic: no clock, no randomness; `now` comes from the tick context.
 
+pub mod break_after;
 pub mod common;
 pub mod conflicts;
 pub mod free_slots;

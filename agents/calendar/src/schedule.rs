@@ -19,10 +19,17 @@
 //! - `outside_working_hours` is true when working hours are given and the event does not lie
 //!   entirely within one working day's hours (local time at `utc_offset_minutes`, on a listed
 //!   weekday). `working_hours` requires `utc_offset_minutes`.
+//! - `break_after` (optional): once the event is placed, calendar asks `wellness.suggest_break`
+//!   for a break after it, and the result gets `break` (`suggested`, `none` or
+//!   `unavailable`); see [`crate::break_after`]. Invalid `break_after` args are
+//!   `invalid_args`, but a break that cannot be obtained never fails the scheduling. Note that
+//!   wellness calls `calendar.find_free_slots` back, a cycle (calendar → wellness → calendar)
+//!   the host refuses: today the break is always `unavailable` through the host, on purpose.
 
 use aura_sdk::{ToolError, ToolResult, call_id_from};
 use serde::{Deserialize, Serialize};
 
+use crate::break_after::{BreakAfter, BreakOutcome, ask_wellness};
 use crate::common::{
     CalendarEvent, Hours, MAX_OFFSET_MINUTES, MAX_TEXT_CHARS, MAX_TRAVEL_GAP_MINUTES, SECS_PER_DAY,
     SECS_PER_MINUTE, Span, WorkingHours, check_chars, check_events, check_len, check_range,
@@ -72,6 +79,9 @@ pub struct ScheduleEventArgs {
     /// The user's offset east of UTC in minutes (-840..840), for `working_hours`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub utc_offset_minutes: Option<i32>,
+    /// Optional: ask wellness for a break after the event (see [`crate::break_after`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub break_after: Option<BreakAfter>,
 }
 
 /// The normalized event.
@@ -115,6 +125,9 @@ pub struct ScheduleEventResult {
     pub conflicts: Vec<Conflict>,
     /// Whether it falls outside the working hours (false when none were given).
     pub outside_working_hours: bool,
+    /// The break after the event, when `break_after` was given.
+    #[serde(rename = "break", skip_serializing_if = "Option::is_none")]
+    pub break_after: Option<BreakOutcome>,
 }
 
 /// The id of a normalized event. See the module documentation.
@@ -124,8 +137,19 @@ pub fn event_id(title: &str, start: &str, end: &str) -> String {
     format!("ev_{suffix}")
 }
 
-/// Validates and normalizes a proposed event and reports its conflicts. Stores nothing.
+/// Validates and normalizes a proposed event and reports its conflicts, then, with
+/// `break_after`, asks wellness for a break after it. Stores nothing.
 pub fn schedule_event(args: ScheduleEventArgs) -> ToolResult<ScheduleEventResult> {
+    let mut result = place_event(&args)?;
+    if let Some(break_after) = &args.break_after {
+        result.break_after = Some(ask_wellness(break_after, &args.existing, &result.event));
+    }
+    Ok(result)
+}
+
+/// `schedule_event` without the break: validates and normalizes the event and reports its
+/// conflicts (checks `break_after` too, so invalid args fail before anything is asked).
+pub fn place_event(args: &ScheduleEventArgs) -> ToolResult<ScheduleEventResult> {
     check_range(
         args.travel_gap_minutes,
         "travel_gap_minutes",
@@ -180,6 +204,9 @@ pub fn schedule_event(args: ScheduleEventArgs) -> ToolResult<ScheduleEventResult
             None
         }
     };
+    if let Some(break_after) = &args.break_after {
+        break_after.check()?;
+    }
     let existing = check_events(&args.existing, "existing")?;
 
     let start_text = format_utc(start)?;
@@ -238,6 +265,7 @@ pub fn schedule_event(args: ScheduleEventArgs) -> ToolResult<ScheduleEventResult
         },
         conflicts: conflicts.into_iter().map(|(_, c)| c).collect(),
         outside_working_hours,
+        break_after: None,
     })
 }
 
@@ -279,7 +307,7 @@ mod tests {
     use super::*;
     use crate::common::schema_check;
     use aura_sdk::ToolErrorKind;
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     fn new_event(start: &str, end: &str) -> NewEvent {
         NewEvent {
@@ -308,6 +336,7 @@ mod tests {
             travel_gap_minutes: 15,
             working_hours: None,
             utc_offset_minutes: None,
+            break_after: None,
         }
     }
 
@@ -560,6 +589,102 @@ mod tests {
             ),
             "duplicate",
         );
+    }
+
+    #[test]
+    fn break_after_never_fails_the_scheduling() {
+        use crate::break_after::{BreakAfter, DayHours};
+        let mut a = args(
+            new_event("2026-11-23T13:00:00Z", "2026-11-23T14:00:00Z"),
+            vec![existing(
+                "x",
+                "2026-11-23T13:30:00Z",
+                "2026-11-23T15:00:00Z",
+                None,
+            )],
+        );
+        a.break_after = Some(BreakAfter {
+            stress_score: 72,
+            working_hours: DayHours {
+                start: "09:00".into(),
+                end: "17:00".into(),
+            },
+            utc_offset_minutes: 60,
+        });
+        // Natively there is no host to ask: the event is placed as without break_after (x
+        // 13:30–15:00 overlaps 13:00–14:00 by 30 min) and the break is unavailable.
+        let result = run(a.clone());
+        let without = run(ScheduleEventArgs {
+            break_after: None,
+            ..a.clone()
+        });
+        assert_eq!(result.event, without.event);
+        assert_eq!(result.conflicts, without.conflicts);
+        assert_eq!(result.conflicts[0].minutes, 30);
+        assert!(without.break_after.is_none());
+        let value = serde_json::to_value(&result).unwrap();
+        assert_eq!(
+            value["break"],
+            json!({"status": "unavailable", "reason":
+                "call_failed: agent-to-agent calls need the aura host (not available natively)"})
+        );
+        assert!(
+            serde_json::to_value(&without)
+                .unwrap()
+                .get("break")
+                .is_none()
+        );
+
+        // Invalid break_after args are the caller's error, before anything is asked.
+        a.break_after.as_mut().unwrap().working_hours.end = "08:00".into();
+        let e = schedule_event(a).unwrap_err();
+        assert_eq!(e.kind, ToolErrorKind::InvalidArgs);
+        assert!(
+            e.message.contains("break_after.working_hours"),
+            "{}",
+            e.message
+        );
+    }
+
+    #[test]
+    fn result_schema_ties_break_fields_to_the_status() {
+        let schema = schema_check::load("schedule_event.result.json");
+        let base = serde_json::to_value(run(args(
+            new_event("2026-11-23T13:00:00Z", "2026-11-23T14:00:00Z"),
+            vec![],
+        )))
+        .unwrap();
+        let with = |brk: Value| {
+            let mut value = base.clone();
+            value["break"] = brk;
+            schema_check::is_valid(&schema, &value)
+        };
+        let suggested = json!({"status": "suggested", "start": "2026-11-23T14:00:00Z",
+            "end": "2026-11-23T14:10:00Z", "minutes": 10, "kind": "stretch", "reason": "r"});
+        assert!(with(suggested.clone()));
+        let mut no_kind = suggested.clone();
+        no_kind.as_object_mut().unwrap().remove("kind");
+        assert!(!with(no_kind));
+        let mut too_long = suggested;
+        too_long["minutes"] = json!(61);
+        assert!(!with(too_long));
+        assert!(with(
+            json!({"status": "none", "none_reason": "stress_low", "reason": "r"})
+        ));
+        assert!(with(json!({"status": "none", "reason": "r"})));
+        assert!(!with(
+            json!({"status": "none", "minutes": 5, "reason": "r"})
+        ));
+        assert!(with(
+            json!({"status": "unavailable", "reason": "cycle_detected (tool_failed): x"})
+        ));
+        assert!(!with(
+            json!({"status": "unavailable", "none_reason": "x", "reason": "r"})
+        ));
+        assert!(!with(
+            json!({"status": "unavailable", "reason": "r".repeat(201)})
+        ));
+        assert!(!with(json!({"status": "unavailable"})));
     }
 
     #[test]
