@@ -115,7 +115,7 @@ fn init_tracing(json: bool) {
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    let (envelope, agent) = match cli.command {
+    let envelope = match cli.command {
         Command::Catalogue => {
             println!(
                 "{}",
@@ -132,9 +132,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let args: serde_json::Value =
                 serde_json::from_str(&args).context("args are not JSON")?;
             let call = ToolCall::new(&agent, &tool, args, deadline_ms);
-            (serde_json::to_vec(&call)?, Some(agent))
+            serde_json::to_vec(&call)?
         }
-        Command::Dispatch { input } => (read_input(&input)?, None),
+        Command::Dispatch { input } => read_input(&input)?,
         Command::Calibrate => return calibrate(cli.plugins_dir, cli.data_dir),
         Command::Run {
             scenario,
@@ -147,17 +147,14 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
     };
 
-    let mut config = HostConfig::new(
+    let config = HostConfig::new(
         cli.plugins_dir
             .unwrap_or_else(|| PathBuf::from(aura::BUILT_PLUGINS_DIR)),
         cli.data_dir,
     );
-    // `call` loads only the agent it addresses (if the catalogue has it): start-up cost is one
-    // component, not all of them. Unknown agents are refused by the crossing below.
-    config.agents = agent
-        .filter(|name| aura::catalogue::agent(name).is_some())
-        .map(|name| vec![name]);
-
+    // `call` loads every agent, not only the one it addresses: an agent may call another
+    // (wellness.suggest_break asks calendar.find_free_slots), and a callee that is not loaded
+    // would turn a good call into a failure. Unknown agents are refused by the crossing.
     runtime()?.block_on(async {
         let host = Host::open(&config).await.context("cannot start the host")?;
         for failure in host.load_failures() {
@@ -269,7 +266,11 @@ fn run_scenario(
     if output.json {
         println!("{}", serde_json::json!({ "summary": summary }));
     } else {
-        print_summary(&summary, &traces);
+        print_summary(
+            &summary,
+            &traces,
+            &data_dir.join(aura::journal::QUARANTINE_PATH),
+        );
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -313,7 +314,11 @@ fn print_decision(
     Ok(())
 }
 
-fn print_summary(summary: &aura::orchestrator::RunSummary, traces: &std::path::Path) {
+fn print_summary(
+    summary: &aura::orchestrator::RunSummary,
+    traces: &std::path::Path,
+    quarantine: &std::path::Path,
+) {
     let shown = &summary.shown;
     println!();
     println!(
@@ -335,6 +340,11 @@ fn print_summary(summary: &aura::orchestrator::RunSummary, traces: &std::path::P
         summary.proposals_refused,
         summary.ticks_failed,
         summary.calls_failed
+    );
+    println!(
+        "  quarantined: {} record(s) in {}",
+        summary.quarantined,
+        quarantine.display()
     );
     println!(
         "  fuel: {} in ticks, {} in calls",

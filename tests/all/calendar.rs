@@ -341,7 +341,6 @@ fn assert_scheduled(result: &Value) {
 }
 
 #[tokio::test]
-#[ignore = "needs wellness.suggest_break to take busy and working_hours and call calendar itself (issue 5, not landed yet)"]
 async fn schedule_event_survives_the_cycle_through_wellness() {
     let (host, data) = host_with("calendar-break-cycle", &["calendar", "wellness"]).await;
     // calendar.schedule_event → wellness.suggest_break → calendar.find_free_slots: calendar is
@@ -372,7 +371,24 @@ async fn schedule_event_survives_the_cycle_through_wellness() {
 }
 
 #[tokio::test]
-#[ignore = "needs wellness.suggest_break to take busy and working_hours and call calendar itself (issue 5, not landed yet)"]
+async fn schedule_event_passes_on_wellness_answering_without_calling_back() {
+    let (host, data) = host_with("calendar-break-low", &["calendar", "wellness"]).await;
+    // At stress 20 wellness needs no free time (below 40 no break), so it answers without
+    // calling calendar: no cycle, and its `none` comes back whole. 20 is `low` (below 30).
+    let mut args = schedule_with_break_after();
+    args["break_after"]["stress_score"] = json!(20);
+    let result = call(&host, "t_breaklow01", "schedule_event", args).await;
+    let result = result.result.unwrap();
+    assert_scheduled(&result);
+    assert_eq!(
+        result["break"],
+        json!({"status": "none", "none_reason": "stress_low",
+               "reason": "Stress is low (20/100): no break needed right now."})
+    );
+    assert!(quarantine_lines(&data).is_empty());
+}
+
+#[tokio::test]
 async fn schedule_event_without_wellness_loaded_still_schedules() {
     let (host, _) = host_with("calendar-break-alone", &["calendar"]).await;
     let result = call(

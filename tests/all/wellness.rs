@@ -129,21 +129,36 @@ async fn sleep_summary_counts_nights_debt_and_bedtime_spread() {
     assert!(result.get("bedtime_mean").is_none());
 }
 
-#[tokio::test]
-async fn suggest_break_picks_the_earliest_slot_that_fits() {
-    let (host, _) = host_with("wellness-break", &["wellness"]).await;
-    // Score 72 (high) → a 10-minute break; walk is preferred and fits 10 minutes. At 10:15 the
-    // 10:00–10:20 slot has 5 minutes left: too short. The break goes to 12:30–12:40.
-    let args = json!({
-        "stress": {"score": 72, "level": "high"},
-        "free_slots": [
-            {"start": "2026-11-23T12:30:00+01:00", "end": "2026-11-23T17:00:00+01:00"},
-            {"start": "2026-11-23T10:00:00+01:00", "end": "2026-11-23T10:20:00+01:00"}
-        ],
-        "now": "2026-11-23T10:15:00+01:00",
+/// suggest_break's args on Monday 2026-11-23 at +01:00, working 09:00–17:00.
+fn break_args(score: u32, busy: Value, now: &str) -> Value {
+    json!({
+        "stress": {"score": score},
+        "busy": busy,
+        "working_hours": {"start": "09:00", "end": "17:00"},
+        "now": now,
         "utc_offset_minutes": 60,
-        "preferred_kinds": ["walk", "stretch"]
-    });
+    })
+}
+
+#[tokio::test]
+async fn suggest_break_asks_calendar_and_picks_the_earliest_slot_that_fits() {
+    let (host, data) = host_with("wellness-break", &["wellness", "calendar"]).await;
+    // Score 72 (high) → a 10-minute break; walk is preferred and fits 10 minutes.
+    // Calendar is asked for Monday from 10:15 to 17:00 around busy 09:30–10:00 (over),
+    // 09:20Z–11:30Z = 10:20–12:30 local and 14:00–15:00: gaps of 5 minutes or more are
+    // 10:15–10:20 (5, too short for 10), 12:30–14:00 (90) and 15:00–17:00 (120). The break
+    // goes to 12:30–12:40.
+    let mut args = break_args(
+        72,
+        json!([
+            {"start": "2026-11-23T09:30:00+01:00", "end": "2026-11-23T10:00:00+01:00"},
+            {"start": "2026-11-23T09:20:00Z", "end": "2026-11-23T11:30:00Z"},
+            {"start": "2026-11-23T14:00:00+01:00", "end": "2026-11-23T15:00:00+01:00"}
+        ]),
+        "2026-11-23T10:15:00+01:00",
+    );
+    args["stress"]["level"] = json!("high");
+    args["preferred_kinds"] = json!(["walk", "stretch"]);
     let result = call(&host, "t_break00001", "suggest_break", args).await;
     assert_eq!(
         result.result.unwrap(),
@@ -158,14 +173,38 @@ async fn suggest_break_picks_the_earliest_slot_that_fits() {
         })
     );
 
-    // Score 25: no break needed, whatever the slots.
-    let args = json!({
-        "stress": {"score": 25},
-        "free_slots": [{"start": "2026-11-23T12:30:00Z", "end": "2026-11-23T17:00:00Z"}],
-        "now": "2026-11-23T10:15:00Z",
-        "utc_offset_minutes": 0
-    });
+    // Score 90 → a 15-minute walk. Busy 10:20–16:50 leaves 10:15–10:20 (5) and 16:50–17:00
+    // (10): free time, but no gap of 15 minutes.
+    let args = break_args(
+        90,
+        json!([{"start": "2026-11-23T10:20:00+01:00", "end": "2026-11-23T16:50:00+01:00"}]),
+        "2026-11-23T10:15:00+01:00",
+    );
     let result = call(&host, "t_break00002", "suggest_break", args).await;
+    assert_eq!(
+        result.result.unwrap(),
+        json!({
+            "status": "none",
+            "stress_score": 90,
+            "level": "high",
+            "wanted_minutes": 15,
+            "none_reason": "no_slot_long_enough",
+            "reason": "Stress is high (90/100), but no free gap of 15 minutes is left today. \
+                       Try a minute of slow breathing where you are."
+        })
+    );
+
+    // Score 65 at 16:58: 16:58–17:00 is 2 minutes, below the 5 calendar is asked for: no free
+    // time left today.
+    let args = break_args(65, json!([]), "2026-11-23T16:58:00+01:00");
+    let result = call(&host, "t_break00003", "suggest_break", args).await;
+    let result = result.result.unwrap();
+    assert_eq!(result["none_reason"], "no_free_slot");
+    assert_eq!(result["wanted_minutes"], 10);
+
+    // Score 25: no break needed, whatever the day looks like.
+    let args = break_args(25, json!([]), "2026-11-23T10:15:00+01:00");
+    let result = call(&host, "t_break00004", "suggest_break", args).await;
     assert_eq!(
         result.result.unwrap(),
         json!({
@@ -177,6 +216,32 @@ async fn suggest_break_picks_the_earliest_slot_that_fits() {
             "reason": "Stress is low (25/100): no break needed right now."
         })
     );
+    assert!(quarantine_lines(&data).is_empty());
+}
+
+#[tokio::test]
+async fn suggest_break_without_calendar_is_a_tool_error() {
+    let (host, _) = host_with("wellness-break-alone", &["wellness"]).await;
+    // Score 72 earns a break, so wellness asks calendar, which is not loaded: the host
+    // refuses the inner call (agent_unavailable) and wellness fails, naming it.
+    let args = break_args(72, json!([]), "2026-11-23T10:15:00+01:00");
+    let result = call(&host, "t_alone00001", "suggest_break", args).await;
+    assert!(!result.ok);
+    assert!(result.fuel_used > 0, "wellness ran");
+    let error = result.error.unwrap();
+    assert_eq!(error.kind, "tool_failed");
+    assert!(
+        error
+            .message
+            .starts_with("free slots unavailable: agent_unavailable: "),
+        "{}",
+        error.message
+    );
+
+    // Score 25 earns none: calendar is not asked, and the answer comes all the same.
+    let args = break_args(25, json!([]), "2026-11-23T10:15:00+01:00");
+    let result = call(&host, "t_alone00002", "suggest_break", args).await;
+    assert_eq!(result.result.unwrap()["none_reason"], "stress_low");
 }
 
 #[tokio::test]
@@ -204,13 +269,23 @@ async fn inconsistent_args_get_a_typed_tool_error() {
         (
             "suggest_break",
             json!({"stress": {"score": 85, "level": "low"},
+                   "working_hours": {"start": "09:00", "end": "17:00"},
                    "now": "2026-11-23T10:00:00Z", "utc_offset_minutes": 0}),
         ),
-        // A slot that ends before it starts.
+        // A busy span that ends before it starts (checked before calendar is asked, which
+        // is not even loaded here).
         (
             "suggest_break",
             json!({"stress": {"score": 85},
-                   "free_slots": [{"start": "2026-11-23T12:00:00Z", "end": "2026-11-23T11:00:00Z"}],
+                   "busy": [{"start": "2026-11-23T12:00:00Z", "end": "2026-11-23T11:00:00Z"}],
+                   "working_hours": {"start": "09:00", "end": "17:00"},
+                   "now": "2026-11-23T10:00:00Z", "utc_offset_minutes": 0}),
+        ),
+        // Overnight working hours.
+        (
+            "suggest_break",
+            json!({"stress": {"score": 85},
+                   "working_hours": {"start": "22:00", "end": "06:00"},
                    "now": "2026-11-23T10:00:00Z", "utc_offset_minutes": 0}),
         ),
     ];
@@ -266,19 +341,44 @@ async fn bad_input_is_refused_before_the_agent_runs() {
         (
             "suggest_break",
             json!({"stress": {"score": 101}, "now": "2026-11-23T10:00:00Z",
+                   "working_hours": {"start": "09:00", "end": "17:00"},
                    "utc_offset_minutes": 0}),
             "/args/stress/score",
         ),
         (
             "suggest_break",
             json!({"stress": {"score": 50}, "now": "2026-11-23T10:00:00Z",
+                   "working_hours": {"start": "09:00", "end": "17:00"},
                    "utc_offset_minutes": 0, "preferred_kinds": ["run"]}),
             "/args/preferred_kinds/0",
         ),
         (
             "suggest_break",
-            json!({"stress": {"score": 50}, "now": "2026-11-23T10:00:00Z"}),
+            json!({"stress": {"score": 50}, "now": "2026-11-23T10:00:00Z",
+                   "working_hours": {"start": "09:00", "end": "17:00"}}),
             "/args",
+        ),
+        (
+            "suggest_break",
+            json!({"stress": {"score": 50}, "now": "2026-11-23T10:00:00Z",
+                   "utc_offset_minutes": 0}),
+            "/args",
+        ),
+        (
+            "suggest_break",
+            json!({"stress": {"score": 50}, "now": "2026-11-23T10:00:00Z",
+                   "working_hours": {"start": "9:00", "end": "17:00"},
+                   "utc_offset_minutes": 0}),
+            "/args/working_hours/start",
+        ),
+        (
+            "suggest_break",
+            json!({"stress": {"score": 50}, "now": "2026-11-23T10:00:00Z",
+                   "working_hours": {"start": "09:00", "end": "17:00"},
+                   "utc_offset_minutes": 0,
+                   "busy": vec![json!({"start": "2026-11-23T11:00:00Z",
+                                       "end": "2026-11-23T12:00:00Z"}); 501]}),
+            "/args/busy",
         ),
     ];
     crate::support::assert_refused_at_args(&host, &data, "wellness", &cases).await;
@@ -286,13 +386,15 @@ async fn bad_input_is_refused_before_the_agent_runs() {
 
 #[tokio::test]
 async fn tick_proposes_stress_break_and_sleep_from_the_context() {
-    let (host, data) = host_with("wellness-tick", &["wellness"]).await;
+    let (host, data) = host_with("wellness-tick", &["wellness", "calendar"]).await;
     // Monday 2026-11-23 09:05 at +01:00. Readings HRV 30, RHR 64, sleep 300 against HRV 60,
     // RHR 58, sleep 450: sub-scores 100 (50 % drop), 40 (+6 bpm), 67 (150 min short) →
     // (50 000 + 12 000 + 13 400)/1000 = 75.4 → 75, high: stress_score on the watch,
     // priority 75/2 = 37.
-    // Working 09:00–17:00 minus 09:00–10:00 and 10:10–12:30 leaves 10:00–10:10 and
-    // 12:30–17:00; 75 asks for a 10-minute stretch, which fits at 10:00: priority 40 + 37 = 77.
+    // 75 ≥ 60 on a working Monday before 17:00: suggest_break, priority 40 + 37 = 77, with
+    // both events as busy (both end after 09:05). Dispatched, wellness asks calendar: working
+    // 09:05–17:00 minus 09:00–10:00 and 09:10Z–11:30Z (10:10–12:30) leaves 10:00–10:10 and
+    // 12:30–17:00; 75 asks for a 10-minute stretch, which fits at 10:00.
     // 09:05 is in the 06:00–10:00 morning window and last night 23:00–06:00 (420 min) is the
     // only sleep of the 7-night window: debt 6 × 480 + 60 = 2940, priority 20 + 40 = 60.
     let context = json!({
@@ -351,10 +453,7 @@ async fn tick_proposes_stress_break_and_sleep_from_the_context() {
             "sleep_short_min:150"
         ]
     );
-    assert_eq!(
-        outcome.proposals[1].signals,
-        ["stress:75", "break:stretch/10min@10:00", "free_slots:2"]
-    );
+    assert_eq!(outcome.proposals[1].signals, ["stress:75", "busy:2"]);
     assert_eq!(
         outcome.proposals[2].signals,
         [

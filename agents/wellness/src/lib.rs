@@ -8,10 +8,11 @@
 //! - [`sleep::sleep_summary`]: nightly sleep over a window of nights, sleep debt, bedtime
 //!   consistency.
 //! - [`breaks::suggest_break`]: a break sized by stress in the earliest free slot that fits, or
-//!   why there is none.
+//!   why there is none. The free slots come from `calendar.find_free_slots`, asked through the
+//!   host (an agent-to-agent call); the only call this agent makes.
 //!
 //! The tick, [`tick::tick`], proposes `stress_score` for new readings, `suggest_break` when the
-//! stress is high and today's working hours have a gap, and `sleep_summary` in the morning.
+//! stress is high during a working day, and `sleep_summary` in the morning.
 //! Everything is deterministic integer arithmetic: no clock, no randomness, no floating point;
 //! `now` comes from the args or the tick context. The agent holds no state between calls.
 

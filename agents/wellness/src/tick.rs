@@ -1,5 +1,5 @@
 //! The wellness agent's tick: proposes `stress_score` for new readings, `suggest_break` when
-//! the stress is high and the working day has room, and `sleep_summary` in the morning.
+//! the stress is high during a working day, and `sleep_summary` in the morning.
 //!
 //! Context (read leniently; unknown fields ignored; everything but `now` may be absent):
 //! `now` (RFC 3339, required), `utc_offset_minutes` (integer −840..840, default 0; present but
@@ -23,17 +23,20 @@
 //!    `call_id` from `"wellness/tick\nstress_score\n<local date>\n<readings>\n<baselines>"`, so
 //!    repeated ticks over the same readings propose the same id (the orchestrator dedupes) and
 //!    new readings a new one.
-//! 2. **Break.** When that score is at least [`TICK_BREAK_MIN_SCORE`] (60, the `high` level) and
-//!    the profile has usable working hours (end after start) and today (the local date of
-//!    `now`) is one of their weekdays, today's free slots are computed: the working window
-//!    from the later of its start and `now` (rounded up to the minute) to its end, minus the
-//!    usable events (start and end RFC 3339, end after start; starts rounded down, ends up;
-//!    overlapping events merged); every remaining gap is a slot, earliest first, at most 100.
-//!    `suggest_break` is then run here on {stress {score, level}, those slots, now, offset};
-//!    only when it suggests a break is it proposed with the same args. Signals
-//!    `stress:<score>`, `break:<kind>/<minutes>min@<HH:MM>`, `free_slots:<n>`; priority
-//!    `40 + score / 2` (70..90); surface `WATCH`; `call_id` from
-//!    `"wellness/tick\n<now>\nsuggest_break\n<score>\n<break start>"`.
+//! 2. **Break.** When that score is at least [`TICK_BREAK_MIN_SCORE`] (60, the `high` level),
+//!    the profile has usable working hours ("HH:MM" start and end, end after start; weekdays
+//!    1..7, default Monday–Friday), today (the local date of `now`) is one of their weekdays
+//!    and `now` is before today's end of working hours, the tick proposes `suggest_break` with
+//!    {stress {score, level}, busy, working_hours {start, end} as in the profile, now,
+//!    utc_offset_minutes, min_break_minutes 5}. `busy` is today's usable events in context
+//!    order: start and end RFC 3339, end after start, ending after `now` and starting before
+//!    today's end of working hours (when more than 500, the 500 starting earliest). The tick
+//!    does not look for free time itself: the tool asks `calendar.find_free_slots` when it
+//!    runs, so the proposal says a break is due, not where it fits. Signals `stress:<score>`,
+//!    `busy:<n>`; priority `40 + score / 2` (70..90: above the stress record itself, since a
+//!    break is something to do); surface `WATCH`; `call_id` from
+//!    `"wellness/tick\nsuggest_break\n<canonical JSON of the args>"`, so repeated ticks over
+//!    the same moment and day propose the same id and any change of args a new one.
 //! 3. **Sleep.** When the local time of `now` is in [06:00, 10:00) ([`MORNING`]) and the
 //!    context has usable sleep sessions (start and end RFC 3339, end after start, at most 24 h,
 //!    ending no later than `now`; when more than 100, the 100 ending latest, in context order),
@@ -50,10 +53,13 @@
 use aura_sdk::{ToolError, ToolResult, call_id_from};
 use serde_json::{Map, Value, json};
 
-use crate::breaks::{FreeSlot, Status, Stress, SuggestBreakArgs, suggest_break};
+use crate::breaks::{
+    BUSY_MAX, BusySpan, DEFAULT_MIN_BREAK_MINUTES, Stress, SuggestBreakArgs, WorkingHours,
+    free_slots_call,
+};
 use crate::common::{
-    LEVEL_HIGH_MIN, Level, MAX_OFFSET_MINUTES, MINUTES_PER_DAY, format_date, format_hh_mm,
-    format_minute, minutes_ceil, minutes_floor, parse_hh_mm, parse_time, weekday_of_day,
+    LEVEL_HIGH_MIN, Level, MAX_OFFSET_MINUTES, MINUTES_PER_DAY, SECS_PER_MINUTE, format_date,
+    minutes_floor, parse_hh_mm, parse_time, weekday_of_day,
 };
 use crate::sleep::{
     DEFAULT_NIGHTS, DEFAULT_TARGET_MINUTES, MAX_SESSION_MINUTES, MAX_SESSIONS, SleepSession,
@@ -66,7 +72,8 @@ use crate::stress::{
 
 /// The agent's name in envelopes.
 pub const AGENT: &str = "wellness";
-/// Lowest computed stress score for which the tick looks for a break: the `high` level.
+/// Lowest computed stress score for which the tick proposes a break: the `high` level (the
+/// tool itself suggests breaks from 40; unasked, only high stress is worth a nudge).
 pub const TICK_BREAK_MIN_SCORE: u32 = LEVEL_HIGH_MIN;
 /// Population baselines used when the profile has none: typical adult RMSSD (ms), resting
 /// heart rate (bpm) and the usual sleep recommendation (minutes).
@@ -78,8 +85,6 @@ pub const DEFAULT_BASELINES: Baselines = Baselines {
 /// Local minutes of the day [start, end) in which the sleep summary is proposed (06:00–10:00):
 /// after most people wake, before the working morning fills the phone.
 pub const MORNING: (i64, i64) = (6 * 60, 10 * 60);
-/// Most free slots the tick derives (the tool's bound).
-pub const MAX_TICK_SLOTS: usize = crate::breaks::MAX_SLOTS;
 
 /// The orchestrator tick. See the module documentation.
 pub fn tick(context: Value) -> ToolResult<Value> {
@@ -251,7 +256,7 @@ fn break_proposal(
     offset: i32,
     score: u32,
 ) -> ToolResult<Option<Value>> {
-    let Some((work_start, work_end, weekdays)) = profile
+    let Some(hours) = profile
         .and_then(|p| p.get("working_hours"))
         .and_then(working_hours)
     else {
@@ -259,72 +264,63 @@ fn break_proposal(
     };
     let offset_min = i64::from(offset);
     let today = (minutes_floor(now) + offset_min).div_euclid(MINUTES_PER_DAY);
-    if !weekdays[usize::from(weekday_of_day(today))] {
+    if !hours.weekdays[usize::from(weekday_of_day(today))] {
         return Ok(None);
     }
-    let midnight = today * MINUTES_PER_DAY - offset_min;
-    let window = (
-        (midnight + work_start).max(minutes_ceil(now)),
-        midnight + work_end,
-    );
+    let day_end = (today * MINUTES_PER_DAY - offset_min + hours.end_min) * SECS_PER_MINUTE;
+    if now >= day_end {
+        return Ok(None);
+    }
     let events = match context.get("events") {
         Some(Value::Array(events)) => events.as_slice(),
         _ => &[],
     };
-    let slots = free_slots(window, events)
-        .into_iter()
-        .map(|(start, end)| {
-            Ok(FreeSlot {
-                start: format_minute(start, offset)?,
-                end: format_minute(end, offset)?,
-            })
-        })
-        .collect::<ToolResult<Vec<_>>>()?;
-    let slot_count = slots.len();
+    let busy = today_busy(events, now, day_end);
+    let signals = [format!("stress:{score}"), format!("busy:{}", busy.len())];
     let args = SuggestBreakArgs {
         stress: Stress {
             score,
             level: Some(Level::from_score(score)),
         },
-        free_slots: slots,
+        busy,
+        working_hours: hours.text,
         now: now_text.to_owned(),
         utc_offset_minutes: offset,
-        min_break_minutes: crate::breaks::DEFAULT_MIN_BREAK_MINUTES,
+        min_break_minutes: DEFAULT_MIN_BREAK_MINUTES,
         preferred_kinds: vec![],
     };
-    let result = suggest_break(args.clone())?;
-    let (Status::Suggested, Some(suggestion)) = (result.status, result.suggestion) else {
-        return Ok(None);
-    };
-    let local_start = minutes_floor(parse_time(&suggestion.start, "break start")?) + offset_min;
-    let kind = suggestion.kind.as_str();
-    let signals = [
-        format!("stress:{score}"),
-        format!(
-            "break:{kind}/{}min@{}",
-            suggestion.minutes,
-            format_hh_mm(local_start)
-        ),
-        format!("free_slots:{slot_count}"),
-    ];
-    let seed = format!(
-        "wellness/tick\n{now_text}\nsuggest_break\n{score}\n{}",
-        suggestion.start
-    );
+    // The tool's own checks, so a proposal is always a call it accepts. (It only builds the
+    // calendar call; nothing is asked here.)
+    free_slots_call(&args)?;
     let args = serde_json::to_value(&args)
         .map_err(|e| ToolError::failed(format!("suggest_break args: {e}")))?;
+    let seed = format!(
+        "wellness/tick\nsuggest_break\n{}",
+        aura_sdk::to_canonical(&args)?
+    );
     let call = envelope(&seed, "suggest_break", args, now_text, "WATCH");
     Ok(Some(
         json!({ "call": call, "signals": signals, "priority": 40 + score / 2 }),
     ))
 }
 
-/// Working hours from the profile: (start, end) in local minutes of the day and a weekday mask
-/// (index = ISO weekday), or None when unusable.
-fn working_hours(value: &Value) -> Option<(i64, i64, [bool; 8])> {
+/// Usable working hours from the profile.
+struct Hours {
+    /// "HH:MM" start and end as the profile gives them.
+    text: WorkingHours,
+    /// Local minutes after midnight the working day ends (1..1440).
+    end_min: i64,
+    /// `weekdays[d]` for ISO weekday d (index 0 unused).
+    weekdays: [bool; 8],
+}
+
+/// Working hours from the profile, or None when unusable.
+fn working_hours(value: &Value) -> Option<Hours> {
     let object = value.as_object()?;
-    let start = parse_hh_mm(object.get("start")?.as_str()?)?;
-    let end = parse_hh_mm(object.get("end")?.as_str()?)?;
+    let start_text = object.get("start")?.as_str()?;
+    let end_text = object.get("end")?.as_str()?;
+    let start = parse_hh_mm(start_text)?;
+    let end = parse_hh_mm(end_text)?;
     if end <= start {
         return None;
     }
@@ -339,39 +335,44 @@ fn working_hours(value: &Value) -> Option<(i64, i64, [bool; 8])> {
         }
         Some(_) => return None,
     }
-    Some((start, end, weekdays))
+    Some(Hours {
+        text: WorkingHours {
+            start: start_text.to_owned(),
+            end: end_text.to_owned(),
+        },
+        end_min: end,
+        weekdays,
+    })
 }
 
-/// The gaps of `window` (UTC minutes, half-open) not covered by any usable event, earliest
-/// first, at most [`MAX_TICK_SLOTS`].
-fn free_slots((from, to): (i64, i64), events: &[Value]) -> Vec<(i64, i64)> {
-    let mut busy: Vec<(i64, i64)> = events
+/// Today's usable events as busy spans, in context order: start and end RFC 3339, end after
+/// start, overlapping `[now, day_end)` (Unix seconds); when more than [`BUSY_MAX`], the ones
+/// starting earliest (ties: context order).
+fn today_busy(events: &[Value], now: i64, day_end: i64) -> Vec<BusySpan> {
+    let mut usable: Vec<(usize, i64, BusySpan)> = events
         .iter()
-        .filter_map(|event| {
+        .enumerate()
+        .filter_map(|(i, event)| {
             let object = event.as_object()?;
-            let start = parse_time(object.get("start")?.as_str()?, "start").ok()?;
-            let end = parse_time(object.get("end")?.as_str()?, "end").ok()?;
-            (end > start).then(|| (minutes_floor(start), minutes_ceil(end)))
+            let start_text = object.get("start")?.as_str()?;
+            let end_text = object.get("end")?.as_str()?;
+            let start = parse_time(start_text, "start").ok()?;
+            let end = parse_time(end_text, "end").ok()?;
+            (end > start && end > now && start < day_end).then(|| {
+                let span = BusySpan {
+                    start: start_text.to_owned(),
+                    end: end_text.to_owned(),
+                };
+                (i, start, span)
+            })
         })
-        .filter(|&(start, end)| end > from && start < to)
         .collect();
-    busy.sort_unstable();
-    let mut slots = Vec::new();
-    let mut cursor = from;
-    for (start, end) in busy {
-        if start > cursor {
-            slots.push((cursor, start.min(to)));
-        }
-        cursor = cursor.max(end);
-        if cursor >= to {
-            break;
-        }
+    if usable.len() > BUSY_MAX {
+        usable.sort_by_key(|&(i, start, _)| (start, i));
+        usable.truncate(BUSY_MAX);
+        usable.sort_by_key(|&(i, _, _)| i);
     }
-    if cursor < to {
-        slots.push((cursor, to));
-    }
-    slots.truncate(MAX_TICK_SLOTS);
-    slots
+    usable.into_iter().map(|(_, _, span)| span).collect()
 }
 
 /// Rule 3.
@@ -487,7 +488,16 @@ mod tests {
         schema_check::assert_valid(&schema, &call["args"]);
         let reply =
             crate::Wellness::invoke(&json!({"tool": tool, "args": call["args"]}).to_string());
-        assert!(reply.starts_with(r#"{"ok":true"#), "{reply}");
+        if tool == "suggest_break" {
+            // The tool checked the args and went on to ask calendar, which natively always
+            // fails (the round trip is tested through the host, in tests/all/wellness.rs).
+            let reply: Value = serde_json::from_str(&reply).unwrap();
+            assert_eq!(reply["error"]["kind"], "failed", "{reply}");
+            let message = reply["error"]["message"].as_str().unwrap();
+            assert!(message.contains("aura host"), "{message}");
+        } else {
+            assert!(reply.starts_with(r#"{"ok":true"#), "{reply}");
+        }
     }
 
     /// Monday 2026-11-23 at +01:00; working 09:00–17:00; baselines HRV 60, RHR 58, sleep 450.
@@ -512,9 +522,9 @@ mod tests {
     fn stressed_morning_proposes_all_three() {
         // now 09:05 local. Readings HRV 30, RHR 64, sleep 300: as in the stress tests,
         // sub-scores 100, 40, 67 → score 75, high. Priority 75/2 = 37, WATCH.
-        // Working window 09:05–17:00 minus events 09:00–10:00, 10:10–12:00, 11:30–12:30:
-        // gaps 10:00–10:10 (10 min), 12:30–17:00. Score 75 → a 10-minute stretch; the first
-        // gap fits exactly → 10:00–10:10. Priority 40 + 37 = 77.
+        // Break: 75 ≥ 60, Monday is a working day and 09:05 is before 17:00. Events
+        // 09:00–10:00, 11:30–12:30 and 10:10–12:00 all end after 09:05 and start before
+        // 17:00: busy 3, in context order. Priority 40 + 37 = 77.
         // Sleep: the night of the 22nd–23rd, 23:00–06:00 = 420 min → 7-night window 17..23,
         // six empty nights: debt 6·480 + 60 = 2940; priority 20 + min(40, 98) = 60.
         let mut c = context("2026-11-23T09:05:00+01:00");
@@ -557,22 +567,36 @@ mod tests {
         );
 
         let brk = &list[1];
-        assert_eq!(
-            brk["signals"],
-            json!(["stress:75", "break:stretch/10min@10:00", "free_slots:2"])
-        );
+        assert_eq!(brk["signals"], json!(["stress:75", "busy:3"]));
         assert_eq!(brk["priority"], 77);
         assert_eq!(brk["call"]["expected_surface"], "WATCH");
         assert_eq!(
-            brk["call"]["args"]["free_slots"],
-            json!([
-                {"start": "2026-11-23T10:00:00+01:00", "end": "2026-11-23T10:10:00+01:00"},
-                {"start": "2026-11-23T12:30:00+01:00", "end": "2026-11-23T17:00:00+01:00"},
-            ])
+            brk["call"]["args"],
+            json!({
+                "stress": {"score": 75, "level": "high"},
+                "busy": [
+                    {"start": "2026-11-23T09:00:00+01:00", "end": "2026-11-23T10:00:00+01:00"},
+                    {"start": "2026-11-23T11:30:00+01:00", "end": "2026-11-23T12:30:00+01:00"},
+                    {"start": "2026-11-23T10:10:00+01:00", "end": "2026-11-23T12:00:00+01:00"},
+                ],
+                "working_hours": {"start": "09:00", "end": "17:00"},
+                "now": "2026-11-23T09:05:00+01:00",
+                "utc_offset_minutes": 60,
+                "min_break_minutes": 5
+            })
+        );
+        // The seed is the canonical JSON of those args (keys sorted), written out.
+        let key = concat!(
+            r#"{"busy":[{"end":"2026-11-23T10:00:00+01:00","start":"2026-11-23T09:00:00+01:00"},"#,
+            r#"{"end":"2026-11-23T12:30:00+01:00","start":"2026-11-23T11:30:00+01:00"},"#,
+            r#"{"end":"2026-11-23T12:00:00+01:00","start":"2026-11-23T10:10:00+01:00"}],"#,
+            r#""min_break_minutes":5,"now":"2026-11-23T09:05:00+01:00","#,
+            r#""stress":{"level":"high","score":75},"utc_offset_minutes":60,"#,
+            r#""working_hours":{"end":"17:00","start":"09:00"}}"#
         );
         assert_eq!(
-            brk["call"]["args"]["stress"],
-            json!({"score": 75, "level": "high"})
+            brk["call"]["call_id"],
+            call_id_from(&format!("wellness/tick\nsuggest_break\n{key}"))
         );
 
         let sleep = &list[2];
@@ -620,16 +644,36 @@ mod tests {
     }
 
     #[test]
-    fn high_stress_without_room_for_a_break() {
+    fn high_stress_break_only_on_working_days_before_the_end() {
         // RHR 75 alone: +17 bpm → 100. Break rules: no working hours → no break.
         let mut c = context("2026-11-23T11:00:00+01:00");
         c["readings"] = json!({"resting_hr_bpm": 75});
         c["profile"]["working_hours"] = Value::Null;
         assert_eq!(tools(&proposals(c.clone())), ["stress_score"]);
-        // Working hours, but a meeting fills the rest of the day → no slot → no break.
+        // Unusable working hours (overnight, not "HH:MM", weekday 8) → no break.
+        for hours in [
+            json!({"start": "17:00", "end": "09:00"}),
+            json!({"start": "9:00", "end": "17:00"}),
+            json!({"start": "09:00", "end": "17:00", "weekdays": [8]}),
+        ] {
+            c["profile"]["working_hours"] = hours;
+            assert_eq!(tools(&proposals(c.clone())), ["stress_score"]);
+        }
+        // Working hours and a meeting filling the rest of the day: proposed all the same
+        // (whether a break fits is for the tool to find out from calendar), busy 1.
         c["profile"]["working_hours"] = json!({"start": "09:00", "end": "17:00"});
         c["events"] = json!([ev("offsite", "10:30", "18:00")]);
+        let list = proposals(c.clone());
+        assert_eq!(tools(&list), ["stress_score", "suggest_break"]);
+        assert_eq!(list[1]["signals"], json!(["stress:100", "busy:1"]));
+        // At 17:00 the working day is over: no break. At 16:59 there is still one minute.
+        c["now"] = json!("2026-11-23T17:00:00+01:00");
         assert_eq!(tools(&proposals(c.clone())), ["stress_score"]);
+        c["now"] = json!("2026-11-23T16:59:00+01:00");
+        assert_eq!(
+            tools(&proposals(c.clone())),
+            ["stress_score", "suggest_break"]
+        );
         // Saturday 28th: not a working day by default; with weekdays [6] it is.
         let mut c = context("2026-11-28T11:00:00+01:00");
         c["readings"] = json!({"resting_hr_bpm": 75});
@@ -637,12 +681,14 @@ mod tests {
         c["profile"]["working_hours"]["weekdays"] = json!([6]);
         let list = proposals(c);
         assert_eq!(tools(&list), ["stress_score", "suggest_break"]);
-        // 100 → a 15-minute walk at 11:00; one slot 11:00–17:00; priority 40 + 50 = 90.
-        assert_eq!(
-            list[1]["signals"],
-            json!(["stress:100", "break:walk/15min@11:00", "free_slots:1"])
-        );
+        // No events: busy 0; priority 40 + 100/2 = 90.
+        assert_eq!(list[1]["signals"], json!(["stress:100", "busy:0"]));
         assert_eq!(list[1]["priority"], 90);
+        assert_eq!(list[1]["call"]["args"]["busy"], json!([]));
+        assert_eq!(
+            list[1]["call"]["args"]["stress"],
+            json!({"score": 100, "level": "high"})
+        );
     }
 
     #[test]
@@ -750,23 +796,47 @@ mod tests {
     }
 
     #[test]
-    fn free_slot_gaps() {
-        // Window 540..1020; busy 500..560 (starts before), 600..660, 630..700 (overlapping),
-        // 1000..1100 (runs past): gaps 560..600, 700..1000.
+    fn today_busy_keeps_events_between_now_and_the_end_of_the_day() {
+        // Minutes since the epoch at UTC; now = minute 600, the working day ends at minute 1020.
         let e = |s: i64, e: i64| {
             json!({"start": crate::common::format_minute(s, 0).unwrap(),
                    "end": crate::common::format_minute(e, 0).unwrap()})
         };
         let events = [
-            e(600, 660),
-            e(500, 560),
-            e(630, 700),
-            e(1000, 1100),
+            e(500, 600),   // ends at now: over, dropped
+            e(500, 601),   // ends a minute after now: kept
+            e(1019, 1100), // starts a minute before the end: kept
+            e(1020, 1100), // starts at the end: dropped
+            e(700, 650),   // ends before it starts: dropped
+            e(700, 700),   // empty: dropped
+            json!({"start": "soon", "end": "later"}),
             json!(3),
+            e(0, 2000), // covers everything: kept
         ];
-        assert_eq!(free_slots((540, 1020), &events), [(560, 600), (700, 1000)]);
-        assert_eq!(free_slots((540, 1020), &[]), [(540, 1020)]);
-        assert!(free_slots((540, 1020), &[e(0, 2000)]).is_empty());
+        let busy = today_busy(&events, 600 * 60, 1020 * 60);
+        let kept: Vec<(&str, &str)> = busy
+            .iter()
+            .map(|s| (s.start.as_str(), s.end.as_str()))
+            .collect();
+        let at = |m: i64| crate::common::format_minute(m, 0).unwrap();
+        let (a, b, c, d, e2, f) = (at(500), at(601), at(1019), at(1100), at(0), at(2000));
+        assert_eq!(
+            kept,
+            [
+                (a.as_str(), b.as_str()),
+                (c.as_str(), d.as_str()),
+                (e2.as_str(), f.as_str())
+            ]
+        );
+        // 502 events: the 500 starting earliest stay, in context order. Event i starts at
+        // minute 1010 − i, so the two dropped are i = 0 and 1 (starting at 1010 and 1009).
+        let many: Vec<Value> = (0..BUSY_MAX as i64 + 2)
+            .map(|i| e(1010 - i, 1015))
+            .collect();
+        let busy = today_busy(&many, 600 * 60, 1020 * 60);
+        assert_eq!(busy.len(), BUSY_MAX);
+        assert_eq!(busy[0].start, at(1008));
+        assert_eq!(busy[BUSY_MAX - 1].start, at(1010 - 501));
     }
 
     #[test]
