@@ -18,8 +18,14 @@ Bounds the agents impose that shape the data (read from their tick modules):
 
 import json
 import os
+import re
 import sys
 from datetime import date, datetime, timedelta, timezone
+
+# finance's tick: most transactions in one proposal (tick.rs PROPOSAL_TRANSACTIONS_MAX).
+PROPOSAL_TRANSACTIONS_MAX = 100
+# Room left in that selection for edits to the day before the oldest bill payment drops out.
+BILLS_MARGIN = 5
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "day.json")
 
@@ -136,6 +142,8 @@ MONTHLY = [
     ("Vattenfall Europe Sales GmbH", 4900, 15, 7800, True),
     ("NETFLIX.COM", 4899, 24, 1399, False),
     ("Vodafone GmbH Mobilfunk", 4814, 26, 3999, True),
+    # iCloud+ renews on the 23rd: due this morning, charged at 09:14 (see DAY_TRANSACTIONS).
+    ("APPLE.COM/BILL", 5818, 23, 299, False),
 ]
 VODAFONE_OCT_MINOR = 4187  # roaming in Vienna in October: 4.7 % above the plan, same bill
 HELLOFRESH = ("HelloFresh SE", 5499)  # weekly meal box, charged every Thursday
@@ -245,9 +253,9 @@ def history(rng):
                 amazon_amounts[amazon_days.index(d)])
         # Weekday routine: coffee after Kita drop-off, a lunch, sometimes.
         if wd < 5:
-            if rng.chance(20):
+            if rng.chance(16):
                 add(d, 8, rng.between(18, 40), COFFEE[0], COFFEE[1], rng.pick([390, 390, 420]))
-            if rng.chance(12):
+            if rng.chance(9):
                 add(d, 12, rng.between(10, 55), LUNCH_REGULAR[0], LUNCH_REGULAR[1],
                     rng.between(1090, 1390))
             elif rng.chance(24):
@@ -258,7 +266,7 @@ def history(rng):
         if wd == 5 and rng.chance(85):
             g = GROCERS[rng.below(2)]
             add(d, rng.between(9, 12), rng.between(0, 59), g[0], g[1], rng.between(5200, 9800))
-        if wd in (1, 3) and rng.chance(40):
+        if wd in (1, 3) and rng.chance(33):
             g = GROCERS[2 + rng.below(2)]
             add(d, 18, rng.between(0, 55), g[0], g[1], rng.between(1400, 3900))
         # Weekends out, evening delivery, drugstore, rides, shops.
@@ -270,7 +278,7 @@ def history(rng):
             name = one_off_dining()
             if name:
                 add(d, 11, rng.between(0, 45), name, 5814, rng.between(2400, 4600))
-        if wd in (2, 4, 6) and rng.chance(17):
+        if wd in (2, 4, 6) and rng.chance(13):
             m = DELIVERY[rng.below(2)]
             add(d, 19, rng.between(30, 59), m[0], m[1], rng.between(2200, 4100))
         if rng.chance(5):
@@ -305,6 +313,7 @@ def history(rng):
 # (local time, id, merchant, mcc, amount in cents)
 DAY_TRANSACTIONS = [
     ("08:21", "tx-20261123-coffee", "SumUp *Cafe Liebling", 5814, 390),
+    ("09:14", "tx-20261123-icloud", "APPLE.COM/BILL", 5818, 299),
     ("11:12", "tx-20261123-zalando-refund", "Zalando SE", 5691, -5995),
     ("13:27", "tx-20261123-einstein", "Cafe Einstein Unter den Linden", 5812, 6840),
     ("14:52", "tx-20261123-vending", "Selecta Automat Halden HQ", 5814, 250),
@@ -368,8 +377,6 @@ INITIAL_EVENTS = [
     ev("ev-sprint-planning-1125", "Sprint planning", "10:00", "11:30", HQ_SPREE, WED),
     ev("ev-lunch-learn-1125", "Lunch & learn: event sourcing pitfalls", "12:30", "13:30",
        HQ_ELBE, WED),
-    ev("ev-heating-1126", "Heating maintenance (Hausverwaltung Krämer), WFH", "08:00", "12:00",
-       "Home, Kollwitzstraße 71", THU),
     ev("ev-standup-1126", "Payments squad stand-up", "09:00", "09:15", None, THU),
     ev("ev-1on1-priya-1126", "1:1 Priya / Lena", "16:00", "16:30", None, THU),
     ev("ev-standup-1127", "Payments squad stand-up", "09:00", "09:15", None, FRI),
@@ -932,7 +939,7 @@ CHAT = [
     ("07:58", TIM, "chat-oncall", "On the U2 now, at the office 8:20. Do we have the CSR for the new cert ready?"),
     ("08:03", SOFIA, "chat-oncall", "CSR is in the vault under batch-02/2026-11. Tim, you just need to sign it."),
     ("08:31", DAVID, "chat-oncall", "Merchant support asked for a status line. I'll write 'delayed, no payouts lost' unless someone objects."),
-    ("08:57", PRIYA, "chat-payments", "Stand-up in 3, I'll keep it to 10 min today."),
+    ("08:57", PRIYA, "chat-payments", "Stand-up in 3 min, keeping it short."),
     ("09:14", DAVID, "chat-oncall", "Status page updated."),
     ("09:49", TIM, "chat-oncall", "The old cert renewal ticket was sitting in my queue since October 14. My bad, sorry."),
     ("10:06", SOFIA, "chat-oncall", "No blame, the reminder went to a dead mailing list. Fixing that in the postmortem."),
@@ -950,6 +957,18 @@ CHAT = [
     ("16:39", DAVID, "chat-payments", "PR #1441 is up when someone has a minute, no rush."),
     ("17:18", PRIYA, "chat-payments", "Heading out. Great work today everyone."),
     ("18:47", SOFIA, "chat-oncall", "Handing on-call to David for the night. Queue is healthy."),
+    ("08:12", TIM, "chat-oncall", "At the office. Signing the CSR now."),
+    ("08:24", SOFIA, "chat-oncall", "Cert deployed to batch-02, running a dry run against the bank sandbox."),
+    ("08:49", TIM, "chat-oncall", "Dry run green. Go for the real re-run?"),
+    ("08:50", SOFIA, "chat-oncall", "Go. Starting now."),
+    ("09:38", DAVID, "chat-oncall", "Merchant support says the first merchants see their money. Nice."),
+    ("10:16", TIM, "chat-payments", "Who has the key for Raum Havel? Locked."),
+    ("11:44", DAVID, "chat-payments", "LumenPay ops pinged me directly, I pointed them to Lena's summary."),
+    ("12:48", SOFIA, "chat-oncall", "Four closed-account merchants listed in LED-882."),
+    ("13:55", TIM, "chat-payments", "Arch sync notes in Confluence, ledger migration stays in week 49."),
+    ("15:22", SOFIA, "chat-oncall", "Postmortem draft ready for comments."),
+    ("16:51", DAVID, "chat-payments", "LED-885 merged, alerting is live."),
+    ("17:05", PRIYA, "chat-payments", "Reminder: go/no-go is tomorrow at 10 in Spree."),
 ]
 
 
@@ -969,6 +988,30 @@ def all_messages():
         mid = "c-%s-%s" % (spec.replace(":", ""), sender.split()[0].lower())
         out.append(message(spec, mid, thread, sender, "", text))
     return out
+
+
+def merchant_key(merchant):
+    """finance's merchant key: lowercased words, all-digit words dropped."""
+    words = [w for w in re.split(r"[^\w]+", merchant.lower()) if w and not w.isdigit()]
+    return " ".join(words)
+
+
+def check_bills_visible(transactions):
+    """The tick's upcoming_bills selection is the 100 most recent spends of merchants paid at
+    least twice. Every monthly bill's oldest needed payment (August's) must stay inside it
+    until the last tick, with a margin, or the bill drops out of the day."""
+    spends = [t for t in transactions if t["amount_minor"] > 0]
+    spends += [{"merchant": m, "amount_minor": a, "time": at(s)}
+               for s, _, m, _, a in DAY_TRANSACTIONS if a > 0]
+    paid = {}
+    for t in spends:
+        paid[merchant_key(t["merchant"])] = paid.get(merchant_key(t["merchant"]), 0) + 1
+    repeated = sorted((datetime.fromisoformat(t["time"]) for t in spends
+                       if paid[merchant_key(t["merchant"])] >= 2), reverse=True)
+    oldest_needed = min(datetime.fromisoformat(t["time"]) for t in transactions
+                        if t["merchant"] in ("NETFLIX.COM", "Vodafone GmbH Mobilfunk"))
+    inside = sum(1 for t in repeated if t >= oldest_needed)
+    assert inside <= PROPOSAL_TRANSACTIONS_MAX - BILLS_MARGIN, inside
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1002,8 +1045,14 @@ def budgets_for(transactions):
     shopping_before = spent(lambda m: "amazon" in m.lower())
     shopping_limit = -(-(shopping_before + 10000) // 5000) * 5000
     assert shopping_before < shopping_limit < shopping_before + amazon
+    # Groceries (supermarkets and the meal box): 10 % above the month's pace at the end of the
+    # day, duplicate charge included, rounded up to 50 EUR, so it never goes at risk.
+    groceries = spent(lambda m: any(k in m for k in ("REWE", "Lidl", "ALDI", "Bio Company",
+                                                     "HelloFresh")))
+    groceries += sum(t[4] for t in DAY_TRANSACTIONS if "REWE" in t[2])
+    groceries_limit = -(-(groceries * 30 // 23 * 11 // 10) // 5000) * 5000
     return [
-        {"category": "groceries", "currency": "EUR", "limit_minor": 60000},
+        {"category": "groceries", "currency": "EUR", "limit_minor": groceries_limit},
         {"category": "dining", "currency": "EUR", "limit_minor": dining_limit},
         {"category": "shopping", "currency": "EUR", "limit_minor": shopping_limit},
         {"category": "transport", "currency": "EUR", "limit_minor": 12000},
@@ -1019,6 +1068,7 @@ def budgets_for(transactions):
 def build():
     rng = Rng(0x2026_1123)
     transactions = history(rng)
+    check_bills_visible(transactions)
     signals = []
 
     for when, m in all_messages():
@@ -1033,8 +1083,8 @@ def build():
         signals.append((at(spec), "transaction", {
             "id": tid, "merchant": merchant, "mcc": "%04d" % mcc, "amount_minor": amount,
             "currency": "EUR", "time": at(spec)}))
-    # Last night's sleep syncs when the phone wakes up.
-    signals.append((at("06:33"), "sleep_session", LAST_NIGHT))
+    # Last night's sleep syncs when the phone wakes up, before the first tick.
+    signals.append((at("05:47"), "sleep_session", LAST_NIGHT))
     for spec, data in readings(rng):
         signals.append((at(spec), "reading", data))
 

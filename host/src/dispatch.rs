@@ -251,6 +251,12 @@ impl Host {
         self.inner.journal.trace(trace)
     }
 
+    /// Quarantine records this host has written since it started (every crossing, nested
+    /// agent-to-agent calls included).
+    pub fn quarantined(&self) -> u64 {
+        self.inner.journal.quarantined()
+    }
+
     /// The fuel rate deadlines are turned into.
     pub fn fuel_per_ms(&self) -> u64 {
         self.inner.fuel_per_ms

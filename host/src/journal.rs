@@ -123,6 +123,8 @@ fn floor_char_boundary(text: &str, index: usize) -> usize {
 pub struct Journal {
     quarantine: Log,
     traces: Log,
+    /// Quarantine records appended since this journal was opened.
+    quarantined: std::sync::atomic::AtomicU64,
 }
 
 /// One append-only log file.
@@ -183,12 +185,21 @@ impl Journal {
         Ok(Self {
             quarantine: Log::open(&dir, QUARANTINE_PATH)?,
             traces: Log::open(&dir, TRACES_PATH)?,
+            quarantined: std::sync::atomic::AtomicU64::new(0),
         })
     }
 
     /// Appends one quarantine record, durable before this returns.
     pub fn quarantine(&self, record: &QuarantineRecord) -> Result<(), JournalError> {
-        self.quarantine.append(record)
+        self.quarantine.append(record)?;
+        self.quarantined
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Quarantine records durably appended since this journal was opened.
+    pub fn quarantined(&self) -> u64 {
+        self.quarantined.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Appends one reasoning trace, durable before this returns.

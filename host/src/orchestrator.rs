@@ -89,6 +89,9 @@ pub struct RunSummary {
     pub ticks_failed: usize,
     /// Chosen calls that came back with a tool error or were refused.
     pub calls_failed: usize,
+    /// Quarantine records written during the run: refused proposals, failed ticks and calls,
+    /// and refused agent-to-agent calls nested inside calls that went on to succeed.
+    pub quarantined: u64,
     /// Fuel burned by ticks.
     pub tick_fuel: u64,
     /// Fuel burned by the chosen calls (their agent-to-agent calls included).
@@ -167,6 +170,7 @@ pub async fn run(
     let mut world = scenario.world();
     let mut memory = Memory::default();
     let mut tick_us = Vec::with_capacity(ticks.len());
+    let quarantined_before = host.quarantined();
     let mut summary = RunSummary {
         scenario: scenario.name.clone(),
         seed,
@@ -217,6 +221,7 @@ pub async fn run(
         summary.ticks += 1;
     }
     summary.signals = world.signals_applied();
+    summary.quarantined = host.quarantined().saturating_sub(quarantined_before);
     tick_us.sort_unstable();
     summary.tick_us_median = nearest_rank(&tick_us, 50);
     summary.tick_us_p95 = nearest_rank(&tick_us, 95);

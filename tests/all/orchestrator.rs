@@ -267,7 +267,7 @@ fn a_run_killed_mid_way_loses_nothing_it_reported() {
 #[tokio::test]
 async fn the_day_replays_byte_for_byte_and_touches_every_agent() {
     let day = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/day.json");
-    let (summary, first, _) = run("day-a", &day, 11).await;
+    let (summary, first, data) = run("day-a", &day, 11).await;
     let (_, second, _) = run("day-b", &day, 11).await;
     assert_eq!(first, second, "same seed, same traces");
     assert!(summary.signals >= 200, "{}", summary.signals);
@@ -280,4 +280,25 @@ async fn the_day_replays_byte_for_byte_and_touches_every_agent() {
     }
     assert!(summary.asked >= 1 && summary.confirmed >= 1 && summary.declined >= 1);
     assert_eq!(summary.ticks_failed + summary.proposals_refused, 0);
+    // The day's one cycle attempt (scenarios/README.md, 12:02): confirming the go/no-go
+    // invitation runs calendar.schedule_event, which asks wellness for a break after it;
+    // wellness's calendar.find_free_slots would re-enter calendar. That call is refused at once,
+    // quarantined, and the scheduling still succeeds with the break marked unavailable.
+    assert_eq!(summary.quarantined, 1, "only the cycle is quarantined");
+    let quarantine = std::fs::read_to_string(data.join(aura::journal::QUARANTINE_PATH)).unwrap();
+    let records = lines(&quarantine);
+    assert_eq!(records.len(), 1);
+    assert_eq!(records[0]["kind"], "cycle_detected");
+    assert_eq!(records[0]["agent"], "calendar");
+    let confirmed: Vec<&Value> = traces
+        .iter()
+        .filter(|t| t["decision"] == "confirmed")
+        .collect();
+    assert!(
+        confirmed.iter().any(|t| t["outcome"]["status"] == "ok"
+            && t["outcome"]["summary"]
+                .as_str()
+                .is_some_and(|s| s.contains("cycle_detected"))),
+        "{confirmed:?}"
+    );
 }
