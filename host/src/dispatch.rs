@@ -448,6 +448,39 @@ impl Inner {
         agent: &str,
         context_value: &serde_json::Value,
     ) -> Result<TickOutcome, Refused> {
+        // A tick is a crossing like any call: one span, ending with its fuel and outcome. Its
+        // lifecycle events are at debug level: four agents tick every few minutes, and the
+        // decisions that follow have their own info-level events.
+        let span = tracing::info_span!(
+            "crossing",
+            agent = %agent,
+            tool = "tick",
+            depth = 1,
+            fuel_used = tracing::field::Empty,
+            outcome = tracing::field::Empty,
+        );
+        let outcome = self
+            .tick_in_sandbox(agent, context_value)
+            .instrument(span.clone())
+            .await;
+        match &outcome {
+            Ok(ticked) => {
+                span.record("fuel_used", ticked.fuel_used);
+                span.record("outcome", "ok");
+            }
+            Err(refused) => {
+                span.record("fuel_used", refused.fuel_used);
+                span.record("outcome", refused.error.kind());
+            }
+        }
+        outcome
+    }
+
+    async fn tick_in_sandbox(
+        self: &Arc<Self>,
+        agent: &str,
+        context_value: &serde_json::Value,
+    ) -> Result<TickOutcome, Refused> {
         let ids = CallIds {
             agent: Some(agent),
             ..CallIds::default()
@@ -462,11 +495,16 @@ impl Inner {
         let budget = Budget::for_deadline(TICK_DEADLINE_MS, self.fuel_per_ms);
         let now = context_value.get("now").and_then(|now| now.as_str());
         let frame = Frame::root(budget, now.map_or(0, envelope::unix_ns));
+        tracing::debug!("agent.started");
         let invocation = self
             .sandbox
             .tick(agent, &context, frame, self.clone())
             .await
-            .map_err(|error| self.refuse(error, ids, &context))?;
+            .map_err(|error| {
+                tracing::warn!(kind = error.kind(), fuel_used = error.fuel_used(), %error, "agent.error");
+                self.refuse(error, ids, &context)
+            })?;
+        tracing::debug!(fuel_used = invocation.fuel_used, "agent.completed");
         let raw = self
             .crossing
             .check_tick(&invocation.output)
