@@ -18,6 +18,58 @@ check:
     cargo fmt --all -- --check
     cargo clippy --workspace -j{{jobs}} --all-targets -- -D warnings
 
+# The phone's target: static musl, so one binary runs on any ARM64 Android (and Linux).
+phone_target := "aarch64-unknown-linux-musl"
+# Debian's cross gcc links it (with Rust's self-contained musl crt) and builds wasmtime's C helper.
+phone_env := "CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_LINKER=aarch64-linux-gnu-gcc CC_aarch64_unknown_linux_musl=aarch64-linux-gnu-gcc AR_aarch64_unknown_linux_musl=aarch64-linux-gnu-ar AURA_SKIP_PLUGIN_BUILD=1"
+
+# The phone build: plugins precompiled for aarch64 (plugins/aarch64-unknown-linux-musl/*.cwasm)
+# and the runtime-only host for aarch64 (no Cranelift): target/aarch64-unknown-linux-musl/phone/aura.
+build-phone:
+    rustup target list --installed | grep -qx {{phone_target}} || rustup target add {{phone_target}}
+    command -v aarch64-linux-gnu-gcc >/dev/null || { echo "needs Debian's gcc-aarch64-linux-gnu" >&2; exit 1; }
+    cargo build -j{{jobs}} -p aura-host
+    ./target/debug/aura compile --target {{phone_target}}
+    {{phone_env}} cargo build -j{{jobs}} --profile phone --target {{phone_target}} -p aura-host --no-default-features
+    @ls -l target/{{phone_target}}/phone/aura plugins/{{phone_target}}/
+
+# The iOS path, on this machine: plugins precompiled to Pulley bytecode (plugins/pulley64/) and
+# the runtime-only host with the Pulley interpreter: target/phone/aura.
+build-pulley:
+    cargo build -j{{jobs}} -p aura-host
+    ./target/debug/aura compile --target pulley64
+    ./target/debug/aura compile --target "$(rustc -vV | sed -n 's/^host: //p')"
+    AURA_SKIP_PLUGIN_BUILD=1 cargo build -j{{jobs}} --profile phone -p aura-host --no-default-features --features pulley
+    @ls -l target/phone/aura plugins/pulley64/
+
+# The proof: the day with a fixed seed on x86_64 (Cranelift), on aarch64 under qemu-user and
+# under Pulley, each from its own precompiled plugins; the three traces.jsonl must be identical.
+phone-check seed="7": build-phone build-pulley
+    rm -rf target/phone-check
+    ./target/debug/aura run scenarios/day.json --seed {{seed}} --data-dir target/phone-check/x86_64 > /dev/null
+    qemu-aarch64 target/{{phone_target}}/phone/aura run scenarios/day.json --seed {{seed}} --data-dir target/phone-check/aarch64 --plugins-dir plugins/{{phone_target}} > /dev/null
+    target/phone/aura run scenarios/day.json --seed {{seed}} --data-dir target/phone-check/pulley --plugins-dir plugins/pulley64 > /dev/null
+    sha256sum target/phone-check/*/traces.jsonl
+    cmp target/phone-check/x86_64/traces.jsonl target/phone-check/aarch64/traces.jsonl
+    cmp target/phone-check/x86_64/traces.jsonl target/phone-check/pulley/traces.jsonl
+    @echo "aarch64 (qemu) and Pulley reproduce the x86_64 traces byte for byte"
+
+# The phone's figures for BENCHMARKS.md (after build-phone and build-pulley): stripped sizes,
+# .cwasm sizes, cold start of the runtime-only host to the first crossing result (hyperfine,
+# median), peak RSS of the day, and Pulley against native code on the same binary and day.
+bench-phone seed="7":
+    stat -c '%n %s bytes' target/{{phone_target}}/phone/aura target/phone/aura
+    stat -c '%n %s bytes' plugins/*.wasm plugins/{{phone_target}}/*.cwasm plugins/pulley64/*.cwasm
+    rm -rf target/bench-phone && mkdir -p target/bench-phone
+    native="plugins/$(rustc -vV | sed -n 's/^host: //p')"; \
+    hyperfine -N --warmup 10 --runs 100 --export-json target/bench-phone/cold.json \
+        "target/phone/aura --data-dir target/bench-phone/cold --plugins-dir $native call calendar detect_conflicts '{\"events\":[]}'"; \
+    python3 -c 'import json; r = json.load(open("target/bench-phone/cold.json"))["results"][0]; print("cold start median %.2f ms" % (r["median"] * 1000))'; \
+    for dir in "$native" plugins/pulley64; do \
+        /usr/bin/time -f "$dir: day in %e s, peak RSS %M KiB" target/phone/aura run scenarios/day.json --seed {{seed}} \
+            --data-dir "target/bench-phone/$(basename $dir)" --plugins-dir "$dir" | grep 'tick of all agents'; \
+    done
+
 # Print the catalogue.
 catalogue:
     cargo run -q -- catalogue

@@ -37,6 +37,7 @@ fn main() {
     let started = SystemTime::now();
     println!("cargo:rerun-if-env-changed=AURA_SKIP_PLUGIN_BUILD");
     println!("cargo:rerun-if-env-changed=AURA_PLUGINS_REBUILD");
+    emit_build_identity();
     if std::env::var_os("AURA_SKIP_PLUGIN_BUILD").is_some_and(|v| !v.is_empty() && v != "0") {
         return;
     }
@@ -106,6 +107,33 @@ fn main() {
         text.as_bytes(),
         backdated,
     );
+}
+
+/// Tells the host what it was built for and with, so precompiled plugins can be matched to it:
+/// `AURA_BUILD_TARGET` (the target triple) and `AURA_WASMTIME_VERSION` (from Cargo.lock, the
+/// version whose code format a .cwasm must have).
+fn emit_build_identity() {
+    let target = std::env::var("TARGET").expect("set by cargo");
+    println!("cargo:rustc-env=AURA_BUILD_TARGET={target}");
+    let host_dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("set by cargo"));
+    let lock = host_dir.join("..").join("Cargo.lock");
+    println!("cargo:rerun-if-changed={}", lock.display());
+    let text = std::fs::read_to_string(&lock)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", lock.display()));
+    let version = wasmtime_version(&text).expect("Cargo.lock has a wasmtime package");
+    println!("cargo:rustc-env=AURA_WASMTIME_VERSION={version}");
+}
+
+/// The version of the `wasmtime` package in a Cargo.lock's text.
+fn wasmtime_version(lock: &str) -> Option<&str> {
+    let mut lines = lock.lines();
+    while let Some(line) = lines.next() {
+        if line.trim() == "name = \"wasmtime\"" {
+            let version = lines.next()?.trim().strip_prefix("version = \"")?;
+            return version.strip_suffix('"');
+        }
+    }
+    None
 }
 
 /// Builds `packages` for the plugin target with `profile`, by a nested cargo.

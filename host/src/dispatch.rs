@@ -21,7 +21,8 @@ use crate::journal::{CallIds, Journal, JournalError, QuarantineRecord};
 use crate::limits::{CROSSING_BYTES_MAX, EMIT_BYTES_MAX, FUEL_PER_MS_DEFAULT, TICK_DEADLINE_MS};
 use crate::plugins::PluginsDir;
 use crate::sandbox::{
-    Budget, Caller, Frame, HostCall, HostCallAnswer, HostImports, ImportFuture, Sandbox,
+    BUILD_TARGET, Budget, Caller, CodeTarget, Frame, HostCall, HostCallAnswer, HostImports,
+    ImportFuture, PULLEY_TARGET, Sandbox, WASMTIME_VERSION,
 };
 
 /// Where the host finds its plugins and keeps its records.
@@ -159,7 +160,11 @@ impl Host {
         };
         let journal = Journal::open(&config.data_dir).map_err(HostError::from)?;
         let plugins = PluginsDir::open(&config.plugins_dir).map_err(HostError::from)?;
-        let mut sandbox = Sandbox::new(config.guest_seed).map_err(HostError::from)?;
+        let target = plugins
+            .target_among(&runnable_targets(), WASMTIME_VERSION, cfg!(feature = "jit"))
+            .map_err(HostError::from)?;
+        let mut sandbox =
+            Sandbox::new(config.guest_seed, &CodeTarget::named(target)).map_err(HostError::from)?;
         let mut load_failures = Vec::new();
 
         let wanted: Vec<&'static AgentSpec> = match &config.agents {
@@ -641,6 +646,57 @@ impl HostImports for Inner {
     }
 }
 
+/// The targets this build runs: its own architecture, and Pulley when built with it.
+pub fn runnable_targets() -> Vec<&'static str> {
+    let mut targets = vec![BUILD_TARGET];
+    if cfg!(feature = "pulley") {
+        targets.push(PULLEY_TARGET);
+    }
+    targets
+}
+
+/// Precompiles every catalogue agent of the plugins dir `source` (digest-checked plain
+/// components) for `target` into `out`: `<agent>.cwasm` files and a manifest recording their
+/// sha256, the target and this wasmtime version, which is all a runtime-only host trusts.
+#[cfg(feature = "jit")]
+pub fn precompile_plugins(
+    source: &std::path::Path,
+    target: &CodeTarget,
+    out: &std::path::Path,
+) -> Result<crate::plugins::PluginManifest, HostError> {
+    let plugins = PluginsDir::open(source)?;
+    if plugins.manifest().precompiled.is_some() {
+        return Err(crate::plugins::PluginError::BadManifest {
+            path: source.join(crate::plugins::MANIFEST_FILE),
+            message: "its components are already precompiled; compile from the .wasm dir".into(),
+        }
+        .into());
+    }
+    let mut compiled = Vec::new();
+    for spec in catalogue::CATALOGUE {
+        if !plugins.manifest().components.contains_key(spec.name) {
+            continue;
+        }
+        let wasm = plugins.read_component(spec.name)?;
+        let cwasm = crate::sandbox::precompile(spec.name, target, &wasm)?;
+        compiled.push((
+            spec.name.to_owned(),
+            format!("{}.cwasm", spec.name),
+            crate::plugins::sha256_hex(&wasm),
+            cwasm,
+        ));
+    }
+    let precompiled = crate::plugins::Precompiled {
+        target: target.name().to_owned(),
+        wasmtime: WASMTIME_VERSION.to_owned(),
+    };
+    Ok(crate::plugins::write_precompiled(
+        out,
+        precompiled,
+        &compiled,
+    )?)
+}
+
 /// Reads, compiles and pre-instantiates one agent, then checks its manifest against the
 /// catalogue before serving it.
 async fn admit(
@@ -650,8 +706,9 @@ async fn admit(
     spec: &'static AgentSpec,
 ) -> Result<(), LoadError> {
     let bytes = plugins.read_component(spec.name).map_err(HostError::from)?;
+    let precompiled = plugins.manifest().precompiled.is_some();
     let prepared = sandbox
-        .prepare(spec.name, spec.memory_bytes_max, &bytes)
+        .prepare(spec.name, spec.memory_bytes_max, &bytes, precompiled)
         .map_err(HostError::from)?;
     let invalid = |error| LoadError::ManifestInvalid {
         agent: spec.name.to_owned(),

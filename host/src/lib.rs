@@ -39,3 +39,15 @@ pub use error::CrossingError;
 /// The plugins dir of the source tree this binary was built from (where the build script
 /// writes the components), used when neither `--plugins-dir` nor `AURA_PLUGINS_DIR` is given.
 pub const BUILT_PLUGINS_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../plugins");
+
+/// The plugins dir a host uses when none is given: the build's plugins/ for a host that
+/// compiles; for a runtime-only host, the precompiled dir for the target it runs,
+/// plugins/<target>/ (written by `aura compile --target <target>`).
+pub fn default_plugins_dir() -> std::path::PathBuf {
+    let built = std::path::PathBuf::from(BUILT_PLUGINS_DIR);
+    if cfg!(feature = "jit") {
+        built
+    } else {
+        built.join(sandbox::CodeTarget::runtime_default().name())
+    }
+}

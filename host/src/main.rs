@@ -37,7 +37,8 @@ struct Cli {
         default_value = "aura-data"
     )]
     data_dir: PathBuf,
-    /// Plugins dir: manifest.json and the agent components [default: the build's plugins/].
+    /// Plugins dir: manifest.json and the agent components [default: the build's plugins/;
+    /// a runtime-only build: plugins/<its target>/].
     #[arg(long, global = true, env = "AURA_PLUGINS_DIR")]
     plugins_dir: Option<PathBuf>,
     /// Write logs as JSON lines (RUST_LOG filters them; default: errors only, so a refusal is
@@ -87,6 +88,17 @@ enum Command {
     /// Measure this device's fuel per millisecond with a reference workload and store it in
     /// the data dir; later runs turn deadlines into fuel at that rate.
     Calibrate,
+    /// Precompile the plugins dir's components for a target (e.g. aarch64-unknown-linux-musl,
+    /// pulley64) into .cwasm files and a manifest with their sha256, for a runtime-only host.
+    #[cfg(feature = "jit")]
+    Compile {
+        /// Target triple, or pulley64 for the Pulley interpreter.
+        #[arg(long)]
+        target: String,
+        /// Output dir [default: <plugins-dir>/<target>].
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -116,6 +128,22 @@ fn init_tracing(json: bool) {
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let envelope = match cli.command {
+        #[cfg(feature = "jit")]
+        Command::Compile { target, out } => {
+            let source = cli.plugins_dir.unwrap_or_else(aura::default_plugins_dir);
+            let target = aura::sandbox::CodeTarget::named(&target);
+            let out = out.unwrap_or_else(|| source.join(target.name()));
+            let manifest = aura::dispatch::precompile_plugins(&source, &target, &out)?;
+            for (agent, entry) in &manifest.components {
+                println!(
+                    "{agent}: {} ({} bytes, sha256 {})",
+                    out.join(&entry.file).display(),
+                    entry.bytes,
+                    entry.sha256
+                );
+            }
+            return Ok(ExitCode::SUCCESS);
+        }
         Command::Catalogue => {
             println!(
                 "{}",
@@ -148,19 +176,19 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     };
 
     let config = HostConfig::new(
-        cli.plugins_dir
-            .unwrap_or_else(|| PathBuf::from(aura::BUILT_PLUGINS_DIR)),
+        cli.plugins_dir.unwrap_or_else(aura::default_plugins_dir),
         cli.data_dir,
     );
     // `call` loads every agent, not only the one it addresses: an agent may call another
     // (wellness.suggest_break asks calendar.find_free_slots), and a callee that is not loaded
     // would turn a good call into a failure. Unknown agents are refused by the crossing.
-    runtime()?.block_on(async {
+    let runtime = runtime()?;
+    let code = runtime.block_on(async {
         let host = Host::open(&config).await.context("cannot start the host")?;
         for failure in host.load_failures() {
             eprintln!("aura: warning: {failure}");
         }
-        match host.dispatch_bytes(&envelope).await {
+        let code = match host.dispatch_bytes(&envelope).await {
             Ok(result) => {
                 println!("{}", result.to_canonical());
                 Ok(if result.ok {
@@ -170,8 +198,15 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 })
             }
             Err(refused) => report_refusal(&refused),
-        }
-    })
+        };
+        // One call and the process ends: the answer is printed and every journal record is
+        // already synced, so leave the engine's memory pool and the loaded code to the OS
+        // rather than unmapping them one by one (a few ms of a cold start on a phone).
+        std::mem::forget(host);
+        code
+    });
+    std::mem::forget(runtime);
+    code
 }
 
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
@@ -184,7 +219,7 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 fn calibrate(plugins_dir: Option<PathBuf>, data_dir: PathBuf) -> anyhow::Result<ExitCode> {
     use aura::calibrate::{self, CALIBRATION_RUNS};
     let mut config = HostConfig::new(
-        plugins_dir.unwrap_or_else(|| PathBuf::from(aura::BUILT_PLUGINS_DIR)),
+        plugins_dir.unwrap_or_else(aura::default_plugins_dir),
         &data_dir,
     );
     config.agents = Some(vec!["calendar".into()]);
@@ -225,7 +260,7 @@ fn run_scenario(
     use std::io::{IsTerminal, Write};
 
     let mut config = HostConfig::new(
-        plugins_dir.unwrap_or_else(|| PathBuf::from(aura::BUILT_PLUGINS_DIR)),
+        plugins_dir.unwrap_or_else(aura::default_plugins_dir),
         &data_dir,
     );
     config.guest_seed = seed;

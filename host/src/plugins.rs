@@ -1,7 +1,9 @@
 //! Plugins on disk: `plugins/manifest.json` and the component files it lists by digest.
 //!
 //! It owns reading the manifest and the component bytes through cap-std, bounded in size, and
-//! refusing any component whose sha256 is not the one the manifest records. It must not compile
+//! refusing any component whose sha256 is not the one the manifest records, and any
+//! precompiled dir (`plugins/<target>/`, .cwasm) made for another target or wasmtime; and
+//! writing such a dir's files and manifest for `aura compile`. It must not compile
 //! or run anything (the sandbox does) and must not decide which agents exist (the catalogue
 //! does).
 
@@ -28,8 +30,22 @@ pub const MANIFEST_FORMAT: &str = "aura-plugins.v1";
 pub struct PluginManifest {
     /// Always [`MANIFEST_FORMAT`].
     pub format: String,
+    /// Set when the components are precompiled (.cwasm, `plugins/<target>/`): what for and
+    /// by what. Absent for plain components (.wasm), which the host compiles itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precompiled: Option<Precompiled>,
     /// Agent name → its component.
     pub components: BTreeMap<String, ComponentEntry>,
+}
+
+/// What precompiled components were compiled for, as `aura compile` records it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Precompiled {
+    /// The target triple (or `pulley64`).
+    pub target: String,
+    /// The wasmtime version that compiled them; only the same version loads them.
+    pub wasmtime: String,
 }
 
 /// One component in the manifest.
@@ -42,6 +58,9 @@ pub struct ComponentEntry {
     pub sha256: String,
     /// Size of the file in bytes.
     pub bytes: u64,
+    /// For a precompiled component: the sha256 of the .wasm it was compiled from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_sha256: Option<String>,
 }
 
 /// Why a plugin could not be read or was refused.
@@ -79,6 +98,14 @@ pub enum PluginError {
         /// The bound.
         bytes_max: u64,
     },
+    /// The plugins dir is precompiled for something this host is not.
+    #[error("refusing plugins dir {path}: {refusal}")]
+    Precompiled {
+        /// The plugins dir.
+        path: PathBuf,
+        /// Why.
+        refusal: PrecompiledRefusal,
+    },
     /// The component's digest is not the one in the manifest.
     #[error(
         "refusing component for `{agent}`: sha256 {actual} does not match the manifest's {expected}"
@@ -91,6 +118,79 @@ pub enum PluginError {
         /// The file's digest.
         actual: String,
     },
+}
+
+/// Why a precompiled plugins dir does not fit this host, before any file in it is read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PrecompiledRefusal {
+    /// Compiled for another target.
+    #[error("its components are precompiled for `{found}`, this host runs `{expected}`")]
+    WrongTarget {
+        /// What the manifest says.
+        found: String,
+        /// What this host runs.
+        expected: String,
+    },
+    /// Compiled by another wasmtime.
+    #[error("its components were precompiled by wasmtime {found}, this host embeds {expected}")]
+    WasmtimeVersion {
+        /// What the manifest says.
+        found: String,
+        /// This host's wasmtime.
+        expected: String,
+    },
+    /// Plain components, but this host cannot compile.
+    #[error(
+        "its components are not precompiled and this host has no compiler (precompile them \
+         with `aura compile --target {expected}`)"
+    )]
+    NotPrecompiled {
+        /// What this host runs.
+        expected: String,
+    },
+}
+
+/// Writes precompiled components and their manifest into `out` (created if needed): each
+/// `(agent, file, source_sha256, bytes)` becomes `out/<file>` with its sha256 recorded. The
+/// manifest is written last, so a dir cut short by a crash has no manifest and is not loaded.
+pub fn write_precompiled(
+    out: &Path,
+    precompiled: Precompiled,
+    components: &[(String, String, String, Vec<u8>)],
+) -> Result<PluginManifest, PluginError> {
+    let io = |path: &Path| {
+        let path = path.to_owned();
+        move |source| PluginError::Io { path, source }
+    };
+    std::fs::create_dir_all(out).map_err(io(out))?;
+    let mut entries = BTreeMap::new();
+    for (agent, file, source_sha256, bytes) in components {
+        let path = out.join(file);
+        std::fs::write(&path, bytes).map_err(io(&path))?;
+        entries.insert(
+            agent.clone(),
+            ComponentEntry {
+                file: file.clone(),
+                sha256: sha256_hex(bytes),
+                bytes: bytes.len() as u64,
+                source_sha256: Some(source_sha256.clone()),
+            },
+        );
+    }
+    let manifest = PluginManifest {
+        format: MANIFEST_FORMAT.to_owned(),
+        precompiled: Some(precompiled),
+        components: entries,
+    };
+    let mut text =
+        serde_json::to_string_pretty(&manifest).map_err(|e| PluginError::BadManifest {
+            path: out.join(MANIFEST_FILE),
+            message: e.to_string(),
+        })?;
+    text.push('\n');
+    let path = out.join(MANIFEST_FILE);
+    std::fs::write(&path, text).map_err(io(&path))?;
+    Ok(manifest)
 }
 
 /// Lower-case hex sha256 of `bytes`.
@@ -160,6 +260,48 @@ impl PluginsDir {
     /// The manifest.
     pub fn manifest(&self) -> &PluginManifest {
         &self.manifest
+    }
+
+    /// The plugins dir's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Which of `runnable` (the targets this host can run, its own architecture first) the
+    /// dir's components are for; refuses a dir precompiled for another target or by another
+    /// wasmtime than `wasmtime_version`, and, unless `can_compile`, plain components.
+    pub fn target_among<'a>(
+        &self,
+        runnable: &[&'a str],
+        wasmtime_version: &str,
+        can_compile: bool,
+    ) -> Result<&'a str, PluginError> {
+        let refuse = |refusal| PluginError::Precompiled {
+            path: self.path.clone(),
+            refusal,
+        };
+        let native = runnable.first().copied().unwrap_or_default();
+        let Some(precompiled) = &self.manifest.precompiled else {
+            if can_compile {
+                return Ok(native);
+            }
+            return Err(refuse(PrecompiledRefusal::NotPrecompiled {
+                expected: native.to_owned(),
+            }));
+        };
+        let Some(target) = runnable.iter().find(|&&t| t == precompiled.target) else {
+            return Err(refuse(PrecompiledRefusal::WrongTarget {
+                found: precompiled.target.clone(),
+                expected: runnable.join(" or "),
+            }));
+        };
+        if precompiled.wasmtime != wasmtime_version {
+            return Err(refuse(PrecompiledRefusal::WasmtimeVersion {
+                found: precompiled.wasmtime.clone(),
+                expected: wasmtime_version.to_owned(),
+            }));
+        }
+        Ok(target)
     }
 
     /// Reads `agent`'s component, refusing it unless its sha256 matches the manifest.
@@ -276,6 +418,54 @@ mod tests {
         assert!(matches!(
             PluginsDir::open(&dir),
             Err(PluginError::BadManifest { .. })
+        ));
+    }
+
+    #[test]
+    fn a_dir_is_matched_to_the_target_it_was_precompiled_for() {
+        let plain = r#"{"format":"aura-plugins.v1","components":{}}"#;
+        let dir = PluginsDir::open(&plugins_dir("plain", plain, &[])).unwrap();
+        let runnable = ["aarch64-unknown-linux-musl", "pulley64"];
+        // A host that compiles takes plain components for its own architecture...
+        assert_eq!(
+            dir.target_among(&runnable, "48.0.8", true).unwrap(),
+            "aarch64-unknown-linux-musl"
+        );
+        // ...a runtime-only host refuses them, naming the command that fixes it.
+        let error = dir.target_among(&runnable, "48.0.8", false).unwrap_err();
+        assert!(matches!(
+            &error,
+            PluginError::Precompiled {
+                refusal: PrecompiledRefusal::NotPrecompiled { expected },
+                ..
+            } if expected == "aarch64-unknown-linux-musl"
+        ));
+        assert!(
+            error
+                .to_string()
+                .contains("aura compile --target aarch64-unknown-linux-musl"),
+            "{error}"
+        );
+
+        let pulley = r#"{"format":"aura-plugins.v1","precompiled":{"target":"pulley64","wasmtime":"48.0.8"},"components":{}}"#;
+        let dir = PluginsDir::open(&plugins_dir("pulley", pulley, &[])).unwrap();
+        assert_eq!(
+            dir.target_among(&runnable, "48.0.8", false).unwrap(),
+            "pulley64"
+        );
+        assert!(matches!(
+            dir.target_among(&runnable[..1], "48.0.8", false),
+            Err(PluginError::Precompiled {
+                refusal: PrecompiledRefusal::WrongTarget { .. },
+                ..
+            })
+        ));
+        assert!(matches!(
+            dir.target_among(&runnable, "48.0.9", false),
+            Err(PluginError::Precompiled {
+                refusal: PrecompiledRefusal::WasmtimeVersion { .. },
+                ..
+            })
         ));
     }
 }

@@ -65,6 +65,45 @@ pub enum SandboxError {
         /// wasmtime's explanation.
         message: String,
     },
+    /// A precompiled component (.cwasm) this engine cannot run, with wasmtime's explanation.
+    #[error("refusing precompiled component for `{agent}`: {reason}: {message}")]
+    Precompiled {
+        /// The agent.
+        agent: String,
+        /// Which kind of mismatch.
+        reason: PrecompiledMismatch,
+        /// wasmtime's explanation.
+        message: String,
+    },
+    /// A runtime-only host (no `jit` feature) was given a component that is not precompiled.
+    #[error(
+        "component for `{agent}` is not precompiled, and this host has no compiler: precompile it \
+         with `aura compile --target {target}` on the build machine"
+    )]
+    NeedsPrecompiled {
+        /// The agent.
+        agent: String,
+        /// The target this host runs.
+        target: String,
+    },
+    /// The engine was asked for a target this build cannot run or compile for.
+    #[error("this host cannot use target `{target}`: {reason}")]
+    Target {
+        /// The target asked for.
+        target: String,
+        /// Why not.
+        reason: String,
+    },
+    /// Precompiling a component failed.
+    #[error("cannot precompile `{agent}` for `{target}`: {message}")]
+    Precompile {
+        /// The agent.
+        agent: String,
+        /// The target.
+        target: String,
+        /// wasmtime's explanation.
+        message: String,
+    },
     /// Calling `manifest` failed.
     #[error("component for `{agent}` failed to give its manifest: {source}")]
     Manifest {
@@ -75,10 +114,169 @@ pub enum SandboxError {
     },
 }
 
+/// Why wasmtime refused a precompiled component, read from its explanation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PrecompiledMismatch {
+    /// Compiled for another architecture or operating system (or native vs Pulley).
+    Target,
+    /// Compiled by another wasmtime version.
+    WasmtimeVersion,
+    /// Compiled with other engine settings (fuel, epochs, memory reservation, guard size,
+    /// wasm features, CPU features the device lacks).
+    Settings,
+    /// Not a precompiled component at all (or damaged).
+    NotPrecompiled,
+}
+
+impl PrecompiledMismatch {
+    /// Classifies wasmtime's deserialization error (`wasmtime::engine::serialization`'s
+    /// messages; anything unrecognised counts as a settings mismatch).
+    pub fn classify(message: &str) -> Self {
+        if message.contains("compiled for architecture")
+            || message.contains("compiled for operating system")
+        {
+            Self::Target
+        } else if message.contains("incompatible version") {
+            Self::WasmtimeVersion
+        } else if message.contains("incompatible object file format")
+            || message.contains("failed to parse precompiled artifact")
+            || message.contains("not a valid")
+        {
+            Self::NotPrecompiled
+        } else {
+            Self::Settings
+        }
+    }
+}
+
+impl std::fmt::Display for PrecompiledMismatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Target => "compiled for another target",
+            Self::WasmtimeVersion => "compiled by another wasmtime version",
+            Self::Settings => "compiled with other engine settings",
+            Self::NotPrecompiled => "not a precompiled component for this wasmtime",
+        })
+    }
+}
+
+/// What code an engine runs, or (for precompiling) produces.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CodeTarget {
+    /// This machine's architecture: Cranelift compiles for it (host CPU features included), or
+    /// it runs code precompiled for it.
+    Native,
+    /// Pulley bytecode, interpreted: no executable memory is ever created (the iOS path).
+    Pulley,
+    /// Another target triple, to precompile for (`aura compile --target`).
+    Triple(String),
+}
+
+/// Pulley's target name for this host's pointer width.
+pub const PULLEY_TARGET: &str = if cfg!(target_pointer_width = "64") {
+    "pulley64"
+} else {
+    "pulley32"
+};
+
+/// The target triple this binary was built for.
+pub const BUILD_TARGET: &str = env!("AURA_BUILD_TARGET");
+
+/// The wasmtime version this binary embeds (from Cargo.lock): precompiled code must come
+/// from the same version.
+pub const WASMTIME_VERSION: &str = env!("AURA_WASMTIME_VERSION");
+
+impl CodeTarget {
+    /// The target a name means: `pulley32`/`pulley64` are Pulley, this build's own triple is
+    /// native, anything else another triple.
+    pub fn named(name: &str) -> Self {
+        if name.starts_with("pulley") {
+            if name == PULLEY_TARGET {
+                Self::Pulley
+            } else {
+                Self::Triple(name.to_owned())
+            }
+        } else if name == BUILD_TARGET {
+            Self::Native
+        } else {
+            Self::Triple(name.to_owned())
+        }
+    }
+
+    /// The target's name, as plugins/<target>/ and manifests spell it.
+    pub fn name(&self) -> &str {
+        match self {
+            Self::Native => BUILD_TARGET,
+            Self::Pulley => PULLEY_TARGET,
+            Self::Triple(triple) => triple,
+        }
+    }
+
+    /// The target a runtime-only host runs by default: Pulley when built with the `pulley`
+    /// feature (the iOS path), else its own architecture.
+    pub fn runtime_default() -> Self {
+        if cfg!(all(feature = "pulley", not(feature = "jit"))) {
+            Self::Pulley
+        } else {
+            Self::Native
+        }
+    }
+}
+
+/// [`engine_config`] for `target`: the same settings, code for that target.
+pub fn engine_config_for(target: &CodeTarget) -> Result<Config, SandboxError> {
+    let mut config = engine_config();
+    let unusable = |reason: &str| SandboxError::Target {
+        target: target.name().to_owned(),
+        reason: reason.to_owned(),
+    };
+    match target {
+        CodeTarget::Native => {}
+        CodeTarget::Pulley => {
+            if !cfg!(feature = "pulley") {
+                return Err(unusable(
+                    "this build has no Pulley interpreter (build with `--features pulley`)",
+                ));
+            }
+            config
+                .target(PULLEY_TARGET)
+                .map_err(|e| unusable(&format!("{e:#}")))?;
+        }
+        CodeTarget::Triple(triple) => {
+            if !cfg!(feature = "jit") {
+                return Err(unusable(
+                    "a runtime-only host runs its own architecture or Pulley only",
+                ));
+            }
+            config
+                .target(triple)
+                .map_err(|e| unusable(&format!("{e:#}")))?;
+        }
+    }
+    Ok(config)
+}
+
+/// Compiles a component for `target` into the bytes of a .cwasm file, with the settings of
+/// [`engine_config`]: the runtime that loads it builds its engine the same way.
+#[cfg(feature = "jit")]
+pub fn precompile(agent: &str, target: &CodeTarget, wasm: &[u8]) -> Result<Vec<u8>, SandboxError> {
+    let failed = |e: wasmtime::Error| SandboxError::Precompile {
+        agent: agent.to_owned(),
+        target: target.name().to_owned(),
+        message: format!("{e:#}"),
+    };
+    let engine = Engine::new(&engine_config_for(target)?).map_err(failed)?;
+    engine.precompile_component(wasm).map_err(failed)
+}
+
 /// Builds the engine configuration. Everything compiled code depends on is set here and only
 /// here, so components precompiled elsewhere agree with the engine that runs them.
 pub fn engine_config() -> Config {
     let mut config = Config::new();
+    // Floating-point NaNs come out with one bit pattern on every architecture, so a replay on
+    // an ARM phone or under Pulley computes what x86_64 computed (seed 002's determinism).
+    #[cfg(feature = "jit")]
+    config.cranelift_nan_canonicalization(true);
     config.wasm_component_model(true);
     config.consume_fuel(true);
     config.epoch_interruption(true);
@@ -340,8 +538,10 @@ impl EpochTicker {
         let thread = std::thread::Builder::new()
             .name("aura-epoch".into())
             .spawn(move || {
+                // park_timeout, not sleep: dropping the ticker unparks the thread, so a
+                // short-lived host exits at once instead of waiting out a tick.
                 while !flag.load(Ordering::Relaxed) {
-                    std::thread::sleep(Duration::from_millis(EPOCH_TICK_MS));
+                    std::thread::park_timeout(Duration::from_millis(EPOCH_TICK_MS));
                     engine.increment_epoch();
                 }
             })
@@ -354,6 +554,7 @@ impl Drop for EpochTicker {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
         if let Some(thread) = self.thread.take() {
+            thread.thread().unpark();
             let _ = thread.join();
         }
     }
@@ -369,6 +570,7 @@ pub struct PreparedAgent {
 /// The engine, the linker, and every loaded agent.
 pub struct Sandbox {
     engine: Engine,
+    target: CodeTarget,
     linker: Linker<CallState>,
     agents: HashMap<&'static str, PreparedAgent>,
     slots: Semaphore,
@@ -387,9 +589,9 @@ impl std::fmt::Debug for Sandbox {
 impl Sandbox {
     /// Creates the engine and links WASI (deny-by-default) and the host interface. Guests'
     /// random sources are seeded from `guest_seed`.
-    pub fn new(guest_seed: u64) -> Result<Self, SandboxError> {
-        let engine =
-            Engine::new(&engine_config()).map_err(|e| SandboxError::Engine(format!("{e:#}")))?;
+    pub fn new(guest_seed: u64, target: &CodeTarget) -> Result<Self, SandboxError> {
+        let engine = Engine::new(&engine_config_for(target)?)
+            .map_err(|e| SandboxError::Engine(format!("{e:#}")))?;
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)
             .map_err(|e| SandboxError::Link(format!("{e:#}")))?;
@@ -398,6 +600,7 @@ impl Sandbox {
         let ticker = EpochTicker::start(engine.clone());
         Ok(Self {
             engine,
+            target: target.clone(),
             linker,
             agents: HashMap::new(),
             slots: Semaphore::new(CONCURRENT_CALLS_MAX as usize),
@@ -406,7 +609,8 @@ impl Sandbox {
         })
     }
 
-    /// Compiles `bytes` and pre-instantiates it; the agent is not served until [`Self::add`].
+    /// Compiles `bytes` (or, if `precompiled`, loads them as a .cwasm) and pre-instantiates
+    /// it; the agent is not served until [`Self::add`].
     ///
     /// Each call of the agent may grow its memory to `memory_bytes_max` (capped at
     /// [`MEMORY_BYTES_CEILING`]).
@@ -415,12 +619,26 @@ impl Sandbox {
         name: &'static str,
         memory_bytes_max: usize,
         bytes: &[u8],
+        precompiled: bool,
     ) -> Result<PreparedAgent, SandboxError> {
-        let component =
-            Component::from_binary(&self.engine, bytes).map_err(|e| SandboxError::Compile {
-                agent: name.to_owned(),
-                message: format!("{e:#}"),
-            })?;
+        let component = if precompiled {
+            // SAFETY: deserializing runs the file's machine code, so it must be code this
+            // project compiled. The caller read `bytes` from a plugins dir whose manifest says
+            // they are precompiled for this engine's target and wasmtime version and records
+            // their sha256, checked before this call (plugins::PluginsDir::read_component);
+            // `aura compile` wrote both on the build machine. wasmtime itself checks the
+            // header (target, version, settings) and refuses a mismatch.
+            unsafe { Component::deserialize(&self.engine, bytes) }.map_err(|e| {
+                let message = format!("{e:#}");
+                SandboxError::Precompiled {
+                    agent: name.to_owned(),
+                    reason: PrecompiledMismatch::classify(&message),
+                    message,
+                }
+            })?
+        } else {
+            self.compile(name, bytes)?
+        };
         let instance_pre =
             self.linker
                 .instantiate_pre(&component)
@@ -437,6 +655,27 @@ impl Sandbox {
             memory_bytes_max: memory_bytes_max.min(MEMORY_BYTES_CEILING),
             pre,
         })
+    }
+
+    #[cfg(feature = "jit")]
+    fn compile(&self, name: &str, bytes: &[u8]) -> Result<Component, SandboxError> {
+        Component::from_binary(&self.engine, bytes).map_err(|e| SandboxError::Compile {
+            agent: name.to_owned(),
+            message: format!("{e:#}"),
+        })
+    }
+
+    #[cfg(not(feature = "jit"))]
+    fn compile(&self, name: &str, _bytes: &[u8]) -> Result<Component, SandboxError> {
+        Err(SandboxError::NeedsPrecompiled {
+            agent: name.to_owned(),
+            target: self.target_name().to_owned(),
+        })
+    }
+
+    /// The target this engine runs.
+    pub fn target_name(&self) -> &str {
+        self.target.name()
     }
 
     /// Calls a prepared agent's `manifest` with a fixed fuel budget; its clock reads the Unix

@@ -13,6 +13,7 @@ mod crossing;
 mod finance;
 mod orchestrator;
 mod plugins;
+mod precompiled;
 mod soak;
 mod wellness;
 mod zoo;

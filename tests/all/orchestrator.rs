@@ -10,14 +10,24 @@ use serde_json::Value;
 
 use crate::support::{plugins_dir, temp_dir};
 
-fn scenario_path(name: &str) -> PathBuf {
+pub fn scenario_path(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../tests/data/scenarios/{name}.json"))
 }
 
 /// Runs `scenario` with `seed` in a fresh data dir; the summary and traces.jsonl's bytes.
 pub async fn run(name: &str, scenario: &Path, seed: u64) -> (RunSummary, String, PathBuf) {
+    run_with(name, &plugins_dir(), scenario, seed).await
+}
+
+/// [`run`] over the plugins dir `plugins`.
+pub async fn run_with(
+    name: &str,
+    plugins: &Path,
+    scenario: &Path,
+    seed: u64,
+) -> (RunSummary, String, PathBuf) {
     let data = temp_dir(&format!("run-{name}"));
-    let mut config = HostConfig::new(plugins_dir(), &data);
+    let mut config = HostConfig::new(plugins, &data);
     config.guest_seed = seed;
     config.fuel_per_ms = Some(aura::limits::FUEL_PER_MS_DEFAULT);
     let host = Host::open(&config).await.unwrap();
