@@ -38,6 +38,27 @@ fn edit_manifest(dir: &Path, edit: impl FnOnce(&mut serde_json::Value)) {
     std::fs::write(&path, manifest.to_string()).unwrap();
 }
 
+/// A dir whose manifest says `calendar.cwasm` holds `cwasm`, compiled from `wasm` for this
+/// host's target and wasmtime, with the right digest: only wasmtime's own check is left.
+fn calendar_dir_of(name: &str, wasm: &[u8], cwasm: Vec<u8>) -> PathBuf {
+    let dir = temp_dir(&format!("cwasm-{name}"));
+    aura::plugins::write_precompiled(
+        &dir,
+        aura::plugins::Precompiled {
+            target: BUILD_TARGET.into(),
+            wasmtime: aura::sandbox::WASMTIME_VERSION.into(),
+        },
+        &[(
+            "calendar".into(),
+            "calendar.cwasm".into(),
+            aura::plugins::sha256_hex(wasm),
+            cwasm,
+        )],
+    )
+    .unwrap();
+    dir
+}
+
 #[tokio::test]
 async fn native_and_pulley_precompiled_code_replays_the_same_traces() {
     let native = compiled("native", &CodeTarget::named(BUILD_TARGET));
@@ -146,21 +167,7 @@ async fn code_compiled_with_other_engine_settings_is_refused() {
     let engine = wasmtime::Engine::new(&config).unwrap();
     let wasm = std::fs::read(plugins_dir().join("calendar.wasm")).unwrap();
     let cwasm = engine.precompile_component(&wasm).unwrap();
-    let dir = temp_dir("cwasm-nofuel");
-    aura::plugins::write_precompiled(
-        &dir,
-        aura::plugins::Precompiled {
-            target: BUILD_TARGET.into(),
-            wasmtime: aura::sandbox::WASMTIME_VERSION.into(),
-        },
-        &[(
-            "calendar".into(),
-            "calendar.cwasm".into(),
-            aura::plugins::sha256_hex(&wasm),
-            cwasm,
-        )],
-    )
-    .unwrap();
+    let dir = calendar_dir_of("nofuel", &wasm, cwasm);
     match refusal(&dir, "nofuel").await {
         LoadError::Host(HostError::Sandbox(SandboxError::Precompiled {
             reason, message, ..
@@ -175,21 +182,7 @@ async fn code_compiled_with_other_engine_settings_is_refused() {
 #[tokio::test]
 async fn a_plain_component_posing_as_precompiled_is_refused() {
     let wasm = std::fs::read(plugins_dir().join("calendar.wasm")).unwrap();
-    let dir = temp_dir("cwasm-posing");
-    aura::plugins::write_precompiled(
-        &dir,
-        aura::plugins::Precompiled {
-            target: BUILD_TARGET.into(),
-            wasmtime: aura::sandbox::WASMTIME_VERSION.into(),
-        },
-        &[(
-            "calendar".into(),
-            "calendar.cwasm".into(),
-            aura::plugins::sha256_hex(&wasm),
-            wasm.clone(),
-        )],
-    )
-    .unwrap();
+    let dir = calendar_dir_of("posing", &wasm, wasm.clone());
     match refusal(&dir, "posing").await {
         LoadError::Host(HostError::Sandbox(SandboxError::Precompiled {
             reason, message, ..
