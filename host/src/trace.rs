@@ -405,11 +405,11 @@ fn money(amount_minor: &Value, currency: &Value) -> String {
 
 /// `text` cut to `max` characters (an ellipsis marks the cut).
 fn cut_chars(mut text: String, max: usize) -> String {
-    if let Some((cut, _)) = text.char_indices().nth(max.saturating_sub(1)) {
-        if text.chars().count() > max {
-            text.truncate(cut);
-            text.push('…');
-        }
+    if let Some((cut, _)) = text.char_indices().nth(max.saturating_sub(1))
+        && text.chars().count() > max
+    {
+        text.truncate(cut);
+        text.push('…');
     }
     text
 }
