@@ -75,6 +75,19 @@ pub const MEMORY_BYTES_MAX: usize = 32 * 1024 * 1024;
 /// 512 GiB (39-bit) address space).
 pub const MEMORY_BYTES_CEILING: usize = 64 * 1024 * 1024;
 
+/// Bytes of a freed instance's linear memory the pool resets in place instead of returning to
+/// the kernel. A fresh instance per call would otherwise fault in its stack and heap pages on
+/// every call (~15 µs of the small call here) and each `madvise` flushes the other core's TLB.
+/// The agents' memories stay well under this for ordinary calls (1 MiB stack plus a small
+/// heap), so they are kept whole; a call that grows further gives the rest back. Costs RSS:
+/// at most this much per pool slot a call has used (`just soak` and `just bench-phone`
+/// report it).
+pub const MEMORY_KEEP_RESIDENT_BYTES: usize = 4 * 1024 * 1024;
+
+/// Bytes of a freed instance's table the pool resets in place: all of it (TABLE_ELEMENTS_MAX
+/// function references of 16 bytes on 64-bit), for the same reason.
+pub const TABLE_KEEP_RESIDENT_BYTES: usize = TABLE_ELEMENTS_MAX * 16;
+
 /// Table elements one instance may hold (function pointers of the guest's indirect calls).
 pub const TABLE_ELEMENTS_MAX: usize = 20_000;
 

@@ -21,8 +21,8 @@ use rand::rngs::StdRng;
 use tokio::sync::Semaphore;
 use wasmtime::component::{Component, HasSelf, Linker, ResourceTable};
 use wasmtime::{
-    Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, ResourceLimiter, Store,
-    Trap,
+    Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, ResourceLimiter,
+    Store, Trap,
 };
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
@@ -288,6 +288,18 @@ pub fn engine_config() -> Config {
     config.memory_reservation(MEMORY_BYTES_CEILING as u64);
     config.memory_reservation_for_growth(0);
     config.memory_guard_size(MEMORY_GUARD_BYTES);
+    config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool_config()));
+    config
+}
+
+/// The pooling allocator every call's instance comes from: [`INSTANCE_SLOTS`] slots, each
+/// bounded as [`crate::limits`] says. A freed slot's memory and table are reset in place
+/// (`memset` of the pages the call dirtied, found with Linux's PAGEMAP_SCAN where the kernel
+/// has it) up to [`MEMORY_KEEP_RESIDENT_BYTES`] and [`TABLE_KEEP_RESIDENT_BYTES`], rather than
+/// handed back with `madvise`: a fresh instance per call then neither faults its pages in again
+/// nor makes the kernel flush the other core's TLB (BENCHMARKS.md, "the pool"). Only compiled
+/// code's settings live in [`engine_config`]; these change no generated code.
+pub fn pool_config() -> PoolingAllocationConfig {
     let slots = INSTANCE_SLOTS;
     let mut pool = PoolingAllocationConfig::default();
     pool.total_component_instances(slots)
@@ -299,9 +311,11 @@ pub fn engine_config() -> Config {
         .max_memories_per_component(MEMORIES_PER_COMPONENT_MAX)
         .max_tables_per_component(TABLES_PER_COMPONENT_MAX)
         .max_memory_size(MEMORY_BYTES_CEILING)
-        .table_elements(TABLE_ELEMENTS_MAX);
-    config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
-    config
+        .table_elements(TABLE_ELEMENTS_MAX)
+        .linear_memory_keep_resident(MEMORY_KEEP_RESIDENT_BYTES)
+        .table_keep_resident(TABLE_KEEP_RESIDENT_BYTES)
+        .pagemap_scan(Enabled::Auto);
+    pool
 }
 
 /// Guard region after each linear memory. Accesses are bounds-checked (the reservation is
