@@ -12,6 +12,7 @@
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 pub use serde_json;
@@ -59,6 +60,17 @@ pub enum ToolErrorKind {
 /// Longest message an agent reports; longer ones are cut so a reply stays within the result
 /// schema's bound on `error.message`.
 pub const ERROR_MESSAGE_CHARS_MAX: usize = 500;
+
+impl ToolErrorKind {
+    /// The kind's name in a reply (its serde name).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::InvalidArgs => "invalid_args",
+            Self::Failed => "failed",
+            Self::UnknownTool => "unknown_tool",
+        }
+    }
+}
 
 impl ToolError {
     /// Args that passed the schema but are inconsistent.
@@ -123,47 +135,71 @@ pub fn to_canonical(value: &impl Serialize) -> Result<String, ToolError> {
     Ok(aura_jcs::to_canonical_string(&value))
 }
 
-/// Runs one typed tool on untyped args: deserialize, call, serialize.
-pub fn run_tool<A, R>(args: Value, tool: impl FnOnce(A) -> ToolResult<R>) -> ToolResult<Value>
+/// Runs one typed tool on the call's args, as they appear in the call's text: deserialize
+/// straight from that text (no intermediate `Value` tree), call, serialize.
+pub fn run_tool<A, R>(args: &RawValue, tool: impl FnOnce(A) -> ToolResult<R>) -> ToolResult<Value>
 where
     A: DeserializeOwned,
     R: Serialize,
 {
-    let args: A = serde_json::from_value(args)
+    let args: A = serde_json::from_str(args.get())
         .map_err(|e| ToolError::invalid_args(format!("args do not match the tool: {e}")))?;
     let result = tool(args)?;
     serde_json::to_value(result)
         .map_err(|e| ToolError::failed(format!("result is not serializable as JSON: {e}")))
 }
 
-/// Encodes a reply (`reply.v1`): `{"ok":true,"result":..}` or `{"ok":false,"error":..}`.
+/// Encodes a reply (`reply.v1`): `{"ok":true,"result":..}` or `{"ok":false,"error":..}`,
+/// written around the result's canonical text (members already in RFC 8785 order: `error` <
+/// `ok` < `result`) rather than by building and copying a wrapper object.
 pub fn reply_json(outcome: ToolResult<Value>) -> String {
-    let reply = match outcome {
-        Ok(result) => json!({ "ok": true, "result": result }),
-        Err(error) => json!({ "ok": false, "error": error }),
-    };
-    // A reply is built from JSON values and the SDK's own types: canonicalization cannot fail
-    // except on values no tool can produce. Fall back to a fixed, valid error reply.
-    to_canonical(&reply).unwrap_or_else(|_| {
+    let mut out = Vec::with_capacity(REPLY_BYTES_INITIAL);
+    match outcome {
+        Ok(result) => {
+            out.extend_from_slice(br#"{"ok":true,"result":"#);
+            aura_jcs::write_value(&result, &mut out);
+            out.push(b'}');
+        }
+        Err(error) => {
+            out.extend_from_slice(br#"{"error":{"kind":"#);
+            aura_jcs::write_value(&Value::String(error.kind.as_str().to_owned()), &mut out);
+            out.extend_from_slice(br#","message":"#);
+            aura_jcs::write_value(&Value::String(error.message), &mut out);
+            out.extend_from_slice(br#"},"ok":false}"#);
+        }
+    }
+    // Only ASCII punctuation and aura_jcs's UTF-8 output were written.
+    String::from_utf8(out).unwrap_or_else(|_| {
         r#"{"error":{"kind":"failed","message":"reply could not be encoded"},"ok":false}"#.into()
     })
 }
 
-/// Handles the `invoke` export: takes the toolcall.v1 envelope, dispatches by tool name.
-pub fn invoke_json(call: &str, dispatch: impl FnOnce(&str, Value) -> ToolResult<Value>) -> String {
-    let outcome = (|| {
-        let mut envelope: Value = serde_json::from_str(call)
-            .map_err(|e| ToolError::invalid_args(format!("call is not JSON: {e}")))?;
-        let tool = match envelope.get("tool") {
-            Some(Value::String(tool)) => tool.clone(),
-            _ => return Err(ToolError::invalid_args("call has no string `tool`")),
-        };
-        let args = envelope
-            .get_mut("args")
-            .map(Value::take)
-            .unwrap_or(Value::Object(Default::default()));
-        dispatch(&tool, args)
-    })();
+/// First capacity of a reply's buffer: most replies fit, larger ones grow it.
+const REPLY_BYTES_INITIAL: usize = 1024;
+
+/// The parts of a toolcall.v1 envelope an agent reads; the host has validated the rest.
+#[derive(serde::Deserialize)]
+struct CallText<'a> {
+    tool: std::borrow::Cow<'a, str>,
+    #[serde(borrow)]
+    args: Option<&'a RawValue>,
+}
+
+/// Handles the `invoke` export: takes the toolcall.v1 envelope, dispatches by tool name with
+/// the args' text.
+pub fn invoke_json(
+    call: &str,
+    dispatch: impl FnOnce(&str, &RawValue) -> ToolResult<Value>,
+) -> String {
+    let outcome = serde_json::from_str::<CallText<'_>>(call)
+        .map_err(|e| ToolError::invalid_args(format!("call is not a toolcall envelope: {e}")))
+        .and_then(|call| match call.args {
+            Some(args) => dispatch(&call.tool, args),
+            None => match serde_json::from_str::<&RawValue>("{}") {
+                Ok(no_args) => dispatch(&call.tool, no_args),
+                Err(e) => Err(ToolError::failed(format!("empty args: {e}"))),
+            },
+        });
     reply_json(outcome)
 }
 
@@ -346,7 +382,7 @@ mod tests {
 
     #[test]
     fn invoke_dispatches_and_replies_canonically() {
-        let dispatch = |tool: &str, args| match tool {
+        let dispatch = |tool: &str, args: &RawValue| match tool {
             "add" => run_tool(args, add),
             other => Err(unknown_tool(other)),
         };
@@ -364,6 +400,38 @@ mod tests {
         let reply: Value = serde_json::from_str(&invoke_json(call, dispatch)).unwrap();
         assert_eq!(reply["ok"], false);
         assert_eq!(reply["error"]["kind"], "invalid_args");
+    }
+
+    #[test]
+    fn replies_escape_messages_and_missing_args_are_empty() {
+        let dispatch = |tool: &str, args: &RawValue| match tool {
+            "add" => run_tool(args, add),
+            _ => Err(ToolError::failed("a \"quoted\"\nline \u{1}")),
+        };
+        // RFC 8785 §3.2.2.2: `"` and newline as two-character escapes, U+0001 as \u0001.
+        assert_eq!(
+            invoke_json(r#"{"tool":"boom","args":{}}"#, dispatch),
+            r#"{"error":{"kind":"failed","message":"a \"quoted\"\nline \u0001"},"ok":false}"#
+        );
+        let reply: Value =
+            serde_json::from_str(&invoke_json(r#"{"tool":"add"}"#, dispatch)).unwrap();
+        assert_eq!(reply["error"]["kind"], "invalid_args");
+        assert!(
+            reply["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("missing field")
+        );
+        let reply: Value = serde_json::from_str(&invoke_json(r#"{"args":{}}"#, dispatch)).unwrap();
+        assert_eq!(reply["error"]["kind"], "invalid_args");
+        // The reply's error kinds are the serde names the host maps.
+        for kind in [
+            ToolErrorKind::InvalidArgs,
+            ToolErrorKind::Failed,
+            ToolErrorKind::UnknownTool,
+        ] {
+            assert_eq!(serde_json::to_value(kind).unwrap(), kind.as_str());
+        }
     }
 
     #[test]
