@@ -313,6 +313,30 @@ impl Host {
     ) -> Result<TickOutcome, Refused> {
         self.inner.tick(agent, context).await
     }
+
+    /// [`Host::tick`] for several agents on one context, concurrently, as the orchestrator
+    /// runs a tick: the context is canonicalized once, not once per agent (for the day's
+    /// contexts that is ~100 µs each). Outcomes come in `agents`' order.
+    pub async fn tick_all(
+        &self,
+        agents: &[&str],
+        context: &serde_json::Value,
+    ) -> Vec<Result<TickOutcome, Refused>> {
+        match crate::canonical::to_canonical_string(context) {
+            Ok(text) => {
+                let now = context.get("now").and_then(|now| now.as_str());
+                let ticks = agents
+                    .iter()
+                    .map(|agent| self.inner.tick_canonical(agent, &text, now));
+                futures_util::future::join_all(ticks).await
+            }
+            // Each agent's tick refuses (and quarantines) the context on its own.
+            Err(_) => {
+                let ticks = agents.iter().map(|agent| self.inner.tick(agent, context));
+                futures_util::future::join_all(ticks).await
+            }
+        }
+    }
 }
 
 impl Inner {
@@ -453,6 +477,33 @@ impl Inner {
         agent: &str,
         context_value: &serde_json::Value,
     ) -> Result<TickOutcome, Refused> {
+        match crate::canonical::to_canonical_string(context_value) {
+            Ok(text) => {
+                let now = context_value.get("now").and_then(|now| now.as_str());
+                self.tick_canonical(agent, &text, now).await
+            }
+            Err(error) => {
+                let _span = tracing::info_span!("crossing", agent = %agent, tool = "tick", depth = 1, outcome = "malformed_json").entered();
+                let ids = CallIds {
+                    agent: Some(agent),
+                    ..CallIds::default()
+                };
+                let error = CrossingError::Json {
+                    phase: Phase::Tick,
+                    error,
+                };
+                Err(self.refuse(error, ids, ""))
+            }
+        }
+    }
+
+    /// A tick on a context already in canonical form (`now` is its `now` member).
+    async fn tick_canonical(
+        self: &Arc<Self>,
+        agent: &str,
+        context: &str,
+        now: Option<&str>,
+    ) -> Result<TickOutcome, Refused> {
         // A tick is a crossing like any call: one span, ending with its fuel and outcome. Its
         // lifecycle events are at debug level: four agents tick every few minutes, and the
         // decisions that follow have their own info-level events.
@@ -465,7 +516,7 @@ impl Inner {
             outcome = tracing::field::Empty,
         );
         let outcome = self
-            .tick_in_sandbox(agent, context_value)
+            .tick_in_sandbox(agent, context, now)
             .instrument(span.clone())
             .await;
         match &outcome {
@@ -484,30 +535,23 @@ impl Inner {
     async fn tick_in_sandbox(
         self: &Arc<Self>,
         agent: &str,
-        context_value: &serde_json::Value,
+        context: &str,
+        now: Option<&str>,
     ) -> Result<TickOutcome, Refused> {
         let ids = CallIds {
             agent: Some(agent),
             ..CallIds::default()
         };
-        let context = crate::canonical::to_canonical_string(context_value).map_err(|error| {
-            let error = CrossingError::Json {
-                phase: Phase::Tick,
-                error,
-            };
-            self.refuse(error, ids, "")
-        })?;
         let budget = Budget::for_deadline(TICK_DEADLINE_MS, self.fuel_per_ms);
-        let now = context_value.get("now").and_then(|now| now.as_str());
         let frame = Frame::root(budget, now.map_or(0, envelope::unix_ns));
         tracing::debug!("agent.started");
         let invocation = self
             .sandbox
-            .tick(agent, &context, frame, self.clone())
+            .tick(agent, context, frame, self.clone())
             .await
             .map_err(|error| {
                 tracing::warn!(kind = error.kind(), fuel_used = error.fuel_used(), %error, "agent.error");
-                self.refuse(error, ids, &context)
+                self.refuse(error, ids, context)
             })?;
         tracing::debug!(fuel_used = invocation.fuel_used, "agent.completed");
         let raw = self

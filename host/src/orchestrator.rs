@@ -198,9 +198,7 @@ pub async fn run(
         }
         let context = world.context(scenario, now);
         let started = std::time::Instant::now();
-        let outcomes =
-            futures_util::future::join_all(agents.iter().map(|agent| host.tick(agent, &context)))
-                .await;
+        let outcomes = host.tick_all(&agents, &context).await;
         tick_us.push(u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX));
         let mut proposals = Vec::new();
         for outcome in outcomes {
