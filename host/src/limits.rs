@@ -69,10 +69,11 @@ pub const EPOCH_BACKSTOP_MARGIN_MS: u64 = 500;
 /// string). An agent's catalogue entry may set its own limit, up to [`MEMORY_BYTES_CEILING`].
 pub const MEMORY_BYTES_MAX: usize = 32 * 1024 * 1024;
 
-/// The most any agent's catalogue entry may allow: the size of each memory slot the pooling
-/// allocator reserves (address space, not RAM: [`INSTANCE_SLOTS`] ×
-/// [`MEMORIES_PER_COMPONENT_MAX`] slots of 64 MiB plus guards, about 5.4 GiB of a phone's
-/// 512 GiB (39-bit) address space).
+/// The most any agent's catalogue entry may allow. On ARM64 and Pulley it is also the size of
+/// each memory slot the pooling allocator reserves (address space, not RAM: [`INSTANCE_SLOTS`]
+/// × [`MEMORIES_PER_COMPONENT_MAX`] slots of 64 MiB plus guards, about 5.4 GiB of a phone's
+/// 512 GiB (39-bit) address space); x86_64 reserves 4 GiB per slot instead, to compile without
+/// bounds checks (`sandbox::MemoryLayout`).
 pub const MEMORY_BYTES_CEILING: usize = 64 * 1024 * 1024;
 
 /// Bytes of a freed instance's linear memory the pool resets in place instead of returning to
