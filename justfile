@@ -97,3 +97,15 @@ calibrate:
 # The main job: the orchestrator over the day scenario (pass e.g. `--seed 3 -v` or `--json`).
 run *args:
     cargo run -q -- run scenarios/day.json {{args}}
+
+# Benchmarks (BENCHMARKS.md): criterion medians, then p50/p99, throughput and the day's ticks
+# (target/bench/rust.json), then the reference validator (Python jsonschema 4.23.0 in
+# target/bench-venv) on the same instances, then the ratios against issue 7's targets.
+# `just bench --write BENCHMARKS.md` also rewrites the report's generated section.
+bench *report_args:
+    cargo bench -j{{jobs}} -p aura-host --bench crossing
+    cargo bench -j{{jobs}} -p aura-host --bench percentiles
+    test -x target/bench-venv/bin/python || python3 -m venv target/bench-venv
+    target/bench-venv/bin/pip install -q --disable-pip-version-check -r bench/requirements.txt
+    target/bench-venv/bin/python bench/reference.py
+    python3 bench/report.py --criterion-dir "${CARGO_TARGET_DIR:-target}/criterion" {{report_args}}
