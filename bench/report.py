@@ -234,8 +234,8 @@ def build(rust, reference, criterion_dir):
     if "pool_sandbox" in f:
         add("### The pooling allocator: wasmtime's default reset against the sandbox's (memory kept resident)")
         add("")
-        add("The probe's whole call (fresh store, instantiate, call, free), the variants alternating "
-            "call by call; then the same calls from 8 tasks on 2 workers.")
+        add("The probe's whole call (fresh store, instantiate, call, free), the variants taking turns in "
+            "blocks of 100 calls; then the same calls from 8 tasks on 2 workers.")
         add("")
         add("| pool | small call p50 | p99 | calls per second, 2 cores | the day's ticks, four agents in turn, median |")
         add("|---|---|---|---|---|")
