@@ -312,3 +312,57 @@ async fn the_day_replays_byte_for_byte_and_touches_every_agent() {
         "{confirmed:?}"
     );
 }
+
+/// Each agent's tick sees only the context members its `tick_reads` lists (aura_sdk::tick_json
+/// skips the rest unparsed). Over every context of the day, the answer with that slice must be
+/// the answer with the whole context: a member an agent reads but does not list would show here.
+#[test]
+fn each_agent_lists_every_context_member_its_tick_reads() {
+    type Tick = fn(Value) -> aura_sdk::ToolResult<Value>;
+    let agents: [(&str, fn(&str) -> String, Tick); 4] = [
+        (
+            "calendar",
+            calendar_agent::Calendar::tick,
+            calendar_agent::tick::tick,
+        ),
+        ("comms", comms_agent::Comms::tick, comms_agent::tick::tick),
+        (
+            "finance",
+            finance_agent::Finance::tick,
+            finance_agent::tick::tick,
+        ),
+        (
+            "wellness",
+            wellness_agent::Wellness::tick,
+            wellness_agent::tick::tick,
+        ),
+    ];
+    let schemas = aura::schema::SchemaRegistry::compile(aura::catalogue::all_schemas()).unwrap();
+    let day = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/day.json");
+    let scenario = Scenario::load(&day, &schemas).unwrap();
+    let mut world = scenario.world();
+    let mut proposals = 0;
+    for now in scenario.ticks() {
+        world.advance(&scenario, now);
+        let context = world.context(&scenario, now);
+        let text = aura::canonical::to_canonical_string(&context).unwrap();
+        let every_member: Vec<&str> = context
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        for (agent, sliced, tick) in agents {
+            let answer = sliced(&text);
+            assert_eq!(
+                answer,
+                aura_sdk::tick_json(&text, &every_member, tick),
+                "{agent} at {now}"
+            );
+            let answer: Value = serde_json::from_str(&answer).unwrap();
+            proposals += answer["proposals"].as_array().unwrap().len();
+        }
+    }
+    // The comparison means something only if the ticks propose (the day makes every agent do).
+    assert!(proposals > 100, "{proposals} proposals over the day");
+}

@@ -31,5 +31,6 @@ aura_sdk::agent! {
             "schedule_event" => schedule::schedule_event,
         },
         tick: tick::tick,
+        tick_reads: ["now", "utc_offset_minutes", "profile", "events", "invitations"],
     }
 }

@@ -35,5 +35,6 @@ aura_sdk::agent! {
             "extract_action_items" => actions::extract_action_items,
         },
         tick: tick::tick,
+        tick_reads: ["now", "utc_offset_minutes", "profile", "messages", "events"],
     }
 }

@@ -38,5 +38,6 @@ aura_sdk::agent! {
             "upcoming_bills" => bills::upcoming_bills,
         },
         tick: tick::tick,
+        tick_reads: ["now", "utc_offset_minutes", "profile", "transactions"],
     }
 }

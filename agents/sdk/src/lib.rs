@@ -219,11 +219,19 @@ pub fn manifest_json(name: &str, version: &str, tools: &[&str]) -> String {
 
 /// Handles the `tick` export: the agent's answer, or `{"proposals":[]}` and an emitted error
 /// event when the tick failed (a failed tick proposes nothing; it never traps the instance).
-pub fn tick_json(context: &str, tick: impl FnOnce(Value) -> ToolResult<Value>) -> String {
-    let outcome = serde_json::from_str(context)
-        .map_err(|e| ToolError::invalid_args(format!("tick context is not JSON: {e}")))
+///
+/// The tick sees only the context's members named in `reads`: the others are skipped as text,
+/// never built into a `Value`. Every agent gets the whole ~60 KB context and each reads a part
+/// of it (the inbox is comms', the transactions finance's), so this spares each tick parsing
+/// and freeing what it never looks at.
+pub fn tick_json(
+    context: &str,
+    reads: &[&str],
+    tick: impl FnOnce(Value) -> ToolResult<Value>,
+) -> String {
+    let outcome = read_tick_context(context, reads)
         .and_then(tick)
-        .and_then(|answer| to_canonical(&answer));
+        .map(|answer| aura_jcs::to_canonical_string(&answer));
     match outcome {
         Ok(text) => text,
         Err(error) => {
@@ -231,6 +239,25 @@ pub fn tick_json(context: &str, tick: impl FnOnce(Value) -> ToolResult<Value>) -
             r#"{"proposals":[]}"#.into()
         }
     }
+}
+
+/// The tick context as an object of the members in `reads`, each parsed from its own text. A
+/// context that is not a JSON object is parsed whole, so the tick reports what is wrong with it.
+fn read_tick_context(context: &str, reads: &[&str]) -> ToolResult<Value> {
+    let not_json =
+        |e: serde_json::Error| ToolError::invalid_args(format!("tick context is not JSON: {e}"));
+    let Ok(members) =
+        serde_json::from_str::<std::collections::BTreeMap<String, &RawValue>>(context)
+    else {
+        return serde_json::from_str(context).map_err(not_json);
+    };
+    let mut object = serde_json::Map::new();
+    for (key, raw) in members {
+        if reads.contains(&key.as_str()) {
+            object.insert(key, serde_json::from_str(raw.get()).map_err(not_json)?);
+        }
+    }
+    Ok(Value::Object(object))
 }
 
 /// Calls another agent's tool through the host (the host import `call`).
@@ -274,11 +301,13 @@ pub fn emit(event: &Value) {
 ///             "find_free_slots" => free_slots::find_free_slots,
 ///         },
 ///         tick: tick::tick,
+///         tick_reads: ["now", "utc_offset_minutes", "profile", "events"],
 ///     }
 /// }
 /// ```
 /// Each tool path is a `fn(Args) -> ToolResult<Result>`; the tick a
-/// `fn(serde_json::Value) -> ToolResult<serde_json::Value>`. The macro defines `pub struct
+/// `fn(serde_json::Value) -> ToolResult<serde_json::Value>`, which sees only the context members
+/// listed in `tick_reads` (see [`tick_json`]). The macro defines `pub struct
 /// Calendar` with `manifest`, `invoke` and `tick` associated functions that take and return
 /// canonical JSON (callable natively, for tests), and, on wasm32 only, the component exports.
 #[macro_export]
@@ -287,7 +316,8 @@ macro_rules! agent {
         $agent:ident {
             name: $name:literal,
             tools: { $($tool:literal => $handler:path),+ $(,)? },
-            tick: $tick:path $(,)?
+            tick: $tick:path,
+            tick_reads: [$($read:literal),+ $(,)?] $(,)?
         }
     ) => {
         /// This crate's agent, as the host sees it.
@@ -312,9 +342,12 @@ macro_rules! agent {
                 })
             }
 
+            /// The members of the tick context this agent's tick reads.
+            pub const TICK_READS: &'static [&'static str] = &[$($read),+];
+
             /// The `tick` export.
             pub fn tick(context: &str) -> String {
-                $crate::tick_json(context, $tick)
+                $crate::tick_json(context, Self::TICK_READS, $tick)
             }
         }
 
@@ -443,16 +476,40 @@ mod tests {
     #[test]
     fn failed_tick_proposes_nothing() {
         assert_eq!(
-            tick_json("not json", |_| unreachable!()),
+            tick_json("not json", &["now"], |_| unreachable!()),
             r#"{"proposals":[]}"#
         );
         assert_eq!(
-            tick_json("{}", |_| Err(ToolError::failed("boom"))),
+            tick_json("{}", &["now"], |_| Err(ToolError::failed("boom"))),
             r#"{"proposals":[]}"#
         );
         assert_eq!(
-            tick_json("{}", |_| Ok(json!({"proposals": [], "z": 1, "a": 2}))),
+            tick_json("{}", &["now"], |_| Ok(
+                json!({"proposals": [], "z": 1, "a": 2})
+            )),
             r#"{"a":2,"proposals":[],"z":1}"#
+        );
+    }
+
+    #[test]
+    fn a_tick_sees_only_the_members_it_reads() {
+        let context = r#"{"events":[{"id":"e"}],"messages":[{"body":"x\u00e9"}],"now":"T","profile":{"a":1}}"#;
+        let seen = std::cell::RefCell::new(Value::Null);
+        let answer = tick_json(context, &["now", "events", "absent"], |context| {
+            *seen.borrow_mut() = context;
+            Ok(json!({"proposals": []}))
+        });
+        assert_eq!(answer, r#"{"proposals":[]}"#);
+        assert_eq!(*seen.borrow(), json!({"now": "T", "events": [{"id": "e"}]}));
+        // A context that is not an object reaches the tick whole, to be refused there.
+        tick_json("[1,2]", &["now"], |context| {
+            assert_eq!(context, json!([1, 2]));
+            Ok(json!({"proposals": []}))
+        });
+        // A member that is not JSON fails the tick, as a context that is not JSON does.
+        assert_eq!(
+            tick_json(r#"{"now":tru}"#, &["now"], |_| unreachable!()),
+            r#"{"proposals":[]}"#
         );
     }
 }

@@ -31,5 +31,6 @@ aura_sdk::agent! {
             "suggest_break" => breaks::suggest_break,
         },
         tick: tick::tick,
+        tick_reads: ["now", "utc_offset_minutes", "profile", "readings", "sleep_sessions", "events"],
     }
 }
