@@ -318,8 +318,10 @@ async fn the_day_replays_byte_for_byte_and_touches_every_agent() {
 /// the answer with the whole context: a member an agent reads but does not list would show here.
 #[test]
 fn each_agent_lists_every_context_member_its_tick_reads() {
+    /// The agent's `tick` export (sliced), and its tick function (to run on the whole context).
     type Tick = fn(Value) -> aura_sdk::ToolResult<Value>;
-    let agents: [(&str, fn(&str) -> String, Tick); 4] = [
+    type Export = fn(&str) -> String;
+    let agents: [(&str, Export, Tick); 4] = [
         (
             "calendar",
             calendar_agent::Calendar::tick,
