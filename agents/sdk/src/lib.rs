@@ -17,7 +17,13 @@ use serde_json::{Value, json};
 
 pub use serde_json;
 
+pub mod arena;
 pub mod args;
+
+/// Every agent's allocator in wasm (see [`arena`]); native builds keep the system's.
+#[cfg(target_arch = "wasm32")]
+#[global_allocator]
+static ALLOCATOR: arena::CallArena = arena::CallArena::new();
 
 /// The bindings generated from `wit/agent.wit`. Agents use the helpers of this crate instead.
 #[doc(hidden)]
