@@ -78,7 +78,7 @@ pub const MEMORY_BYTES_CEILING: usize = 64 * 1024 * 1024;
 
 /// Bytes of a freed instance's linear memory the pool resets in place instead of returning to
 /// the kernel. A fresh instance per call would otherwise fault in its stack and heap pages on
-/// every call (~15 µs of the small call here) and each `madvise` flushes the other core's TLB.
+/// every call (~19 µs of the small call here) and each `madvise` flushes the other core's TLB.
 /// The agents' memories stay well under this for ordinary calls (1 MiB stack plus a small
 /// heap), so they are kept whole; a call that grows further gives the rest back. Costs RSS:
 /// at most this much per pool slot a call has used (`just soak` and `just bench-phone`

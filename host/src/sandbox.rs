@@ -298,7 +298,7 @@ enum MemoryLayout {
     /// 4 GiB reserved per memory plus a 32 MiB guard: no 32-bit index can leave the
     /// reservation, so Cranelift emits no bounds checks (the guard pages trap instead). The
     /// pool then reserves ~330 GiB of address space: fine for x86_64's 128 TiB. Measured: the
-    /// whole small call 30.7 -> 25.1 us, the day's ticks 5.7 -> 4.7 ms (BENCHMARKS.md).
+    /// whole small call 22.9 -> 21.0 us, the day's ticks 5.7 -> 4.9 ms (BENCHMARKS.md).
     Guarded,
     /// Exactly MEMORY_BYTES_CEILING reserved plus a 2 MiB guard, every access bounds-checked:
     /// the pool's footprint (~5.4 GiB) fits a phone's 39-bit (512 GiB) address space, where

@@ -67,17 +67,6 @@ pub enum ToolErrorKind {
 /// schema's bound on `error.message`.
 pub const ERROR_MESSAGE_CHARS_MAX: usize = 500;
 
-impl ToolErrorKind {
-    /// The kind's name in a reply (its serde name).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::InvalidArgs => "invalid_args",
-            Self::Failed => "failed",
-            Self::UnknownTool => "unknown_tool",
-        }
-    }
-}
-
 impl ToolError {
     /// Args that passed the schema but are inconsistent.
     pub fn invalid_args(message: impl Into<String>) -> Self {
@@ -143,12 +132,12 @@ pub fn to_canonical(value: &impl Serialize) -> Result<String, ToolError> {
 
 /// Runs one typed tool on the call's args, as they appear in the call's text: deserialize
 /// straight from that text (no intermediate `Value` tree), call, serialize.
-pub fn run_tool<A, R>(args: &RawValue, tool: impl FnOnce(A) -> ToolResult<R>) -> ToolResult<Value>
+pub fn run_tool<A, R>(args: &str, tool: impl FnOnce(A) -> ToolResult<R>) -> ToolResult<Value>
 where
     A: DeserializeOwned,
     R: Serialize,
 {
-    let args: A = serde_json::from_str(args.get())
+    let args: A = serde_json::from_str(args)
         .map_err(|e| ToolError::invalid_args(format!("args do not match the tool: {e}")))?;
     let result = tool(args)?;
     serde_json::to_value(result)
@@ -166,19 +155,22 @@ pub fn reply_json(outcome: ToolResult<Value>) -> String {
             aura_jcs::write_value(&result, &mut out);
             out.push(b'}');
         }
-        Err(error) => {
-            out.extend_from_slice(br#"{"error":{"kind":"#);
-            aura_jcs::write_value(&Value::String(error.kind.as_str().to_owned()), &mut out);
-            out.extend_from_slice(br#","message":"#);
-            aura_jcs::write_value(&Value::String(error.message), &mut out);
-            out.extend_from_slice(br#"},"ok":false}"#);
-        }
+        Err(error) => match serde_json::to_value(&error) {
+            Ok(error) => {
+                out.extend_from_slice(br#"{"error":"#);
+                aura_jcs::write_value(&error, &mut out);
+                out.extend_from_slice(br#","ok":false}"#);
+            }
+            Err(_) => return REPLY_NOT_ENCODED.into(),
+        },
     }
     // Only ASCII punctuation and aura_jcs's UTF-8 output were written.
-    String::from_utf8(out).unwrap_or_else(|_| {
-        r#"{"error":{"kind":"failed","message":"reply could not be encoded"},"ok":false}"#.into()
-    })
+    String::from_utf8(out).unwrap_or_else(|_| REPLY_NOT_ENCODED.into())
 }
+
+/// The reply when a reply cannot be encoded (a ToolError of two strings always can).
+const REPLY_NOT_ENCODED: &str =
+    r#"{"error":{"kind":"failed","message":"reply could not be encoded"},"ok":false}"#;
 
 /// First capacity of a reply's buffer: most replies fit, larger ones grow it.
 const REPLY_BYTES_INITIAL: usize = 1024;
@@ -186,26 +178,18 @@ const REPLY_BYTES_INITIAL: usize = 1024;
 /// The parts of a toolcall.v1 envelope an agent reads; the host has validated the rest.
 #[derive(serde::Deserialize)]
 struct CallText<'a> {
+    #[serde(borrow)]
     tool: std::borrow::Cow<'a, str>,
     #[serde(borrow)]
     args: Option<&'a RawValue>,
 }
 
 /// Handles the `invoke` export: takes the toolcall.v1 envelope, dispatches by tool name with
-/// the args' text.
-pub fn invoke_json(
-    call: &str,
-    dispatch: impl FnOnce(&str, &RawValue) -> ToolResult<Value>,
-) -> String {
+/// the args' text (`{}` when the call has none).
+pub fn invoke_json(call: &str, dispatch: impl FnOnce(&str, &str) -> ToolResult<Value>) -> String {
     let outcome = serde_json::from_str::<CallText<'_>>(call)
         .map_err(|e| ToolError::invalid_args(format!("call is not a toolcall envelope: {e}")))
-        .and_then(|call| match call.args {
-            Some(args) => dispatch(&call.tool, args),
-            None => match serde_json::from_str::<&RawValue>("{}") {
-                Ok(no_args) => dispatch(&call.tool, no_args),
-                Err(e) => Err(ToolError::failed(format!("empty args: {e}"))),
-            },
-        });
+        .and_then(|call| dispatch(&call.tool, call.args.map_or("{}", RawValue::get)));
     reply_json(outcome)
 }
 
@@ -421,7 +405,7 @@ mod tests {
 
     #[test]
     fn invoke_dispatches_and_replies_canonically() {
-        let dispatch = |tool: &str, args: &RawValue| match tool {
+        let dispatch = |tool: &str, args: &str| match tool {
             "add" => run_tool(args, add),
             other => Err(unknown_tool(other)),
         };
@@ -443,7 +427,7 @@ mod tests {
 
     #[test]
     fn replies_escape_messages_and_missing_args_are_empty() {
-        let dispatch = |tool: &str, args: &RawValue| match tool {
+        let dispatch = |tool: &str, args: &str| match tool {
             "add" => run_tool(args, add),
             _ => Err(ToolError::failed("a \"quoted\"\nline \u{1}")),
         };
@@ -463,14 +447,6 @@ mod tests {
         );
         let reply: Value = serde_json::from_str(&invoke_json(r#"{"args":{}}"#, dispatch)).unwrap();
         assert_eq!(reply["error"]["kind"], "invalid_args");
-        // The reply's error kinds are the serde names the host maps.
-        for kind in [
-            ToolErrorKind::InvalidArgs,
-            ToolErrorKind::Failed,
-            ToolErrorKind::UnknownTool,
-        ] {
-            assert_eq!(serde_json::to_value(kind).unwrap(), kind.as_str());
-        }
     }
 
     #[test]
