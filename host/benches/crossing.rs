@@ -105,8 +105,8 @@ fn crossing(c: &mut Criterion) {
             let mut took = Duration::ZERO;
             for _ in 0..iters {
                 let started = Instant::now();
-                let mut store = probe.store(fuel, deadline_ms);
-                let instance = rt.block_on(probe.instantiate(&mut store, "calendar"));
+                let mut store = probe.store("calendar", fuel, deadline_ms);
+                let instance = rt.block_on(Probe::instantiate(&mut store));
                 took += started.elapsed();
                 drop(black_box((instance, store)));
             }
@@ -117,8 +117,8 @@ fn crossing(c: &mut Criterion) {
         b.iter_custom(|iters| {
             let mut took = Duration::ZERO;
             for _ in 0..iters {
-                let mut store = probe.store(fuel, deadline_ms);
-                let instance = rt.block_on(probe.instantiate(&mut store, "calendar"));
+                let mut store = probe.store("calendar", fuel, deadline_ms);
+                let instance = rt.block_on(Probe::instantiate(&mut store));
                 let started = Instant::now();
                 let output = rt.block_on(Probe::invoke(&mut store, &instance, &checked.canonical));
                 took += started.elapsed();

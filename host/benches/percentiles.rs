@@ -26,7 +26,8 @@ use aura::limits::{
 };
 use serde_json::{Map, Value, json};
 
-use common::probe::{PoolTuning, Probe};
+use aura::sandbox::{EngineTuning, PoolReset};
+use common::probe::Probe;
 
 /// Timed iterations of a µs-scale figure (the crossing, its parts, the native call).
 const FAST_ITERS: usize = 20_000;
@@ -307,9 +308,9 @@ fn sandbox(b: &Bench, figures: &mut Figures) {
     let (mut store_ns, mut instantiate_ns, mut invoke_ns) = (Vec::new(), Vec::new(), Vec::new());
     for i in 0..warm_up + scaled(SANDBOX_ITERS) {
         let started = Instant::now();
-        let mut store = probe.store(fuel, DEADLINE_MS_DEFAULT);
+        let mut store = probe.store("calendar", fuel, DEADLINE_MS_DEFAULT);
         let stored = Instant::now();
-        let instance = rt.block_on(probe.instantiate(&mut store, "calendar"));
+        let instance = rt.block_on(Probe::instantiate(&mut store));
         let instantiated = Instant::now();
         let output = rt.block_on(Probe::invoke(&mut store, &instance, &b.checked.canonical));
         let called = Instant::now();
@@ -328,8 +329,8 @@ fn sandbox(b: &Bench, figures: &mut Figures) {
     // and its allocator warm, so this is the wasm execution alone.
     let mut again_ns = Vec::new();
     for i in 0..warm_up + scaled(SANDBOX_ITERS) {
-        let mut store = probe.store(fuel, DEADLINE_MS_DEFAULT);
-        let instance = rt.block_on(probe.instantiate(&mut store, "calendar"));
+        let mut store = probe.store("calendar", fuel, DEADLINE_MS_DEFAULT);
+        let instance = rt.block_on(Probe::instantiate(&mut store));
         black_box(rt.block_on(Probe::invoke(&mut store, &instance, &b.checked.canonical)));
         let started = Instant::now();
         black_box(rt.block_on(Probe::invoke(&mut store, &instance, &b.checked.canonical)));
@@ -350,30 +351,30 @@ fn pool(b: &Bench, figures: &mut Figures) {
     let variants = [
         (
             "pool_madvise",
-            PoolTuning {
-                madvise: true,
-                ..PoolTuning::default()
+            EngineTuning {
+                pool_reset: PoolReset::Madvise,
+                ..EngineTuning::default()
             },
         ),
         (
             "pool_keep_resident_memset",
-            PoolTuning {
-                no_pagemap_scan: true,
-                ..PoolTuning::default()
+            EngineTuning {
+                pool_reset: PoolReset::InPlaceWhole,
+                ..EngineTuning::default()
             },
         ),
-        ("pool_sandbox", PoolTuning::default()),
+        ("pool_sandbox", EngineTuning::default()),
         (
             "pool_sandbox_bounds_checked",
-            PoolTuning {
-                bounds_checked: true,
-                ..PoolTuning::default()
+            EngineTuning {
+                bounds_checks_always: true,
+                ..EngineTuning::default()
             },
         ),
     ];
     let probes: Vec<_> = variants
         .iter()
-        .map(|(_, tuning)| Probe::tuned(true, *tuning, &["calendar"]))
+        .map(|(_, tuning)| Probe::tuned(*tuning, &["calendar"]))
         .collect();
     let mut series: Vec<Vec<u64>> = vec![Vec::new(); probes.len()];
     // Blocks of POOL_BLOCK_CALLS calls per variant, the variants taking turns: load falls on
@@ -409,7 +410,7 @@ fn pool(b: &Bench, figures: &mut Figures) {
         .collect();
     let tick_probes: Vec<_> = variants
         .iter()
-        .map(|(_, tuning)| Probe::tuned(true, *tuning, &agents))
+        .map(|(_, tuning)| Probe::tuned(*tuning, &agents))
         .collect();
     let tick_fuel = TICK_DEADLINE_MS * FUEL_PER_MS_DEFAULT;
     let mut tick_series: Vec<Vec<u64>> = vec![Vec::new(); tick_probes.len()];
@@ -497,11 +498,11 @@ where
 /// A loop of whole probe calls (the sandbox's pool) with the guest's functions in perf's map, for
 /// `perf record`; records nothing.
 fn profile(b: &Bench) {
-    let tuning = PoolTuning {
+    let tuning = EngineTuning {
         perf_map: true,
-        ..PoolTuning::default()
+        ..EngineTuning::default()
     };
-    let probe = Probe::tuned(true, tuning, &["calendar"]);
+    let probe = Probe::tuned(tuning, &["calendar"]);
     let fuel = DEADLINE_MS_DEFAULT * FUEL_PER_MS_DEFAULT;
     for _ in 0..scaled(PROFILE_ITERS) {
         black_box(b.rt.block_on(probe.run(

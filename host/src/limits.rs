@@ -76,6 +76,21 @@ pub const MEMORY_BYTES_MAX: usize = 32 * 1024 * 1024;
 /// bounds checks (`sandbox::MemoryLayout`).
 pub const MEMORY_BYTES_CEILING: usize = 64 * 1024 * 1024;
 
+/// Address space reserved per linear memory where code is compiled without bounds checks
+/// (x86_64): the whole 32-bit index space, so no index can leave the reservation and the guard
+/// pages trap instead (`sandbox::engine::MemoryLayout::Guarded`). Address space, not RAM: the
+/// pool's ~330 GiB fit x86_64's 128 TiB.
+pub const MEMORY_RESERVATION_GUARDED_BYTES: u64 = 4 << 30;
+
+/// Guard after such a memory: wasmtime's default, which covers the static offsets compilers
+/// emit, so `index + offset` needs no check either.
+pub const MEMORY_GUARD_GUARDED_BYTES: u64 = 32 << 20;
+
+/// Guard after a bounds-checked memory (ARM64, Pulley), whose reservation is exactly
+/// [`MEMORY_BYTES_CEILING`]: accesses are checked, so the guard only catches what slips past;
+/// 2 MiB keeps the pool's footprint within a phone's 39-bit address space.
+pub const MEMORY_GUARD_BOUNDED_BYTES: u64 = 2 * 1024 * 1024;
+
 /// Bytes of a freed instance's linear memory the pool resets in place instead of returning to
 /// the kernel. A fresh instance per call would otherwise fault in its stack and heap pages on
 /// every call (~19 µs of the small call here) and each `madvise` flushes the other core's TLB.

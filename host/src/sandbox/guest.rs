@@ -1,0 +1,146 @@
+//! What a guest sees of the world: its WASI context, its clocks and its random source.
+//!
+//! It owns the deny-by-default WASI context of every call (no args, no env, no preopened
+//! dirs, stdin closed, no network, bounded stdout and stderr), the virtual clocks that start at
+//! the call's instant and move only when read, and the per-agent seed of a guest's random
+//! source. It must never give a guest the machine's time, a file, a socket, an environment
+//! variable or an argument.
+
+use std::time::Duration;
+
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
+use wasmtime_wasi::{WasiCtx, WasiCtxBuilder};
+
+use crate::limits::GUEST_CLOCK_STEP_NS;
+
+/// A guest's WASI context. Deny by default: no args, no env, no preopened dirs, stdin closed,
+/// no network; stdout and stderr go to bounded pipes. Randomness is seeded from `seed` (per
+/// agent, from the host's guest seed): a guest's HashMaps (and whatever else draws on WASI
+/// random) behave the same on every call, so the same call on the same input burns the same
+/// fuel every time. The clocks are virtual, starting at `clock_start_unix_ns`.
+pub(super) fn guest_wasi(
+    seed: u64,
+    clock_start_unix_ns: u64,
+    stdout: &MemoryOutputPipe,
+    stderr: &MemoryOutputPipe,
+) -> WasiCtx {
+    WasiCtxBuilder::new()
+        .stdout(stdout.clone())
+        .stderr(stderr.clone())
+        .allow_tcp(false)
+        .allow_udp(false)
+        .allow_ip_name_lookup(false)
+        .secure_random(StdRng::seed_from_u64(seed))
+        .insecure_random(StdRng::seed_from_u64(seed.rotate_left(32)))
+        .insecure_random_seed(u128::from(seed))
+        .wall_clock(VirtualWallClock::starting_at(clock_start_unix_ns))
+        .monotonic_clock(VirtualMonotonicClock::default())
+        .build()
+}
+
+/// The seed of an agent's random source: FNV-1a over the host's guest seed and the agent name,
+/// so agents draw different but reproducible streams.
+pub(super) fn guest_seed(host_seed: u64, agent: &str) -> u64 {
+    const FNV_OFFSET_BASIS: u64 = 0xcbf2_9ce4_8422_2325;
+    const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
+    host_seed
+        .to_le_bytes()
+        .iter()
+        .chain(agent.as_bytes())
+        .fold(FNV_OFFSET_BASIS, |hash, byte| {
+            (hash ^ u64::from(*byte)).wrapping_mul(FNV_PRIME)
+        })
+}
+
+/// Logs what a guest printed during a call (agents report through their reply and `emit`).
+pub(super) fn log_output(agent: &str, stream: &'static str, pipe: &MemoryOutputPipe) {
+    let bytes = pipe.contents();
+    if !bytes.is_empty() {
+        tracing::info!(
+            target: "aura::guest",
+            agent,
+            stream,
+            text = %String::from_utf8_lossy(&bytes),
+        );
+    }
+}
+
+/// A guest's wall clock: starts at the call's instant and moves [`GUEST_CLOCK_STEP_NS`] per
+/// read, never with the machine's time.
+struct VirtualWallClock {
+    start_unix_ns: u64,
+    reads: std::cell::Cell<u64>,
+}
+
+impl VirtualWallClock {
+    fn starting_at(start_unix_ns: u64) -> Self {
+        Self {
+            start_unix_ns,
+            reads: Default::default(),
+        }
+    }
+}
+
+impl wasmtime_wasi::HostWallClock for VirtualWallClock {
+    fn resolution(&self) -> Duration {
+        Duration::from_nanos(GUEST_CLOCK_STEP_NS)
+    }
+
+    fn now(&self) -> Duration {
+        let reads = self.reads.replace(self.reads.get().saturating_add(1));
+        Duration::from_nanos(
+            self.start_unix_ns
+                .saturating_add(reads.saturating_mul(GUEST_CLOCK_STEP_NS)),
+        )
+    }
+}
+
+/// A guest's monotonic clock: starts at 0 and moves [`GUEST_CLOCK_STEP_NS`] per read.
+#[derive(Default)]
+struct VirtualMonotonicClock {
+    reads: std::cell::Cell<u64>,
+}
+
+impl wasmtime_wasi::HostMonotonicClock for VirtualMonotonicClock {
+    fn resolution(&self) -> u64 {
+        GUEST_CLOCK_STEP_NS
+    }
+
+    fn now(&self) -> u64 {
+        let reads = self.reads.replace(self.reads.get().saturating_add(1));
+        reads.saturating_mul(GUEST_CLOCK_STEP_NS)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wasmtime_wasi::{HostMonotonicClock, HostWallClock};
+
+    #[test]
+    fn clocks_start_at_the_call_and_move_only_when_read() {
+        // 1 s after the epoch; each read advances GUEST_CLOCK_STEP_NS (1 µs).
+        let wall = VirtualWallClock::starting_at(1_000_000_000);
+        assert_eq!(wall.now(), Duration::from_nanos(1_000_000_000));
+        assert_eq!(wall.now(), Duration::from_nanos(1_000_001_000));
+        let mono = VirtualMonotonicClock::default();
+        assert_eq!((mono.now(), mono.now(), mono.now()), (0, 1_000, 2_000));
+        // Saturates rather than wraps at the end of time.
+        let late = VirtualWallClock::starting_at(u64::MAX - 1);
+        late.now();
+        assert_eq!(late.now(), Duration::from_nanos(u64::MAX));
+    }
+
+    #[test]
+    fn seeds_differ_by_agent_and_by_host_seed() {
+        // FNV-1a 64 over the seed's 8 little-endian bytes then the name; the expected values
+        // come from an independent implementation (Python, 2026-11-24), whose FNV-1a 64 of
+        // "a" is the published 0xaf63dc4c8601ec8c.
+        assert_eq!(guest_seed(0, "a"), 0xe604_613a_248f_f1ac);
+        assert_eq!(guest_seed(7, "wellness"), 0x7100_4640_b435_fb55);
+        assert_ne!(guest_seed(0, "calendar"), guest_seed(0, "comms"));
+        assert_ne!(guest_seed(0, "calendar"), guest_seed(1, "calendar"));
+    }
+}
