@@ -46,14 +46,14 @@ fn crossing(c: &mut Criterion) {
     let host = rt.block_on(common::open_host("crossing"));
     let (small, checked, reply, reply_value) = common::small_call(&host);
     let schemas = host.crossing().schemas();
-    let result_schema = checked.spec.result_schema.path;
+    let result_schema = checked.spec().result_schema.path;
 
     let mut group = c.benchmark_group("crossing");
     group.bench_function("full", |b| {
         b.iter(|| rt.block_on(common::dispatch_ok(&host, black_box(&small.text))))
     });
     group.bench_function("native", |b| {
-        b.iter(|| common::native_invoke("calendar", black_box(&checked.canonical)))
+        b.iter(|| common::native_invoke("calendar", black_box(checked.canonical())))
     });
     group.bench_function("check_call", |b| {
         b.iter(|| host.crossing().check_call(black_box(&small.text)))
@@ -85,14 +85,12 @@ fn crossing(c: &mut Criterion) {
     group.finish();
 
     let mut group = c.benchmark_group("sandbox");
-    let call: aura::ToolCall =
-        serde_json::from_value(small.envelope.clone()).unwrap_or_else(|e| panic!("{e}"));
-    // Host::measure checks the call once, then times each run around the sandbox alone
-    // (fresh store, instantiation, the call): the real sandbox, not the probe.
+    // Host::measure times each run of the checked call around the sandbox alone (fresh
+    // store, instantiation, the call): the real sandbox, not the probe.
     group.bench_function("instantiate_and_call", |b| {
         b.iter_custom(|iters| {
             let runs = rt
-                .block_on(host.measure(&call, iters as usize))
+                .block_on(host.measure(&checked, iters as usize))
                 .unwrap_or_else(|e| panic!("measure: {e}"));
             runs.iter().map(|(_, took)| *took).sum()
         })
@@ -120,7 +118,7 @@ fn crossing(c: &mut Criterion) {
                 let mut store = probe.store("calendar", fuel, deadline_ms);
                 let instance = rt.block_on(Probe::instantiate(&mut store));
                 let started = Instant::now();
-                let output = rt.block_on(Probe::invoke(&mut store, &instance, &checked.canonical));
+                let output = rt.block_on(Probe::invoke(&mut store, &instance, checked.canonical()));
                 took += started.elapsed();
                 black_box(output);
             }

@@ -212,7 +212,7 @@ fn crossing(b: &Bench, figures: &mut Figures) {
     figures.record(
         "native_call",
         time(FAST_ITERS, || {
-            common::native_invoke("calendar", &b.checked.canonical)
+            common::native_invoke("calendar", b.checked.canonical())
         })
         .summary(),
     );
@@ -276,7 +276,7 @@ fn crossing(b: &Bench, figures: &mut Figures) {
         time(FAST_ITERS, || {
             schemas.validate(REPLY_SCHEMA.path, &b.reply_value, "")?;
             schemas.validate(
-                b.checked.spec.result_schema.path,
+                b.checked.spec().result_schema.path,
                 &b.reply_value["result"],
                 "",
             )
@@ -289,10 +289,8 @@ fn crossing(b: &Bench, figures: &mut Figures) {
 /// the probe's split into instantiation and the call.
 fn sandbox(b: &Bench, figures: &mut Figures) {
     let rt = &b.rt;
-    let call: aura::ToolCall =
-        serde_json::from_value(b.small.envelope.clone()).unwrap_or_else(|e| panic!("{e}"));
     let runs = rt
-        .block_on(b.host.measure(&call, scaled(SANDBOX_ITERS)))
+        .block_on(b.host.measure(&b.checked, scaled(SANDBOX_ITERS)))
         .unwrap_or_else(|e| panic!("measure: {e}"));
     figures.record(
         "sandbox_instantiate_and_call",
@@ -312,7 +310,7 @@ fn sandbox(b: &Bench, figures: &mut Figures) {
         let stored = Instant::now();
         let instance = rt.block_on(Probe::instantiate(&mut store));
         let instantiated = Instant::now();
-        let output = rt.block_on(Probe::invoke(&mut store, &instance, &b.checked.canonical));
+        let output = rt.block_on(Probe::invoke(&mut store, &instance, b.checked.canonical()));
         let called = Instant::now();
         black_box(output);
         if i >= warm_up {
@@ -331,9 +329,9 @@ fn sandbox(b: &Bench, figures: &mut Figures) {
     for i in 0..warm_up + scaled(SANDBOX_ITERS) {
         let mut store = probe.store("calendar", fuel, DEADLINE_MS_DEFAULT);
         let instance = rt.block_on(Probe::instantiate(&mut store));
-        black_box(rt.block_on(Probe::invoke(&mut store, &instance, &b.checked.canonical)));
+        black_box(rt.block_on(Probe::invoke(&mut store, &instance, b.checked.canonical())));
         let started = Instant::now();
-        black_box(rt.block_on(Probe::invoke(&mut store, &instance, &b.checked.canonical)));
+        black_box(rt.block_on(Probe::invoke(&mut store, &instance, b.checked.canonical())));
         if i >= warm_up {
             again_ns.push(nanos(started.elapsed()));
         }
@@ -387,7 +385,7 @@ fn pool(b: &Bench, figures: &mut Figures) {
                 let started = Instant::now();
                 black_box(rt.block_on(probe.run(
                     "calendar",
-                    &b.checked.canonical,
+                    b.checked.canonical(),
                     fuel,
                     DEADLINE_MS_DEFAULT,
                 )));
@@ -442,7 +440,7 @@ fn pool(b: &Bench, figures: &mut Figures) {
     // decommit is an madvise, and an madvise in a threaded process interrupts the other
     // cores to flush their TLBs.
     let mt = common::multi_thread_runtime(CORES);
-    let call = Arc::new(b.checked.canonical.clone());
+    let call = Arc::new(b.checked.canonical().to_owned());
     for ((name, _), probe) in variants.iter().zip(probes) {
         let (probe, call) = (Arc::new(probe), call.clone());
         let (calls, took) = calls_concurrently(&mt, move || {
@@ -507,7 +505,7 @@ fn profile(b: &Bench) {
     for _ in 0..scaled(PROFILE_ITERS) {
         black_box(b.rt.block_on(probe.run(
             "calendar",
-            &b.checked.canonical,
+            b.checked.canonical(),
             fuel,
             DEADLINE_MS_DEFAULT,
         )));

@@ -8,9 +8,14 @@
 //! the median run time; the stored rate keeps only [`CALIBRATION_SAFETY_PERCENT`] of it, so a
 //! deadline still holds when the device is busy with other work.
 //!
-//! This module owns the method and `<data-dir>/calibration.json` (read and written through
-//! cap-std). It must not change a budget on its own: the host reads the stored rate when it
-//! opens, and uses [`FUEL_PER_MS_DEFAULT`] when there is none.
+//! This module owns the method (the workload, and the rate from the runs) and
+//! `<data-dir>/calibration.json` (read and written through cap-std); [`Host::calibrate`]
+//! runs it on a host opened with [`HostConfig::for_calibration`]. It must not change a budget
+//! on its own: the host reads the stored rate when it opens, and uses
+//! [`FUEL_PER_MS_DEFAULT`] when there is none.
+//!
+//! [`Host::calibrate`]: crate::Host::calibrate
+//! [`HostConfig::for_calibration`]: crate::HostConfig::for_calibration
 
 use std::path::Path;
 use std::time::Duration;
@@ -36,6 +41,9 @@ pub const CALIBRATION_RUNS: usize = 31;
 /// Share of the measured rate that is stored: half, so a deadline survives the device running
 /// at half speed (thermal throttling, a busy second core).
 pub const CALIBRATION_SAFETY_PERCENT: u64 = 50;
+
+/// The agent of the reference workload.
+pub const WORKLOAD_AGENT: &str = "calendar";
 
 /// Events in the reference workload: enough that a run takes milliseconds, so timer
 /// resolution and per-call overhead stay small against it.
@@ -117,7 +125,7 @@ pub fn workload_call() -> ToolCall {
         })
         .collect();
     let mut call = ToolCall::new(
-        "calendar",
+        WORKLOAD_AGENT,
         "detect_conflicts",
         json!({ "events": events }),
         Some(DEADLINE_MS_MAX),

@@ -16,17 +16,41 @@ use crate::error::{CrossingError, Phase};
 use crate::limits::{AGENT_CALL_DEPTH_MAX, CROSSING_BYTES_MAX};
 use crate::schema::{SchemaCompileError, SchemaRegistry};
 
-/// A call that passed every inbound check.
+/// A call that passed every inbound check. Only the crossing makes one, so holding one is
+/// proof the checks ran: the host runs it as it is, never checking it twice.
 #[derive(Debug, Clone)]
 pub struct CheckedCall {
+    call: ToolCall,
+    canonical: String,
+    spec: &'static ToolSpec,
+    deadline_ms: u64,
+}
+
+impl CheckedCall {
     /// The envelope.
-    pub call: ToolCall,
+    pub fn call(&self) -> &ToolCall {
+        &self.call
+    }
+
     /// Its canonical text: exactly what the agent receives.
-    pub canonical: String,
+    pub fn canonical(&self) -> &str {
+        &self.canonical
+    }
+
     /// The catalogue entry of its tool.
-    pub spec: &'static ToolSpec,
+    pub fn spec(&self) -> &'static ToolSpec {
+        self.spec
+    }
+
     /// The envelope's deadline, else the tool's default.
-    pub deadline_ms: u64,
+    pub fn deadline_ms(&self) -> u64 {
+        self.deadline_ms
+    }
+
+    /// Whether the user must confirm it before it runs: its envelope or the catalogue says so.
+    pub fn needs_confirmation(&self) -> bool {
+        self.call.confirm_required || self.spec.confirm_required
+    }
 }
 
 /// What an agent answered, after every outbound check.
@@ -37,10 +61,58 @@ pub enum Reply {
     /// The agent reported that the tool could not run.
     ToolError {
         /// reply.v1 `error.kind`.
-        kind: String,
+        kind: ReplyErrorKind,
         /// reply.v1 `error.message`.
         message: String,
     },
+}
+
+/// The kinds of tool failure an agent may report (reply.v1 `error.kind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReplyErrorKind {
+    /// `invalid_args`: the args passed the schema but make no sense together.
+    InvalidArgs,
+    /// `failed`: the tool could not complete.
+    Failed,
+    /// `unknown_tool`: the agent does not implement the tool (the catalogue should have
+    /// refused the call first).
+    UnknownTool,
+}
+
+impl ReplyErrorKind {
+    /// The kind named in a reply.v1; `None` for a name reply.v1 does not have.
+    pub fn named(name: &str) -> Option<Self> {
+        match name {
+            "invalid_args" => Some(Self::InvalidArgs),
+            "failed" => Some(Self::Failed),
+            "unknown_tool" => Some(Self::UnknownTool),
+            _ => None,
+        }
+    }
+
+    /// Its name in reply.v1.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::InvalidArgs => "invalid_args",
+            Self::Failed => "failed",
+            Self::UnknownTool => "unknown_tool",
+        }
+    }
+
+    /// The result.v1 `error.kind` the caller sees: the caller must change its input
+    /// (`tool_invalid_args`), or the tool failed (`tool_failed`).
+    pub fn result_kind(self) -> &'static str {
+        match self {
+            Self::InvalidArgs => "tool_invalid_args",
+            Self::Failed | Self::UnknownTool => "tool_failed",
+        }
+    }
+}
+
+impl std::fmt::Display for ReplyErrorKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// One proposal from a tick that passed proposals.v1. Its call has yet to pass
@@ -188,15 +260,11 @@ impl Crossing {
                 })?;
             Ok(Reply::Ok(result))
         } else {
-            let text = |field: &str| {
-                reply["error"][field]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_owned()
-            };
+            let text = |field: &str| reply["error"][field].as_str().unwrap_or_default();
             Ok(Reply::ToolError {
-                kind: text("kind"),
-                message: text("message"),
+                // reply.v1's enum admits only the three kinds.
+                kind: ReplyErrorKind::named(text("kind")).unwrap_or(ReplyErrorKind::Failed),
+                message: text("message").to_owned(),
             })
         }
     }
@@ -294,14 +362,14 @@ mod tests {
     fn a_good_call_is_canonicalized_and_gets_the_catalogue_deadline() {
         let checked = crossing().check_call(CALL).unwrap();
         assert_eq!(
-            checked.canonical,
+            checked.canonical(),
             r#"{"agent":"calendar","args":{"events":[],"travel_gap_minutes":10},"call_id":"t_unit000001","confirm_required":false,"tool":"detect_conflicts","ts":"2026-11-23T08:00:00Z"}"#
         );
-        assert_eq!(checked.deadline_ms, DEADLINE_MS_DEFAULT);
-        assert_eq!(checked.spec.name, "detect_conflicts");
+        assert_eq!(checked.deadline_ms(), DEADLINE_MS_DEFAULT);
+        assert_eq!(checked.spec().name, "detect_conflicts");
         let with_deadline = CALL.replace(r#""ts""#, r#""deadline_ms":50,"ts""#);
         assert_eq!(
-            crossing().check_call(&with_deadline).unwrap().deadline_ms,
+            crossing().check_call(&with_deadline).unwrap().deadline_ms(),
             50
         );
     }
@@ -337,7 +405,7 @@ mod tests {
         assert_eq!(
             crossing.check_reply(&checked, failed).unwrap(),
             Reply::ToolError {
-                kind: "failed".into(),
+                kind: ReplyErrorKind::Failed,
                 message: "m".into()
             }
         );

@@ -1,8 +1,9 @@
-//! The host's typed errors: why a call was refused or failed, by concept and phase.
+//! Why a call was refused or failed, by concept and phase: the errors of the crossing.
 //!
-//! It owns the error enums and their stable machine names (`kind`), which appear in result.v1
-//! envelopes and quarantine records. It must not decide what to do about an error (the crossing
-//! quarantines, the CLI picks an exit code).
+//! It owns [`CrossingError`] and [`Phase`] and their stable machine names (`kind`), which
+//! appear in result.v1 envelopes and quarantine records. Errors that keep a host from starting
+//! live with loading (`admission::LoadError`). It must not decide what to do about an error
+//! (the host quarantines, the CLI picks an exit code).
 
 use crate::canonical::JsonError;
 use crate::schema::SchemaViolation;
@@ -257,26 +258,6 @@ impl CrossingError {
             _ => 0,
         }
     }
-}
-
-/// Why the host could not start: a plugin, the sandbox or the data dir.
-#[derive(Debug, thiserror::Error)]
-pub enum HostError {
-    /// Reading plugins/ or a component failed.
-    #[error(transparent)]
-    Plugin(#[from] crate::plugins::PluginError),
-    /// The engine or a component could not be set up.
-    #[error(transparent)]
-    Sandbox(#[from] crate::sandbox::SandboxError),
-    /// The embedded schemas did not compile (a build defect).
-    #[error(transparent)]
-    Schema(#[from] crate::schema::SchemaCompileError),
-    /// The data dir or the quarantine log could not be opened.
-    #[error(transparent)]
-    Journal(#[from] crate::journal::JournalError),
-    /// The data dir's calibration could not be read.
-    #[error(transparent)]
-    Calibration(#[from] crate::calibrate::CalibrationError),
 }
 
 #[cfg(test)]

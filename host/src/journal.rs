@@ -153,14 +153,21 @@ impl Log {
 
     /// Appends `record` as one canonical JSON line and syncs it to disk before returning.
     fn append(&self, record: &impl Serialize) -> Result<(), JournalError> {
+        let value = serde_json::to_value(record).map_err(|e| JournalError::Append {
+            path: self.path,
+            source: std::io::Error::other(e),
+        })?;
+        self.append_value(&value)
+    }
+
+    /// [`Log::append`] of a record already turned into JSON.
+    fn append_value(&self, value: &serde_json::Value) -> Result<(), JournalError> {
         let append_error = |source| JournalError::Append {
             path: self.path,
             source,
         };
-        let value =
-            serde_json::to_value(record).map_err(|e| append_error(std::io::Error::other(e)))?;
         let mut line =
-            to_canonical_string(&value).map_err(|e| append_error(std::io::Error::other(e)))?;
+            to_canonical_string(value).map_err(|e| append_error(std::io::Error::other(e)))?;
         line.push('\n');
         // A poisoned lock means another append panicked mid-write; the file itself is still
         // append-only and repaired on the next open, so keep recording.
@@ -202,9 +209,10 @@ impl Journal {
         self.quarantined.load(std::sync::atomic::Ordering::Relaxed)
     }
 
-    /// Appends one reasoning trace, durable before this returns.
-    pub fn trace(&self, trace: &crate::trace::Trace) -> Result<(), JournalError> {
-        self.traces.append(trace)
+    /// Appends one reasoning trace (already checked against trace.v1 by the host), durable
+    /// before this returns.
+    pub fn trace(&self, trace: &serde_json::Value) -> Result<(), JournalError> {
+        self.traces.append_value(trace)
     }
 }
 

@@ -6,23 +6,34 @@
 //! tool's args and result schemas. Whatever fails is quarantined and dropped; the host keeps
 //! serving.
 //!
-//! One module per concept: [`limits`] (every bound), [`canonical`] (I-JSON and RFC 8785),
-//! [`schema`] (compiled validators), [`catalogue`] (the locked tool list), [`envelope`]
-//! (toolcall.v1 and result.v1), [`plugins`] (components on disk), [`sandbox`] (wasmtime),
-//! [`crossing`] (the checks), [`journal`] (quarantine log and traces), [`dispatch`] (the
-//! host), [`scenario`] (a day of signals), [`orchestrator`] (ticks and arbitration), [`trace`]
-//! (reasoning traces), [`calibrate`] (fuel per ms on this device), and [`error`].
+//! Read it in this order:
+//! - the contract: [`limits`] (every bound, with its reason), [`canonical`] (I-JSON and
+//!   RFC 8785), [`schema`] (compiled validators), [`catalogue`] (the locked tools), [`envelope`]
+//!   (toolcall.v1 and result.v1), [`crossing`] (the checks) and [`error`] (why a call was
+//!   refused);
+//! - the host, one module per question: [`host`] (the [`Host`] every front holds, and how it
+//!   opens), [`admission`] (how a plugin is admitted, and why not), [`call`] (how a call runs:
+//!   [`Host::dispatch`], the one seam every front uses), [`tick`] (how an agent's proposals are
+//!   checked), [`agent_calls`] (how agents call agents);
+//! - what it stands on: [`sandbox`] (wasmtime: engine, store, guest, imports), [`plugins`]
+//!   (components on disk), [`journal`] (the quarantine log and traces), [`calibrate`] (fuel
+//!   per ms on this device);
+//! - the day: [`scenario`] (a day of signals), [`orchestrator`] (ticks and arbitration) and
+//!   [`trace`] (reasoning traces).
 #![warn(missing_docs)]
 
+pub mod admission;
+pub mod agent_calls;
 /// The agents the build compiles into plugins/ (shared with build.rs).
 pub mod agent_crates;
 pub mod calibrate;
+pub mod call;
 pub mod canonical;
 pub mod catalogue;
 pub mod crossing;
-pub mod dispatch;
 pub mod envelope;
 pub mod error;
+pub mod host;
 pub mod journal;
 pub mod limits;
 pub mod orchestrator;
@@ -30,11 +41,13 @@ pub mod plugins;
 pub mod sandbox;
 pub mod scenario;
 pub mod schema;
+pub mod tick;
 pub mod trace;
 
-pub use dispatch::{Host, HostConfig, Refused};
+pub use call::{CallInput, Refused};
 pub use envelope::{ResultEnvelope, ToolCall};
 pub use error::CrossingError;
+pub use host::{Host, HostConfig};
 
 /// The plugins dir of the source tree this binary was built from (where the build script
 /// writes the components), used when neither `--plugins-dir` nor `AURA_PLUGINS_DIR` is given.

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use clap::{Parser, Subcommand};
 
-use aura::{Host, HostConfig, Refused, ToolCall};
+use aura::{CallInput, Host, HostConfig, Refused, ToolCall};
 
 /// Exit status when the crossing or the catalogue refused the call.
 const EXIT_REFUSED: u8 = 3;
@@ -127,13 +127,16 @@ fn init_tracing(json: bool) {
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    let envelope = match cli.command {
+    // What `call` and `dispatch` hand the host: an envelope built here, or bytes as given.
+    let built: ToolCall;
+    let bytes: Vec<u8>;
+    let input = match cli.command {
         #[cfg(feature = "jit")]
         Command::Compile { target, out } => {
             let source = cli.plugins_dir.unwrap_or_else(aura::default_plugins_dir);
             let target = aura::sandbox::CodeTarget::named(&target);
             let out = out.unwrap_or_else(|| source.join(target.name()));
-            let manifest = aura::dispatch::precompile_plugins(&source, &target, &out)?;
+            let manifest = aura::admission::precompile_plugins(&source, &target, &out)?;
             for (agent, entry) in &manifest.components {
                 println!(
                     "{agent}: {} ({} bytes, sha256 {})",
@@ -159,10 +162,13 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         } => {
             let args: serde_json::Value =
                 serde_json::from_str(&args).context("args are not JSON")?;
-            let call = ToolCall::new(&agent, &tool, args, deadline_ms);
-            serde_json::to_vec(&call)?
+            built = ToolCall::new(&agent, &tool, args, deadline_ms);
+            CallInput::Envelope(&built)
         }
-        Command::Dispatch { input } => read_input(&input)?,
+        Command::Dispatch { input } => {
+            bytes = read_input(&input)?;
+            CallInput::Bytes(&bytes)
+        }
         Command::Calibrate => return calibrate(cli.plugins_dir, cli.data_dir),
         Command::Run {
             scenario,
@@ -188,7 +194,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         for failure in host.load_failures() {
             eprintln!("aura: warning: {failure}");
         }
-        let code = match host.dispatch_bytes(&envelope).await {
+        let code = match host.dispatch(input).await {
             Ok(result) => {
                 println!("{}", result.to_canonical());
                 Ok(if result.ok {
@@ -217,27 +223,14 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 }
 
 fn calibrate(plugins_dir: Option<PathBuf>, data_dir: PathBuf) -> anyhow::Result<ExitCode> {
-    use aura::calibrate::{self, CALIBRATION_RUNS};
-    let mut config = HostConfig::new(
+    let config = HostConfig::for_calibration(
         plugins_dir.unwrap_or_else(aura::default_plugins_dir),
         &data_dir,
     );
-    config.agents = Some(vec!["calendar".into()]);
-    // Measure at the built-in rate, whatever an earlier calibration said.
-    config.fuel_per_ms = Some(aura::limits::FUEL_PER_MS_DEFAULT);
-    let runs = runtime()?.block_on(async {
+    let calibration = runtime()?.block_on(async {
         let host = Host::open(&config).await.context("cannot start the host")?;
-        let call = calibrate::workload_call();
-        // One unmeasured run warms caches and the instance pool.
-        host.measure(&call, 1)
-            .await
-            .map_err(|r| anyhow::anyhow!("{}", r.error))?;
-        host.measure(&call, CALIBRATION_RUNS)
-            .await
-            .map_err(|r| anyhow::anyhow!("{}", r.error))
+        anyhow::Ok(host.calibrate(&data_dir).await?)
     })?;
-    let calibration = calibrate::from_runs(&runs)?;
-    calibrate::store(&data_dir, &calibration)?;
     println!("{}", serde_json::to_string_pretty(&calibration)?);
     Ok(ExitCode::SUCCESS)
 }

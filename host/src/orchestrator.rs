@@ -13,18 +13,19 @@
 //!   priority wins, ties by catalogue order of agents then the agent's own order; the others
 //!   are listed as not chosen (surface_busy) and may win a later tick. SILENT takes them all.
 //!
-//! Every decision is written to traces.jsonl (durable) before it is reported. It owns these
-//! rules; it must not check calls (the crossing does, through [`Host`]) nor read the machine's
-//! clock: time is the scenario's.
+//! Every decision is written to traces.jsonl (durable, checked against trace.v1) before it is
+//! reported. A chosen proposal runs as the checked call it already is. It owns these rules; it
+//! must not check calls (the crossing does, through [`Host`]) nor read the machine's clock:
+//! time is the scenario's.
 
 use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
-use crate::dispatch::{Host, Proposal};
 use crate::envelope::Surface;
-use crate::journal::JournalError;
+use crate::host::{Host, TraceRecordError};
 use crate::scenario::{Answer, Scenario, World};
+use crate::tick::Proposal;
 use crate::trace::{
     Decision, NotChosen, Outcome, RationaleFacts, Trace, TracedCall, rationale, summary,
 };
@@ -32,10 +33,10 @@ use crate::trace::{
 /// Why a run stopped.
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
-    /// A trace could not be made durable: the run stops rather than report a decision that
-    /// may be lost.
+    /// A trace could not be recorded (not durable, or not valid trace.v1): the run stops
+    /// rather than report a decision that may be lost.
     #[error("cannot record a trace: {0}")]
-    Journal(#[from] JournalError),
+    Record(#[from] TraceRecordError),
 }
 
 /// What the run reports as it goes, after the record is durable.
@@ -238,19 +239,14 @@ fn nearest_rank(sorted: &[u64], percent: usize) -> u64 {
 fn requested_surface(proposal: &Proposal) -> Surface {
     proposal
         .call
-        .call
+        .call()
         .expected_surface
         .unwrap_or(Surface::PhoneCard)
 }
 
-/// Whether a proposal needs the user's confirmation (its envelope or the catalogue says so).
-fn needs_confirmation(proposal: &Proposal) -> bool {
-    proposal.call.call.confirm_required || proposal.call.spec.confirm_required
-}
-
 /// The content key of a proposal: the same agent, tool, surface and signals is the same news.
 fn content_key(proposal: &Proposal) -> String {
-    let call = &proposal.call.call;
+    let call = proposal.call.call();
     format!(
         "{}\n{}\n{:?}\n{}",
         call.agent,
@@ -273,7 +269,7 @@ fn arbitrate(
     let mut holder: HashMap<Surface, usize> = HashMap::new();
     let mut seen_this_tick: HashSet<String> = HashSet::new();
     for proposal in proposals {
-        let call_id = proposal.call.call.call_id.clone();
+        let call_id = proposal.call.call().call_id.clone();
         let key = content_key(&proposal);
         let repeat = memory.shown.contains(&call_id)
             || memory.shown.contains(&key)
@@ -281,14 +277,14 @@ fn arbitrate(
             || memory
                 .pending
                 .iter()
-                .any(|q| q.proposal.call.call.call_id == call_id)
+                .any(|q| q.proposal.call.call().call_id == call_id)
             || !seen_this_tick.insert(call_id.clone());
         if repeat {
             summary.repeats += 1;
             continue;
         }
         let requested = requested_surface(&proposal);
-        let (decision, surface) = match needs_confirmation(&proposal) {
+        let (decision, surface) = match proposal.call.needs_confirmation() {
             true if quiet => {
                 if !memory.held.insert(call_id) {
                     summary.repeats += 1;
@@ -335,7 +331,7 @@ fn arbitrate(
 }
 
 fn not_chosen(proposal: &Proposal) -> NotChosen {
-    let call = &proposal.call.call;
+    let call = proposal.call.call();
     NotChosen {
         call_id: call.call_id.clone(),
         agent: call.agent.clone(),
@@ -367,7 +363,7 @@ impl TickRun<'_> {
         report: &mut impl FnMut(RunEvent<'_>),
     ) -> Result<(), RunError> {
         let found = memory.pending.iter().position(|q| {
-            let call = &q.proposal.call.call;
+            let call = q.proposal.call.call();
             call.agent == answer.agent
                 && call.tool == answer.tool
                 && q.proposal.signals.contains(&answer.signal)
@@ -385,7 +381,7 @@ impl TickRun<'_> {
         let question = memory.pending.remove(found);
         memory
             .answered
-            .insert(question.proposal.call.call.call_id.clone());
+            .insert(question.proposal.call.call().call_id.clone());
         if let Some(id) = answer.signal.strip_prefix("invitation:") {
             world.answer_invitation(id);
         }
@@ -418,7 +414,7 @@ impl TickRun<'_> {
             surface,
             beaten,
         } = choice;
-        let call = &proposal.call.call;
+        let call = proposal.call.call();
         let (outcome, fuel_used) = match decision {
             Decision::Executed | Decision::Confirmed => {
                 memory.shown.insert(call.call_id.clone());
@@ -489,7 +485,7 @@ impl TickRun<'_> {
                 call_id: call.call_id.clone(),
                 agent: call.agent.clone(),
                 tool: call.tool.clone(),
-                confirm_required: needs_confirmation(&proposal),
+                confirm_required: proposal.call.needs_confirmation(),
             },
             signals: proposal.signals.clone(),
             priority: proposal.priority,
@@ -507,11 +503,11 @@ impl TickRun<'_> {
         Ok(())
     }
 
-    /// Runs a chosen call through the whole crossing again (the proposal was checked when
-    /// proposed; the answer is checked now).
+    /// Runs a chosen call: it passed the crossing when it was proposed, so it runs as it is
+    /// (its answer is checked now).
     async fn execute(&self, proposal: &Proposal) -> (Outcome, u64, Value) {
-        let call = &proposal.call.call;
-        match self.host.dispatch(&proposal.call.canonical).await {
+        let call = proposal.call.call();
+        match self.host.dispatch(&proposal.call).await {
             Ok(result) => match (result.result, result.error) {
                 (Some(value), _) => {
                     let outcome = Outcome {
@@ -546,7 +542,7 @@ impl TickRun<'_> {
 
 /// What a question asks, from the proposal (its call's args are the proposal).
 fn question_text(proposal: &Proposal) -> String {
-    let call = &proposal.call.call;
+    let call = proposal.call.call();
     let text = match (call.agent.as_str(), call.tool.as_str()) {
         ("calendar", "schedule_event") => {
             let event = &call.args["event"];

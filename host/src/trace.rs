@@ -415,9 +415,45 @@ fn cut_chars(mut text: String, max: usize) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use serde_json::json;
+
+    /// A trace as the orchestrator writes one, valid against trace.v1.
+    pub(crate) fn sample() -> Trace {
+        Trace {
+            trace_id: "tr_00000_000".into(),
+            scenario: "short".into(),
+            seed: 7,
+            tick: 0,
+            at: "2026-11-23T08:45:00+01:00".into(),
+            decision: Decision::Executed,
+            call: TracedCall {
+                call_id: "t_0123456789".into(),
+                agent: "calendar".into(),
+                tool: "detect_conflicts".into(),
+                confirm_required: false,
+            },
+            signals: vec!["overlap:e1/e2".into()],
+            priority: 90,
+            requested_surface: Surface::Watch,
+            surface: Surface::Watch,
+            rationale: "Calendar conflicts need resolving.".into(),
+            outcome: Outcome {
+                status: "held",
+                kind: None,
+                summary: "Question kept for the morning".into(),
+            },
+            fuel_used: 0,
+            not_chosen: vec![NotChosen {
+                call_id: "t_abcdefghij".into(),
+                agent: "wellness".into(),
+                tool: "stress_score".into(),
+                priority: 20,
+                reason: "surface_busy",
+            }],
+        }
+    }
 
     #[test]
     fn money_follows_the_currency_minor_unit() {

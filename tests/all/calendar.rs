@@ -285,7 +285,7 @@ async fn tick_proposes_detect_conflicts_when_todays_events_clash() {
     let proposal = &outcome.proposals[0];
     assert_eq!(proposal.priority, 75);
     assert_eq!(proposal.signals, ["overlap:a/b"]);
-    let call = &proposal.call.call;
+    let call = proposal.call.call();
     assert_eq!(
         (call.agent.as_str(), call.tool.as_str()),
         ("calendar", "detect_conflicts")
@@ -298,7 +298,7 @@ async fn tick_proposes_detect_conflicts_when_todays_events_clash() {
     );
     assert_eq!(call.args["events"].as_array().unwrap().len(), 2);
     // The proposal is a call the host can dispatch as it is.
-    let result = host.call(call).await.unwrap();
+    let result = host.dispatch(call).await.unwrap();
     assert_eq!(result.result.unwrap()["overlaps"][0]["overlap_minutes"], 30);
 
     // A quiet day proposes nothing.
@@ -431,7 +431,7 @@ async fn tick_proposes_pending_invitations_for_confirmation() {
     let proposal = &outcome.proposals[0];
     assert_eq!(proposal.priority, 60);
     assert_eq!(proposal.signals, ["invitation:i1", "from:ana@example.org"]);
-    let call = &proposal.call.call;
+    let call = proposal.call.call();
     assert_eq!(
         (call.agent.as_str(), call.tool.as_str()),
         ("calendar", "schedule_event")
@@ -451,6 +451,6 @@ async fn tick_proposes_pending_invitations_for_confirmation() {
     let mut later = context;
     later["now"] = json!("2026-11-23T09:00:00Z");
     let again = host.tick("calendar", &later).await.unwrap();
-    assert_eq!(again.proposals[0].call.call.call_id, call.call_id);
+    assert_eq!(again.proposals[0].call.call().call_id, call.call_id);
     assert!(quarantine_lines(&data).is_empty());
 }

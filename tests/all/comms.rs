@@ -431,7 +431,7 @@ async fn tick_proposes_triage_and_extraction_for_new_mail() {
     let triage = &outcome.proposals[0];
     assert_eq!(triage.priority, 95);
     assert_eq!(triage.signals, ["new_messages:2", "top:m1", "interrupt:m1"]);
-    let call = &triage.call.call;
+    let call = triage.call.call();
     assert_eq!(
         (call.agent.as_str(), call.tool.as_str()),
         ("comms", "triage_inbox")
@@ -443,7 +443,7 @@ async fn tick_proposes_triage_and_extraction_for_new_mail() {
         Some(aura::envelope::Surface::EarbudTts)
     );
     // The proposal is a call the host can dispatch as it is.
-    let result = host.call(call).await.unwrap().result.unwrap();
+    let result = host.dispatch(call).await.unwrap().result.unwrap();
     assert_eq!(result["messages"][0]["id"], "m1");
     assert_eq!(result["interrupt_count"], 1);
 
@@ -459,13 +459,13 @@ async fn tick_proposes_triage_and_extraction_for_new_mail() {
             "vip"
         ]
     );
-    let call = &extract.call.call;
+    let call = extract.call.call();
     assert_eq!(call.tool, "extract_action_items");
     assert_eq!(
         call.expected_surface,
         Some(aura::envelope::Surface::PhoneCard)
     );
-    let result = host.call(call).await.unwrap().result.unwrap();
+    let result = host.dispatch(call).await.unwrap().result.unwrap();
     assert_eq!(
         result["items"],
         json!([
@@ -511,8 +511,8 @@ async fn tick_in_quiet_hours_and_on_a_quiet_inbox() {
         .iter()
         .map(|p| {
             (
-                p.call.call.tool.as_str(),
-                p.call.call.expected_surface,
+                p.call.call().tool.as_str(),
+                p.call.call().expected_surface,
                 p.priority,
             )
         })
@@ -530,7 +530,7 @@ async fn tick_in_quiet_hours_and_on_a_quiet_inbox() {
         .await
         .unwrap();
     let triage = &outcome.proposals[0];
-    assert_eq!(triage.call.call.expected_surface, Some(Watch));
+    assert_eq!(triage.call.call().expected_surface, Some(Watch));
     assert_eq!(triage.priority, 60);
     assert_eq!(
         triage.signals,

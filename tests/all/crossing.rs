@@ -115,7 +115,10 @@ async fn every_inbound_check_refuses_quarantines_and_the_host_keeps_serving() {
 #[tokio::test]
 async fn not_utf8_is_refused_as_malformed() {
     let (host, data) = host("utf8").await;
-    let refused = host.dispatch_bytes(b"{\"a\":\"\xff\"}").await.unwrap_err();
+    let refused = host
+        .dispatch(aura::CallInput::Bytes(b"{\"a\":\"\xff\"}"))
+        .await
+        .unwrap_err();
     assert_eq!(refused.error.kind(), "malformed_json");
     assert_eq!(quarantine_lines(&data).len(), 1);
 }
@@ -253,7 +256,7 @@ async fn a_bad_proposal_is_quarantined_without_spoiling_the_others() {
         .await
         .unwrap();
     assert_eq!(outcome.proposals.len(), 1);
-    assert_eq!(outcome.proposals[0].call.call.call_id, "t_proposal01");
+    assert_eq!(outcome.proposals[0].call.call().call_id, "t_proposal01");
     assert_eq!(outcome.proposals[0].signals, ["good"]);
     assert_eq!(outcome.refused.len(), 1);
     assert_eq!(outcome.refused[0].error.kind(), "unknown_tool");

@@ -423,7 +423,7 @@ async fn tick_proposes_detect_anomalies_for_a_duplicate_charge() {
     let proposal = &outcome.proposals[0];
     assert_eq!(proposal.priority, 70);
     assert_eq!(proposal.signals, ["duplicate:k2"]);
-    let call = &proposal.call.call;
+    let call = proposal.call.call();
     assert_eq!(
         (call.agent.as_str(), call.tool.as_str()),
         ("finance", "detect_anomalies")
@@ -433,7 +433,7 @@ async fn tick_proposes_detect_anomalies_for_a_duplicate_charge() {
     assert_eq!(call.expected_surface, Some(Surface::PhoneCard));
     assert_eq!(call.args["since"], "2026-11-23T08:00:00Z");
     // The proposal is a call the host can dispatch as it is, and it finds the duplicate.
-    let result = host.call(call).await.unwrap().result.unwrap();
+    let result = host.dispatch(call).await.unwrap().result.unwrap();
     assert_eq!(result["flagged"][0]["duplicate_of"], "k1");
 
     // The same charges two days later are old news; without transactions nothing is proposed.
@@ -491,25 +491,35 @@ async fn tick_proposes_budget_status_and_upcoming_bills() {
     let tools: Vec<&str> = outcome
         .proposals
         .iter()
-        .map(|p| p.call.call.tool.as_str())
+        .map(|p| p.call.call().tool.as_str())
         .collect();
     assert_eq!(tools, ["budget_status", "upcoming_bills"]);
     let budget = &outcome.proposals[0];
     assert_eq!(budget.priority, 65);
     assert_eq!(budget.signals, ["over:groceries/EUR", "at_risk:dining/EUR"]);
-    assert_eq!(budget.call.call.args["month"], "2026-12");
-    assert_eq!(budget.call.call.args["today"], "2026-12-25");
+    assert_eq!(budget.call.call().args["month"], "2026-12");
+    assert_eq!(budget.call.call().args["today"], "2026-12-25");
     let bills = &outcome.proposals[1];
     assert_eq!(bills.priority, 60);
     assert_eq!(bills.signals, ["bill_due:2026-12-26:w3"]);
-    assert_eq!(bills.call.call.expected_surface, Some(Surface::PhoneCard));
+    assert_eq!(bills.call.call().expected_surface, Some(Surface::PhoneCard));
 
     // Both proposals run as proposed and report what triggered them.
-    let status = host.call(&budget.call.call).await.unwrap().result.unwrap();
+    let status = host
+        .dispatch(budget.call.call())
+        .await
+        .unwrap()
+        .result
+        .unwrap();
     assert_eq!(status["budgets"][0]["spent_minor"], 26000);
     assert_eq!(status["budgets"][1]["projected_minor"], 14880);
     assert_eq!(status["budgets"][1]["at_risk"], true);
-    let upcoming = host.call(&bills.call.call).await.unwrap().result.unwrap();
+    let upcoming = host
+        .dispatch(bills.call.call())
+        .await
+        .unwrap()
+        .result
+        .unwrap();
     assert_eq!(upcoming["bills"][0]["next_date"], "2026-12-26");
     assert_eq!(upcoming["bills"][0]["due_in_days"], 1);
     assert!(quarantine_lines(&data).is_empty());
@@ -547,15 +557,18 @@ async fn tick_sends_a_huge_spend_to_the_watch_and_reviews_bills_on_mondays() {
     assert!(outcome.refused.is_empty());
     assert_eq!(outcome.proposals.len(), 2);
     let anomaly = &outcome.proposals[0];
-    assert_eq!(anomaly.call.call.tool, "detect_anomalies");
+    assert_eq!(anomaly.call.call().tool, "detect_anomalies");
     assert_eq!(anomaly.priority, 75);
     assert_eq!(anomaly.signals, ["unusually_large:c5"]);
-    assert_eq!(anomaly.call.call.expected_surface, Some(Surface::Watch));
+    assert_eq!(anomaly.call.call().expected_surface, Some(Surface::Watch));
     let review = &outcome.proposals[1];
-    assert_eq!(review.call.call.tool, "upcoming_bills");
+    assert_eq!(review.call.call().tool, "upcoming_bills");
     assert_eq!(review.priority, 20);
     assert_eq!(review.signals, ["weekly_review:2026-12-14"]);
-    assert_eq!(review.call.call.expected_surface, Some(Surface::PhoneCard));
+    assert_eq!(
+        review.call.call().expected_surface,
+        Some(Surface::PhoneCard)
+    );
 }
 
 #[tokio::test]

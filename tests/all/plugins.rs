@@ -1,7 +1,6 @@
 //! Loading plugins: the digest check, and admission against the catalogue.
 
-use aura::dispatch::LoadError;
-use aura::error::HostError;
+use aura::admission::LoadError;
 use aura::plugins::PluginError;
 use aura::{Host, HostConfig};
 
@@ -21,11 +20,11 @@ async fn a_component_whose_digest_differs_from_the_manifest_is_refused() {
     let mut config = HostConfig::new(&dir, temp_dir("data-tampered"));
     config.agents = Some(vec!["calendar".into()]);
     match Host::open(&config).await {
-        Err(LoadError::Host(HostError::Plugin(PluginError::DigestMismatch {
+        Err(LoadError::Plugin(PluginError::DigestMismatch {
             agent,
             expected,
             actual,
-        }))) => {
+        })) => {
             assert_eq!(agent, "calendar");
             assert_ne!(expected, actual);
             assert_eq!(actual, aura::plugins::sha256_hex(&bytes));

@@ -5,8 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use aura::dispatch::{LoadError, precompile_plugins};
-use aura::error::HostError;
+use aura::admission::{LoadError, precompile_plugins};
 use aura::plugins::{PluginError, PrecompiledRefusal};
 use aura::sandbox::{BUILD_TARGET, CodeTarget, PrecompiledMismatch, SandboxError};
 use aura::{Host, HostConfig};
@@ -98,9 +97,7 @@ async fn a_cwasm_whose_digest_differs_from_the_manifest_is_refused() {
     bytes[middle] ^= 0x01;
     std::fs::write(&path, &bytes).unwrap();
     match refusal(&dir, "tampered").await {
-        LoadError::Host(HostError::Plugin(PluginError::DigestMismatch {
-            agent, actual, ..
-        })) => {
+        LoadError::Plugin(PluginError::DigestMismatch { agent, actual, .. }) => {
             assert_eq!(agent, "calendar");
             assert_eq!(actual, aura::plugins::sha256_hex(&bytes));
         }
@@ -112,10 +109,10 @@ async fn a_cwasm_whose_digest_differs_from_the_manifest_is_refused() {
 async fn a_dir_precompiled_for_another_target_is_refused_before_reading_it() {
     let dir = compiled("aarch64", &CodeTarget::named("aarch64-unknown-linux-musl"));
     match refusal(&dir, "aarch64").await {
-        LoadError::Host(HostError::Plugin(PluginError::Precompiled {
+        LoadError::Plugin(PluginError::Precompiled {
             refusal: PrecompiledRefusal::WrongTarget { found, expected },
             ..
-        })) => {
+        }) => {
             assert_eq!(found, "aarch64-unknown-linux-musl");
             assert_eq!(expected, format!("{BUILD_TARGET} or pulley64"));
         }
@@ -128,10 +125,10 @@ async fn a_dir_precompiled_by_another_wasmtime_is_refused() {
     let dir = compiled("version", &CodeTarget::Pulley);
     edit_manifest(&dir, |m| m["precompiled"]["wasmtime"] = "47.0.1".into());
     match refusal(&dir, "version").await {
-        LoadError::Host(HostError::Plugin(PluginError::Precompiled {
+        LoadError::Plugin(PluginError::Precompiled {
             refusal: PrecompiledRefusal::WasmtimeVersion { found, expected },
             ..
-        })) => {
+        }) => {
             assert_eq!(found, "47.0.1");
             assert_eq!(expected, aura::sandbox::WASMTIME_VERSION);
         }
@@ -146,11 +143,11 @@ async fn a_manifest_that_lies_about_the_target_is_caught_by_wasmtime() {
     let dir = compiled("lying", &CodeTarget::named(BUILD_TARGET));
     edit_manifest(&dir, |m| m["precompiled"]["target"] = "pulley64".into());
     match refusal(&dir, "lying").await {
-        LoadError::Host(HostError::Sandbox(SandboxError::Precompiled {
+        LoadError::Sandbox(SandboxError::Precompiled {
             agent,
             reason,
             message,
-        })) => {
+        }) => {
             assert_eq!(agent, "calendar");
             assert_eq!(reason, PrecompiledMismatch::Target, "{message}");
         }
@@ -169,9 +166,9 @@ async fn code_compiled_with_other_engine_settings_is_refused() {
     let cwasm = engine.precompile_component(&wasm).unwrap();
     let dir = calendar_dir_of("nofuel", &wasm, cwasm);
     match refusal(&dir, "nofuel").await {
-        LoadError::Host(HostError::Sandbox(SandboxError::Precompiled {
+        LoadError::Sandbox(SandboxError::Precompiled {
             reason, message, ..
-        })) => {
+        }) => {
             assert_eq!(reason, PrecompiledMismatch::Settings, "{message}");
             assert!(message.contains("fuel"), "{message}");
         }
@@ -184,9 +181,9 @@ async fn a_plain_component_posing_as_precompiled_is_refused() {
     let wasm = std::fs::read(plugins_dir().join("calendar.wasm")).unwrap();
     let dir = calendar_dir_of("posing", &wasm, wasm.clone());
     match refusal(&dir, "posing").await {
-        LoadError::Host(HostError::Sandbox(SandboxError::Precompiled {
+        LoadError::Sandbox(SandboxError::Precompiled {
             reason, message, ..
-        })) => assert_eq!(reason, PrecompiledMismatch::NotPrecompiled, "{message}"),
+        }) => assert_eq!(reason, PrecompiledMismatch::NotPrecompiled, "{message}"),
         other => panic!("expected NotPrecompiled, got {other:?}"),
     }
 }

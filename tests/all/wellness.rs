@@ -423,9 +423,9 @@ async fn tick_proposes_stress_break_and_sleep_from_the_context() {
         .iter()
         .map(|p| {
             (
-                p.call.call.tool.as_str(),
+                p.call.call().tool.as_str(),
                 p.priority,
-                p.call.call.expected_surface,
+                p.call.call().expected_surface,
             )
         })
         .collect();
@@ -438,7 +438,7 @@ async fn tick_proposes_stress_break_and_sleep_from_the_context() {
         ]
     );
     for proposal in &outcome.proposals {
-        let call = &proposal.call.call;
+        let call = proposal.call.call();
         assert_eq!(call.agent, "wellness");
         assert_eq!(call.ts, "2026-11-23T09:05:00+01:00");
         assert!(!call.confirm_required);
@@ -464,15 +464,24 @@ async fn tick_proposes_stress_break_and_sleep_from_the_context() {
     );
 
     // Every proposal is a call the host can dispatch as it is, and answers as computed.
-    let stress = host.call(&outcome.proposals[0].call.call).await.unwrap();
+    let stress = host
+        .dispatch(outcome.proposals[0].call.call())
+        .await
+        .unwrap();
     assert_eq!(stress.result.unwrap()["score"], 75);
-    let brk = host.call(&outcome.proposals[1].call.call).await.unwrap();
+    let brk = host
+        .dispatch(outcome.proposals[1].call.call())
+        .await
+        .unwrap();
     assert_eq!(
         brk.result.unwrap()["break"],
         json!({"start": "2026-11-23T10:00:00+01:00", "end": "2026-11-23T10:10:00+01:00",
                "minutes": 10, "kind": "stretch"})
     );
-    let sleep = host.call(&outcome.proposals[2].call.call).await.unwrap();
+    let sleep = host
+        .dispatch(outcome.proposals[2].call.call())
+        .await
+        .unwrap();
     let sleep = sleep.result.unwrap();
     assert_eq!(sleep["sleep_debt_minutes"], 2940);
     assert_eq!(sleep["nights"][6]["bedtime"], "23:00");
@@ -485,9 +494,9 @@ async fn tick_proposes_stress_break_and_sleep_from_the_context() {
     let outcome = host.tick("wellness", &calm).await.unwrap();
     assert_eq!(outcome.proposals.len(), 1);
     let proposal = &outcome.proposals[0];
-    assert_eq!(proposal.call.call.tool, "stress_score");
+    assert_eq!(proposal.call.call().tool, "stress_score");
     assert_eq!(proposal.priority, 0);
-    assert_eq!(proposal.call.call.expected_surface, Some(Surface::Silent));
+    assert_eq!(proposal.call.call().expected_surface, Some(Surface::Silent));
 
     // Nothing to go on: no readings, afternoon → no proposals.
     let quiet = json!({"now": "2026-11-23T15:00:00+01:00", "utc_offset_minutes": 60});

@@ -70,7 +70,7 @@ pub fn small_call(host: &Host) -> (Instance, aura::crossing::CheckedCall, String
         .crossing()
         .check_call(&small.text)
         .unwrap_or_else(|e| panic!("the small call is refused: {e}"));
-    let reply = native_invoke("calendar", &checked.canonical);
+    let reply = native_invoke("calendar", checked.canonical());
     let reply_value: Value = serde_json::from_str(&reply).unwrap_or_default();
     assert_eq!(reply_value["ok"], true, "{reply}");
     (small, checked, reply, reply_value)

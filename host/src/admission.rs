@@ -1,0 +1,241 @@
+//! Admission: how a plugin on disk becomes an agent the host serves, and why it may not.
+//!
+//! It owns the steps from a digest-checked component to a served agent (compile or load the
+//! precompiled code, pre-instantiate, ask the agent for its manifest, check the manifest
+//! against manifest.v1 and the catalogue: the same name, exactly the catalogue's tools), every
+//! error that keeps a host from starting ([`LoadError`]), and precompiling a plugins dir for a
+//! runtime-only host. It must not trust what a plugin claims: the catalogue decides which
+//! agents and tools exist.
+
+use std::collections::BTreeSet;
+
+use serde_json::Value;
+
+use crate::canonical::parse_i_json;
+use crate::catalogue::{AgentSpec, MANIFEST_SCHEMA};
+use crate::crossing::Crossing;
+use crate::error::{CrossingError, Phase};
+use crate::limits::CROSSING_BYTES_MAX;
+use crate::plugins::{PluginError, PluginsDir};
+use crate::sandbox::{Sandbox, SandboxError};
+
+/// Why the host could not start, or an agent was not admitted.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// The plugins dir has a component for an agent the catalogue does not know (or one was
+    /// asked for that the catalogue does not have).
+    #[error("plugin `{agent}` is not in the catalogue")]
+    NotInCatalogue {
+        /// The agent.
+        agent: String,
+    },
+    /// The agent's manifest is not a valid manifest.v1.
+    #[error("plugin `{agent}` gave an invalid manifest: {error}")]
+    ManifestInvalid {
+        /// The agent.
+        agent: String,
+        /// What is wrong with it.
+        error: Box<CrossingError>,
+    },
+    /// The manifest's name or tools differ from the catalogue's.
+    #[error(
+        "plugin `{agent}` does not match the catalogue: name `{name}`, tools not in the catalogue {extra:?}, catalogue tools missing {missing:?}"
+    )]
+    ManifestMismatch {
+        /// The agent it was loaded as.
+        agent: String,
+        /// The name its manifest gives.
+        name: String,
+        /// Tools it claims that the catalogue does not list for it.
+        extra: Vec<String>,
+        /// Catalogue tools it does not claim.
+        missing: Vec<String>,
+    },
+    /// Reading plugins/ or a component failed, or a component was refused (digest, target).
+    #[error(transparent)]
+    Plugin(#[from] PluginError),
+    /// The engine or a component could not be set up.
+    #[error(transparent)]
+    Sandbox(#[from] SandboxError),
+    /// The embedded schemas did not compile (a build defect).
+    #[error(transparent)]
+    Schema(#[from] crate::schema::SchemaCompileError),
+    /// The data dir or its logs could not be opened.
+    #[error(transparent)]
+    Journal(#[from] crate::journal::JournalError),
+    /// The data dir's calibration could not be read.
+    #[error(transparent)]
+    Calibration(#[from] crate::calibrate::CalibrationError),
+}
+
+/// Reads, compiles and pre-instantiates one agent, then checks its manifest against the
+/// catalogue before serving it.
+pub(crate) async fn admit(
+    crossing: &Crossing,
+    sandbox: &mut Sandbox,
+    plugins: &PluginsDir,
+    spec: &'static AgentSpec,
+) -> Result<(), LoadError> {
+    let bytes = plugins.read_component(spec.name)?;
+    let precompiled = plugins.manifest().precompiled.is_some();
+    let prepared = sandbox.prepare(spec.name, spec.memory_bytes_max, &bytes, precompiled)?;
+    let invalid = |error| LoadError::ManifestInvalid {
+        agent: spec.name.to_owned(),
+        error: Box::new(error),
+    };
+    let invocation = sandbox.manifest(&prepared).await.map_err(invalid)?;
+    let manifest = parse_i_json(&invocation.output, CROSSING_BYTES_MAX).map_err(|error| {
+        invalid(CrossingError::Json {
+            phase: Phase::Reply,
+            error,
+        })
+    })?;
+    check_manifest(crossing, spec, &manifest)?;
+    tracing::info!(
+        agent = spec.name,
+        version = manifest["version"].as_str().unwrap_or_default(),
+        "agent.loaded"
+    );
+    sandbox.add(prepared);
+    Ok(())
+}
+
+/// Checks an agent's parsed manifest: manifest.v1, then the catalogue's name and exactly the
+/// catalogue's tools.
+fn check_manifest(
+    crossing: &Crossing,
+    spec: &AgentSpec,
+    manifest: &Value,
+) -> Result<(), LoadError> {
+    crossing
+        .schemas()
+        .validate(MANIFEST_SCHEMA.path, manifest, "")
+        .map_err(|violation| LoadError::ManifestInvalid {
+            agent: spec.name.to_owned(),
+            error: Box::new(CrossingError::Schema {
+                phase: Phase::Reply,
+                violation,
+            }),
+        })?;
+    // manifest.v1 guarantees the shape read below.
+    let name = manifest["name"].as_str().unwrap_or_default();
+    let claimed: BTreeSet<&str> = manifest["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    let listed: BTreeSet<&str> = spec.tools.iter().map(|tool| tool.name).collect();
+    if name != spec.name || claimed != listed {
+        return Err(LoadError::ManifestMismatch {
+            agent: spec.name.to_owned(),
+            name: name.to_owned(),
+            extra: claimed.difference(&listed).map(|s| s.to_string()).collect(),
+            missing: listed.difference(&claimed).map(|s| s.to_string()).collect(),
+        });
+    }
+    Ok(())
+}
+
+/// Precompiles every catalogue agent of the plugins dir `source` (digest-checked plain
+/// components) for `target` into `out`: `<agent>.cwasm` files and a manifest recording their
+/// sha256, the target and this wasmtime version, which is all a runtime-only host trusts.
+#[cfg(feature = "jit")]
+pub fn precompile_plugins(
+    source: &std::path::Path,
+    target: &crate::sandbox::CodeTarget,
+    out: &std::path::Path,
+) -> Result<crate::plugins::PluginManifest, LoadError> {
+    let plugins = PluginsDir::open(source)?;
+    if plugins.manifest().precompiled.is_some() {
+        return Err(PluginError::BadManifest {
+            path: source.join(crate::plugins::MANIFEST_FILE),
+            message: "its components are already precompiled; compile from the .wasm dir".into(),
+        }
+        .into());
+    }
+    let mut compiled = Vec::new();
+    for spec in crate::catalogue::CATALOGUE {
+        if !plugins.manifest().components.contains_key(spec.name) {
+            continue;
+        }
+        let wasm = plugins.read_component(spec.name)?;
+        let cwasm = crate::sandbox::precompile(spec.name, target, &wasm)?;
+        compiled.push((
+            spec.name.to_owned(),
+            format!("{}.cwasm", spec.name),
+            crate::plugins::sha256_hex(&wasm),
+            cwasm,
+        ));
+    }
+    let precompiled = crate::plugins::Precompiled {
+        target: target.name().to_owned(),
+        wasmtime: crate::sandbox::WASMTIME_VERSION.to_owned(),
+    };
+    Ok(crate::plugins::write_precompiled(
+        out,
+        precompiled,
+        &compiled,
+    )?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn calendar() -> &'static AgentSpec {
+        crate::catalogue::agent("calendar").unwrap()
+    }
+
+    fn check(manifest: Value) -> Result<(), LoadError> {
+        check_manifest(&Crossing::new().unwrap(), calendar(), &manifest)
+    }
+
+    #[test]
+    fn a_manifest_naming_exactly_the_catalogue_tools_is_admitted_in_any_order() {
+        let tools = ["schedule_event", "find_free_slots", "detect_conflicts"];
+        check(json!({"name": "calendar", "version": "1.0.0", "tools": tools})).unwrap();
+    }
+
+    #[test]
+    fn a_tool_too_many_or_too_few_or_another_name_is_a_mismatch() {
+        let error = check(json!({"name": "calendar", "version": "1.0.0",
+            "tools": ["find_free_slots", "detect_conflicts", "transfer_money"]}))
+        .unwrap_err();
+        match error {
+            LoadError::ManifestMismatch {
+                name,
+                extra,
+                missing,
+                ..
+            } => {
+                assert_eq!(name, "calendar");
+                assert_eq!(extra, ["transfer_money"]);
+                assert_eq!(missing, ["schedule_event"]);
+            }
+            other => panic!("expected a mismatch, got {other:?}"),
+        }
+        let error = check(json!({"name": "comms", "version": "1.0.0",
+            "tools": ["find_free_slots", "detect_conflicts", "schedule_event"]}))
+        .unwrap_err();
+        assert!(
+            matches!(&error, LoadError::ManifestMismatch { name, extra, missing, .. }
+                if name == "comms" && extra.is_empty() && missing.is_empty()),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn a_manifest_that_is_not_manifest_v1_is_invalid_before_it_is_compared() {
+        let error = check(json!({"name": "calendar", "tools": "all"})).unwrap_err();
+        match error {
+            LoadError::ManifestInvalid { agent, error } => {
+                assert_eq!(agent, "calendar");
+                assert_eq!(error.phase(), Phase::Reply);
+                assert_eq!(error.kind(), "schema_error");
+            }
+            other => panic!("expected an invalid manifest, got {other:?}"),
+        }
+    }
+}

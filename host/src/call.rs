@@ -1,0 +1,341 @@
+//! How a call runs: the one seam every front uses.
+//!
+//! [`Host::dispatch`] takes whatever a front has (bytes off the wire, toolcall.v1 text, an
+//! envelope the front built, or a call this host already checked, [`CallInput`]) and answers
+//! with a result.v1 or a [`Refused`]: the crossing in, the sandbox, the crossing out, inside one
+//! `crossing` span, with every refusal quarantined before it is returned. A checked call is
+//! never checked twice. It also owns measuring a call in the sandbox alone (for calibration and
+//! benchmarks) and running the device calibration. It must not implement a check (the crossing
+//! does) nor know which front is calling.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tracing::Instrument;
+
+use crate::calibrate::{self, Calibration, CalibrationError};
+use crate::crossing::{CheckedCall, Reply};
+use crate::envelope::{self, ResultEnvelope, ToolCall};
+use crate::error::{CrossingError, Phase};
+use crate::host::{Host, Shared};
+use crate::journal::{CallIds, JournalError, QuarantineRecord};
+use crate::sandbox::{Budget, Frame};
+
+/// What a front hands the host to run.
+#[derive(Debug, Clone, Copy)]
+pub enum CallInput<'a> {
+    /// Bytes from outside the process (a file, stdin, a message off the wire): bytes that are
+    /// not UTF-8 are not JSON and are refused as malformed; the rest is checked as text is.
+    Bytes(&'a [u8]),
+    /// toolcall.v1 text from outside, checked in full.
+    Text(&'a str),
+    /// An envelope a front built itself (`aura call`, an MCP `tools/call`): building one
+    /// checks nothing, so it is checked in full, like text.
+    Envelope(&'a ToolCall),
+    /// A call this host's crossing already checked (a tick's proposal the orchestrator
+    /// chose): run as it is.
+    Checked(&'a CheckedCall),
+}
+
+impl<'a> From<&'a [u8]> for CallInput<'a> {
+    fn from(bytes: &'a [u8]) -> Self {
+        Self::Bytes(bytes)
+    }
+}
+
+impl<'a> From<&'a Vec<u8>> for CallInput<'a> {
+    fn from(bytes: &'a Vec<u8>) -> Self {
+        Self::Bytes(bytes)
+    }
+}
+
+impl<'a> From<&'a str> for CallInput<'a> {
+    fn from(text: &'a str) -> Self {
+        Self::Text(text)
+    }
+}
+
+impl<'a> From<&'a String> for CallInput<'a> {
+    fn from(text: &'a String) -> Self {
+        Self::Text(text)
+    }
+}
+
+impl<'a> From<&'a ToolCall> for CallInput<'a> {
+    fn from(call: &'a ToolCall) -> Self {
+        Self::Envelope(call)
+    }
+}
+
+impl<'a> From<&'a CheckedCall> for CallInput<'a> {
+    fn from(call: &'a CheckedCall) -> Self {
+        Self::Checked(call)
+    }
+}
+
+/// A call the crossing refused: the error, and whether its quarantine record is durable.
+#[derive(Debug, thiserror::Error)]
+#[error("{error}")]
+pub struct Refused {
+    /// Why.
+    pub error: CrossingError,
+    /// The envelope's call_id, if it could be read.
+    pub call_id: Option<String>,
+    /// Set if the quarantine record could not be written: the refusal must then be reported
+    /// loudly, since the record is lost.
+    pub journal_error: Option<JournalError>,
+    /// Fuel the agent burned before the refusal (its answer may have been refused after it
+    /// ran); an agent-to-agent caller is charged this.
+    pub fuel_used: u64,
+}
+
+impl Host {
+    /// Runs one call through the crossing, the sandbox and the crossing again.
+    ///
+    /// `Ok` is a result.v1: the tool's result, or an error the agent itself reported. `Err` is
+    /// a refusal by the crossing; it has been quarantined before this returns.
+    pub async fn dispatch<'a>(
+        &self,
+        input: impl Into<CallInput<'a>>,
+    ) -> Result<ResultEnvelope, Refused> {
+        let shared = &self.shared;
+        let checked;
+        let call = match input.into() {
+            CallInput::Checked(call) => call,
+            CallInput::Text(text) => {
+                checked = shared.check(text)?;
+                &checked
+            }
+            CallInput::Envelope(call) => {
+                // A ToolCall holds strings, a bool, integers and a JSON value: it serializes.
+                let text = serde_json::to_string(call).unwrap_or_default();
+                checked = shared.check(&text)?;
+                &checked
+            }
+            CallInput::Bytes(bytes) => match std::str::from_utf8(bytes) {
+                Ok(text) => {
+                    checked = shared.check(text)?;
+                    &checked
+                }
+                Err(utf8) => return Err(shared.refuse_not_utf8(bytes, utf8)),
+            },
+        };
+        let budget = Budget::for_deadline(call.deadline_ms(), shared.fuel_per_ms);
+        let frame = Frame::root(budget, envelope::unix_ns(&call.call().ts));
+        shared.run_checked(call, frame).await
+    }
+
+    /// Runs a checked call `runs` times in the sandbox alone, with its full budget, timing
+    /// each run around the sandbox: (fuel burned, wall time) per run. For calibration and
+    /// benchmarks: the crossing's checks and the reply's are left out on purpose.
+    pub async fn measure(
+        &self,
+        call: &CheckedCall,
+        runs: usize,
+    ) -> Result<Vec<(u64, Duration)>, Refused> {
+        let shared = &self.shared;
+        let budget = Budget::for_deadline(call.deadline_ms(), shared.fuel_per_ms);
+        let mut measured = Vec::with_capacity(runs);
+        for _ in 0..runs {
+            let started = std::time::Instant::now();
+            let frame = Frame::root(budget, envelope::unix_ns(&call.call().ts));
+            let invocation = shared
+                .sandbox
+                .invoke(
+                    &call.call().agent,
+                    &call.call().call_id,
+                    call.canonical(),
+                    frame,
+                    shared.clone(),
+                )
+                .await
+                .map_err(|error| shared.refuse(error, ids_of(call), call.canonical()))?;
+            measured.push((invocation.fuel_used, started.elapsed()));
+        }
+        Ok(measured)
+    }
+
+    /// Measures this device's fuel per millisecond with the reference workload
+    /// ([`calibrate`]: one unmeasured run, then [`calibrate::CALIBRATION_RUNS`] measured
+    /// ones) and stores it in the data dir, where later hosts read it. Open the host with
+    /// [`HostConfig::for_calibration`](crate::HostConfig::for_calibration).
+    pub async fn calibrate(
+        &self,
+        data_dir: &std::path::Path,
+    ) -> Result<Calibration, CalibrationError> {
+        let text = serde_json::to_string(&calibrate::workload_call()).unwrap_or_default();
+        let workload = self
+            .shared
+            .check(&text)
+            .map_err(|refused| CalibrationError::Workload(refused.to_string()))?;
+        let failed = |refused: Refused| CalibrationError::Workload(refused.to_string());
+        // One unmeasured run warms caches and the instance pool.
+        self.measure(&workload, 1).await.map_err(failed)?;
+        let runs = self
+            .measure(&workload, calibrate::CALIBRATION_RUNS)
+            .await
+            .map_err(failed)?;
+        let calibration = calibrate::from_runs(&runs)?;
+        calibrate::store(data_dir, &calibration)?;
+        Ok(calibration)
+    }
+}
+
+/// What a quarantine record says of a checked call.
+pub(crate) fn ids_of(checked: &CheckedCall) -> CallIds<'_> {
+    let call = checked.call();
+    CallIds {
+        call_id: Some(&call.call_id),
+        agent: Some(&call.agent),
+        tool: Some(&call.tool),
+    }
+}
+
+impl Shared {
+    /// The crossing's inbound checks of `text`; a refusal is quarantined with whatever of
+    /// its call_id, agent and tool can be read leniently.
+    // A refusal is the error path, taken at most once per call; boxing it buys nothing.
+    #[allow(clippy::result_large_err)]
+    pub(crate) fn check(&self, text: &str) -> Result<CheckedCall, Refused> {
+        self.crossing
+            .check_call(text)
+            .map_err(|error| self.refuse_unread(error, text))
+    }
+
+    /// Runs a call that passed the inbound checks and checks its answer, inside a `crossing`
+    /// span that ends with the fuel used and the outcome.
+    pub(crate) async fn run_checked(
+        self: &Arc<Self>,
+        checked: &CheckedCall,
+        frame: Frame,
+    ) -> Result<ResultEnvelope, Refused> {
+        let call = checked.call();
+        let span = tracing::info_span!(
+            "crossing",
+            call_id = %call.call_id,
+            agent = %call.agent,
+            tool = %call.tool,
+            depth = frame.chain_above.len() + 1,
+            fuel_used = tracing::field::Empty,
+            outcome = tracing::field::Empty,
+        );
+        let outcome = self
+            .run_in_sandbox(checked, frame)
+            .instrument(span.clone())
+            .await;
+        let (fuel_used, kind) = match &outcome {
+            Ok(result) => (
+                result.fuel_used,
+                result.error.as_ref().map_or("ok", |e| e.kind.as_str()),
+            ),
+            Err(refused) => (refused.fuel_used, refused.error.kind()),
+        };
+        span.record("fuel_used", fuel_used);
+        span.record("outcome", kind);
+        outcome
+    }
+
+    async fn run_in_sandbox(
+        self: &Arc<Self>,
+        checked: &CheckedCall,
+        frame: Frame,
+    ) -> Result<ResultEnvelope, Refused> {
+        let call = checked.call();
+        tracing::info!(depth = frame.chain_above.len() + 1, "agent.started");
+        let invocation = match self
+            .sandbox
+            .invoke(
+                &call.agent,
+                &call.call_id,
+                checked.canonical(),
+                frame,
+                self.clone(),
+            )
+            .await
+        {
+            Ok(invocation) => invocation,
+            Err(error) => {
+                tracing::warn!(kind = error.kind(), fuel_used = error.fuel_used(), %error, "agent.error");
+                return Err(self.refuse(error, ids_of(checked), checked.canonical()));
+            }
+        };
+        tracing::info!(fuel_used = invocation.fuel_used, "agent.completed");
+        match self.crossing.check_reply(checked, &invocation.output) {
+            Ok(Reply::Ok(result)) => {
+                tracing::info!(
+                    fuel_used = invocation.fuel_used,
+                    outcome = "ok",
+                    "tool.executed"
+                );
+                Ok(ResultEnvelope::ok(call, result, invocation.fuel_used))
+            }
+            Ok(Reply::ToolError { kind, message }) => {
+                tracing::info!(fuel_used = invocation.fuel_used, outcome = %kind, "tool.executed");
+                Ok(ResultEnvelope::failed(
+                    call,
+                    kind.result_kind(),
+                    message,
+                    Some(Phase::Agent),
+                    invocation.fuel_used,
+                ))
+            }
+            Err(error) => {
+                let mut refused = self.refuse(error, ids_of(checked), &invocation.output);
+                refused.fuel_used = invocation.fuel_used;
+                Err(refused)
+            }
+        }
+    }
+
+    /// Quarantines bytes that are not UTF-8 (so not JSON), as a malformed envelope.
+    fn refuse_not_utf8(&self, bytes: &[u8], utf8: std::str::Utf8Error) -> Refused {
+        let error = CrossingError::Json {
+            phase: Phase::Envelope,
+            error: crate::canonical::JsonError::Malformed {
+                line: 0,
+                column: 0,
+                message: format!("input is not UTF-8: {utf8}"),
+            },
+        };
+        self.refuse(error, CallIds::default(), &String::from_utf8_lossy(bytes))
+    }
+
+    /// Quarantines a refusal of an envelope that did not pass its checks, with whatever of
+    /// its call_id, agent and tool can be read leniently.
+    pub(crate) fn refuse_unread(&self, error: CrossingError, text: &str) -> Refused {
+        let (call_id, agent, tool) = envelope::read_ids(text);
+        let ids = CallIds {
+            call_id: call_id.as_deref(),
+            agent: agent.as_deref(),
+            tool: tool.as_deref(),
+        };
+        self.refuse(error, ids, text)
+    }
+
+    /// Quarantines a refusal and returns it.
+    pub(crate) fn refuse(
+        &self,
+        error: CrossingError,
+        ids: CallIds<'_>,
+        offending: &str,
+    ) -> Refused {
+        tracing::warn!(
+            call_id = ids.call_id,
+            kind = error.kind(),
+            phase = error.phase().as_str(),
+            %error,
+            "call quarantined"
+        );
+        let record = QuarantineRecord::new(&error, ids, offending);
+        let journal_error = self.journal.quarantine(&record).err();
+        if let Some(journal_error) = &journal_error {
+            tracing::error!(%journal_error, "quarantine record could not be written");
+        }
+        Refused {
+            fuel_used: error.fuel_used(),
+            error,
+            call_id: ids.call_id.map(str::to_owned),
+            journal_error,
+        }
+    }
+}
