@@ -8,7 +8,8 @@
 //!
 //! Read it in this order:
 //! - the contract: [`limits`] (every bound, with its reason), [`canonical`] (I-JSON and
-//!   RFC 8785), [`schema`] (compiled validators), [`catalogue`] (the locked tools), [`envelope`]
+//!   RFC 8785), [`schema`] (compiled validators), [`catalogue`] (the locked tools, one home
+//!   per tool: schemas, deadline, confirmation, how a result is told), [`envelope`]
 //!   (toolcall.v1 and result.v1), [`crossing`] (the checks) and [`error`] (why a call was
 //!   refused);
 //! - the host, one module per question: [`host`] (the [`Host`] every front holds, and how it

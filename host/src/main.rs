@@ -321,10 +321,11 @@ fn print_decision(
         Decision::Declined => "declined: ",
         Decision::Held => "held: ",
     };
-    let status = match trace.outcome.status {
-        "ok" | "pending" | "declined" | "held" => String::new(),
-        other => format!(
-            " [{other}: {}]",
+    let status = match trace.outcome.status.is_failure() {
+        false => String::new(),
+        true => format!(
+            " [{}: {}]",
+            trace.outcome.status.as_str(),
             trace.outcome.kind.as_deref().unwrap_or("")
         ),
     };

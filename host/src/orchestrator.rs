@@ -15,8 +15,9 @@
 //!
 //! Every decision is written to traces.jsonl (durable, checked against trace.v1) before it is
 //! reported. A chosen proposal runs as the checked call it already is. It owns these rules; it
-//! must not check calls (the crossing does, through [`Host`]) nor read the machine's clock:
-//! time is the scenario's.
+//! must not check calls (the crossing does, through [`Host`]), know any tool (each tool's
+//! catalogue entry says how it is told, asked and what confirming it changes) nor read the
+//! machine's clock: time is the scenario's.
 
 use std::collections::{HashMap, HashSet};
 
@@ -27,7 +28,7 @@ use crate::host::{Host, TraceRecordError};
 use crate::scenario::{Answer, Scenario, World};
 use crate::tick::Proposal;
 use crate::trace::{
-    Decision, NotChosen, Outcome, RationaleFacts, Trace, TracedCall, rationale, summary,
+    Decision, LostReason, NotChosen, Outcome, RationaleFacts, Status, Trace, TracedCall, rationale,
 };
 
 /// Why a run stopped.
@@ -337,7 +338,7 @@ fn not_chosen(proposal: &Proposal) -> NotChosen {
         agent: call.agent.clone(),
         tool: call.tool.clone(),
         priority: proposal.priority,
-        reason: "surface_busy",
+        reason: LostReason::SurfaceBusy,
     }
 }
 
@@ -382,9 +383,7 @@ impl TickRun<'_> {
         memory
             .answered
             .insert(question.proposal.call.call().call_id.clone());
-        if let Some(id) = answer.signal.strip_prefix("invitation:") {
-            world.answer_invitation(id);
-        }
+        world.answered(&answer.signal);
         let choice = Choice {
             proposal: question.proposal,
             decision: match answer.confirm {
@@ -415,12 +414,13 @@ impl TickRun<'_> {
             beaten,
         } = choice;
         let call = proposal.call.call();
+        let spec = proposal.call.spec();
         let (outcome, fuel_used) = match decision {
             Decision::Executed | Decision::Confirmed => {
                 memory.shown.insert(call.call_id.clone());
                 memory.shown.insert(content_key(&proposal));
                 let (outcome, fuel_used, result) = self.execute(&proposal).await;
-                if outcome.status == "ok" {
+                if outcome.status == Status::Ok {
                     summary.shown.add(surface);
                 } else {
                     summary.calls_failed += 1;
@@ -428,7 +428,10 @@ impl TickRun<'_> {
                 summary.call_fuel += fuel_used;
                 if decision == Decision::Confirmed {
                     summary.confirmed += 1;
-                    apply_effects(call.agent.as_str(), call.tool.as_str(), &result, world);
+                    let effect = spec.on_confirm.zip(result).and_then(|(f, r)| f(&r));
+                    if let Some(effect) = effect {
+                        world.apply(effect);
+                    }
                 }
                 (outcome, fuel_used)
             }
@@ -438,33 +441,20 @@ impl TickRun<'_> {
                     surface,
                 });
                 summary.asked += 1;
-                let outcome = Outcome {
-                    status: "pending",
-                    kind: None,
-                    summary: question_text(&proposal),
-                };
-                (outcome, 0)
+                let question = spec.question_text(&call.agent, &call.args);
+                (Outcome::pending(question), 0)
             }
             Decision::Declined => {
                 summary.declined += 1;
-                let outcome = Outcome {
-                    status: "declined",
-                    kind: None,
-                    summary: "You said no; nothing was done".to_owned(),
-                };
-                (outcome, 0)
+                (Outcome::declined(), 0)
             }
             Decision::Held => {
                 summary.held += 1;
-                let outcome = Outcome {
-                    status: "held",
-                    kind: None,
-                    summary: "Question kept for the morning".to_owned(),
-                };
-                (outcome, 0)
+                (Outcome::held(), 0)
             }
         };
         let rationale = rationale(&RationaleFacts {
+            lead: spec.rationale_lead,
             agent: &call.agent,
             tool: &call.tool,
             signals: &proposal.signals,
@@ -504,80 +494,24 @@ impl TickRun<'_> {
     }
 
     /// Runs a chosen call: it passed the crossing when it was proposed, so it runs as it is
-    /// (its answer is checked now).
-    async fn execute(&self, proposal: &Proposal) -> (Outcome, u64, Value) {
+    /// (its answer is checked now). The outcome, the fuel burned, and the result if any.
+    async fn execute(&self, proposal: &Proposal) -> (Outcome, u64, Option<Value>) {
         let call = proposal.call.call();
         match self.host.dispatch(&proposal.call).await {
             Ok(result) => match (result.result, result.error) {
                 (Some(value), _) => {
-                    let outcome = Outcome {
-                        status: "ok",
-                        kind: None,
-                        summary: summary(&call.agent, &call.tool, &value),
-                    };
-                    (outcome, result.fuel_used, value)
+                    let outcome = Outcome::ok(proposal.call.spec(), &value);
+                    (outcome, result.fuel_used, Some(value))
                 }
                 (None, error) => {
                     let (kind, message) =
                         error.map_or((String::new(), String::new()), |e| (e.kind, e.message));
-                    let outcome = Outcome {
-                        status: "tool_error",
-                        summary: cut(format!("{}.{} failed: {message}", call.agent, call.tool)),
-                        kind: Some(kind),
-                    };
-                    (outcome, result.fuel_used, Value::Null)
+                    let outcome = Outcome::tool_error(&call.agent, &call.tool, kind, &message);
+                    (outcome, result.fuel_used, None)
                 }
             },
-            Err(refused) => {
-                let outcome = Outcome {
-                    status: "refused",
-                    kind: Some(refused.error.kind().to_owned()),
-                    summary: cut(format!("Refused by the host: {}", refused.error)),
-                };
-                (outcome, refused.fuel_used, Value::Null)
-            }
+            Err(refused) => (Outcome::refused(&refused.error), refused.fuel_used, None),
         }
-    }
-}
-
-/// What a question asks, from the proposal (its call's args are the proposal).
-fn question_text(proposal: &Proposal) -> String {
-    let call = proposal.call.call();
-    let text = match (call.agent.as_str(), call.tool.as_str()) {
-        ("calendar", "schedule_event") => {
-            let event = &call.args["event"];
-            format!(
-                "Add \"{}\" {} to {}? (yes / no)",
-                event["title"].as_str().unwrap_or("?"),
-                event["start"].as_str().unwrap_or("?"),
-                event["end"].as_str().unwrap_or("?")
-            )
-        }
-        (agent, tool) => format!("Run {agent}.{tool}? (yes / no)"),
-    };
-    cut(text)
-}
-
-/// What a confirmed call changes in the world: a scheduled event joins the calendar.
-fn apply_effects(agent: &str, tool: &str, result: &Value, world: &mut World) {
-    if (agent, tool) == ("calendar", "schedule_event") {
-        let event = &result["event"];
-        if event["id"].is_string() {
-            let mut added = serde_json::Map::new();
-            for field in ["id", "title", "start", "end", "location"] {
-                if let Some(value) = event.get(field).filter(|v| v.is_string()) {
-                    added.insert(field.to_owned(), value.clone());
-                }
-            }
-            world.add_event(Value::Object(added));
-        }
-    }
-}
-
-fn cut(text: String) -> String {
-    match text.char_indices().nth(crate::trace::SUMMARY_CHARS_MAX) {
-        Some((at, _)) => text[..at].to_owned(),
-        None => text,
     }
 }
 

@@ -10,7 +10,7 @@ use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
 use crate::canonical::parse_i_json;
-use crate::catalogue::SCENARIO_SCHEMA;
+use crate::catalogue::{Effect, SCENARIO_SCHEMA};
 use crate::schema::{SchemaRegistry, SchemaViolation};
 
 /// Largest scenario file: a week of signals at the schema's bounds fits with room to spare,
@@ -24,6 +24,9 @@ pub const CONTEXT_TRANSACTIONS_MAX: usize = 2000;
 pub const CONTEXT_SLEEP_SESSIONS_MAX: usize = 100;
 /// Longest scenario: seven days (at one tick a minute, 10,080 ticks).
 pub const SCENARIO_DAYS_MAX: i64 = 7;
+
+/// The signal a proposal about a pending invitation carries: `invitation:<id>`.
+pub const INVITATION_SIGNAL_PREFIX: &str = "invitation:";
 
 /// Why a scenario could not be used.
 #[derive(Debug, thiserror::Error)]
@@ -280,15 +283,23 @@ impl World {
         self.next_signal
     }
 
-    /// The user answered the invitation `id`: it is no longer pending.
-    pub fn answer_invitation(&mut self, id: &str) {
-        self.invitations.retain(|i| i["id"] != id);
+    /// The user answered a question about the item `signal` names: an invitation
+    /// (`invitation:<id>`) is no longer pending, whatever the answer. Other signals name
+    /// nothing the world keeps.
+    pub fn answered(&mut self, signal: &str) {
+        if let Some(id) = signal.strip_prefix(INVITATION_SIGNAL_PREFIX) {
+            self.invitations.retain(|i| i["id"] != id);
+        }
     }
 
-    /// A call the user confirmed put `event` on the calendar.
-    pub fn add_event(&mut self, event: Value) {
-        self.events.retain(|e| e["id"] != event["id"]);
-        self.events.push(event);
+    /// Applies what a call the user confirmed changed (from the tool's catalogue entry).
+    pub fn apply(&mut self, effect: Effect) {
+        match effect {
+            Effect::AddEvent(event) => {
+                self.events.retain(|e| e["id"] != event["id"]);
+                self.events.push(event);
+            }
+        }
     }
 
     /// The context snapshot every agent's tick receives at `now`.

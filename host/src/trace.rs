@@ -1,13 +1,17 @@
 //! Reasoning traces: the record of one orchestrator decision (`schemas/trace.v1.json`), and the
-//! only natural language the host writes.
+//! natural language the host writes around it.
 //!
-//! It owns the trace record and the fixed templates (ADR-0009): one rationale template per
-//! action kind (the call's tool), filled with the proposal's signals, and one summary template
-//! per tool, filled from its result: what the surface shows. It must not decide anything (the
-//! orchestrator does) nor write files (the journal does).
+//! It owns the trace record, its outcome (a status and what the surface shows) and the fixed
+//! rationale template (ADR-0009): the tool's lead (from its catalogue entry), the proposal's
+//! signals, then the arbitration. What a tool's result says is the tool's own template, in its
+//! catalogue entry; this module only bounds it. It must not decide anything (the orchestrator
+//! does) nor write files (the journal does).
 
 use serde::Serialize;
 use serde_json::Value;
+
+use crate::catalogue::ToolSpec;
+use crate::error::CrossingError;
 
 use crate::envelope::Surface;
 
@@ -45,16 +49,107 @@ pub struct TracedCall {
     pub confirm_required: bool,
 }
 
+/// How a decision turned out (trace.v1 `outcome.status`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// The call ran and returned its result.
+    Ok,
+    /// The call ran and the tool reported an error.
+    ToolError,
+    /// The host refused the call (it was quarantined).
+    Refused,
+    /// A question waiting for the user's answer.
+    Pending,
+    /// The user said no.
+    Declined,
+    /// A question kept back during quiet hours.
+    Held,
+}
+
+impl Status {
+    /// Its name in trace.v1.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Ok => "ok",
+            Self::ToolError => "tool_error",
+            Self::Refused => "refused",
+            Self::Pending => "pending",
+            Self::Declined => "declined",
+            Self::Held => "held",
+        }
+    }
+
+    /// Whether a call ran and failed (the tool's error, or the host's refusal).
+    pub fn is_failure(self) -> bool {
+        matches!(self, Self::ToolError | Self::Refused)
+    }
+}
+
 /// How the decision turned out.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Outcome {
-    /// `ok`, `tool_error`, `refused`, `pending`, `declined` or `held`.
-    pub status: &'static str,
+    /// What became of it.
+    pub status: Status,
     /// result.v1 error kind, for tool_error and refused.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
-    /// What the surface shows.
+    /// What the surface shows, at most [`SUMMARY_CHARS_MAX`] characters.
     pub summary: String,
+}
+
+impl Outcome {
+    /// A call that returned `result`: told by its tool's template.
+    pub fn ok(spec: &ToolSpec, result: &Value) -> Self {
+        Self::new(Status::Ok, None, (spec.summarize)(result))
+    }
+
+    /// A call whose tool reported an error of result.v1 kind `kind`.
+    pub fn tool_error(agent: &str, tool: &str, kind: String, message: &str) -> Self {
+        let summary = format!("{agent}.{tool} failed: {message}");
+        Self::new(Status::ToolError, Some(kind), summary)
+    }
+
+    /// A call the host refused.
+    pub fn refused(error: &CrossingError) -> Self {
+        let summary = format!("Refused by the host: {error}");
+        Self::new(Status::Refused, Some(error.kind().to_owned()), summary)
+    }
+
+    /// A question put to the user.
+    pub fn pending(question: String) -> Self {
+        Self::new(Status::Pending, None, question)
+    }
+
+    /// A question the user declined.
+    pub fn declined() -> Self {
+        Self::new(
+            Status::Declined,
+            None,
+            "You said no; nothing was done".into(),
+        )
+    }
+
+    /// A question kept for the morning.
+    pub fn held() -> Self {
+        Self::new(Status::Held, None, "Question kept for the morning".into())
+    }
+
+    fn new(status: Status, kind: Option<String>, summary: String) -> Self {
+        Self {
+            status,
+            kind,
+            summary: cut_chars(summary, SUMMARY_CHARS_MAX),
+        }
+    }
+}
+
+/// Why a proposal lost (trace.v1 `not_chosen[].reason`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LostReason {
+    /// One interruption per surface per tick: another proposal had a higher priority.
+    SurfaceBusy,
 }
 
 /// A proposal that lost its surface to the traced one.
@@ -68,8 +163,8 @@ pub struct NotChosen {
     pub tool: String,
     /// Its priority.
     pub priority: u8,
-    /// Why it lost (`surface_busy`).
-    pub reason: &'static str,
+    /// Why it lost.
+    pub reason: LostReason,
 }
 
 /// One line of traces.jsonl.
@@ -107,50 +202,11 @@ pub struct Trace {
     pub not_chosen: Vec<NotChosen>,
 }
 
-/// The lead of each action kind's rationale: why an agent proposes this tool at all.
-const RATIONALE_LEADS: &[(&str, &str, &str)] = &[
-    (
-        "calendar",
-        "detect_conflicts",
-        "Calendar conflicts need resolving",
-    ),
-    ("calendar", "find_free_slots", "Free time was looked for"),
-    (
-        "calendar",
-        "schedule_event",
-        "An invitation can go on the calendar, with your yes",
-    ),
-    ("comms", "triage_inbox", "New mail is worth a look"),
-    (
-        "comms",
-        "extract_action_items",
-        "A thread carries dated commitments",
-    ),
-    ("comms", "draft_reply", "A reply can be drafted"),
-    ("finance", "detect_anomalies", "Card activity looks wrong"),
-    ("finance", "budget_status", "A budget is over or at risk"),
-    ("finance", "upcoming_bills", "Bills are coming due"),
-    (
-        "finance",
-        "categorize_transactions",
-        "Spending can be categorized",
-    ),
-    ("wellness", "stress_score", "New wearable readings arrived"),
-    (
-        "wellness",
-        "sleep_summary",
-        "Last nights' sleep can be summed up",
-    ),
-    (
-        "wellness",
-        "suggest_break",
-        "Stress is high and the day has room for a break",
-    ),
-];
-
 /// What a rationale needs to know about the decision.
 #[derive(Debug, Clone, Copy)]
 pub struct RationaleFacts<'a> {
+    /// Why an agent proposes the tool at all: its catalogue entry's lead.
+    pub lead: &'a str,
     /// The call's agent.
     pub agent: &'a str,
     /// The call's tool.
@@ -172,10 +228,7 @@ pub struct RationaleFacts<'a> {
 /// The rationale: the tool's fixed lead, the signals, then the arbitration, at most
 /// [`RATIONALE_CHARS_MAX`] characters.
 pub fn rationale(facts: &RationaleFacts<'_>) -> String {
-    let lead = RATIONALE_LEADS
-        .iter()
-        .find(|(agent, tool, _)| *agent == facts.agent && *tool == facts.tool)
-        .map_or("An agent proposed this call", |(_, _, lead)| lead);
+    let lead = facts.lead;
     let signals = match facts.signals.is_empty() {
         true => "no signals given".to_owned(),
         false => facts.signals.join(", "),
@@ -217,192 +270,6 @@ pub fn surface_name(surface: Surface) -> &'static str {
     }
 }
 
-/// What the surface shows for a tool's result, from the tool's fixed template.
-pub fn summary(agent: &str, tool: &str, result: &Value) -> String {
-    let n = |field: &str| result[field].as_array().map_or(0, Vec::len);
-    let s = |v: &Value| v.as_str().unwrap_or("?").to_owned();
-    let text = match (agent, tool) {
-        ("calendar", "detect_conflicts") => {
-            let first = ["double_bookings", "overlaps"]
-                .iter()
-                .find_map(|f| result[*f].get(0))
-                .map(|p| format!("; first: {} / {}", s(&p["a"]), s(&p["b"])))
-                .or_else(|| {
-                    result["tight_transitions"]
-                        .get(0)
-                        .map(|p| format!("; first: {} → {}", s(&p["from"]), s(&p["to"])))
-                })
-                .unwrap_or_default();
-            format!(
-                "{} double booking(s), {} overlap(s), {} tight transition(s){first}",
-                n("double_bookings"),
-                n("overlaps"),
-                n("tight_transitions")
-            )
-        }
-        ("calendar", "find_free_slots") => match result["slots"].get(0) {
-            Some(slot) => format!("{} free slot(s); first {}", n("slots"), s(&slot["start"])),
-            None => "No free slot".to_owned(),
-        },
-        ("calendar", "schedule_event") => {
-            let event = &result["event"];
-            let mut text = format!(
-                "Added \"{}\" {} to {}",
-                s(&event["title"]),
-                s(&event["start"]),
-                s(&event["end"])
-            );
-            if n("conflicts") > 0 {
-                text.push_str(&format!("; {} conflict(s)", n("conflicts")));
-            }
-            if let Some(status) = result["break"]["status"].as_str() {
-                text.push_str(&format!("; break after it: {status}"));
-                if let Some(reason) = result["break"]["reason"].as_str() {
-                    text.push_str(&format!(" ({reason})"));
-                }
-            }
-            text
-        }
-        ("comms", "triage_inbox") => {
-            let top = result["messages"].get(0).map_or(String::new(), |m| {
-                format!(
-                    "; top: {} (urgency {})",
-                    s(&m["id"]),
-                    m["urgency"].as_f64().unwrap_or(0.0)
-                )
-            });
-            format!(
-                "{} message(s) triaged, {} need you now{top}",
-                n("messages"),
-                result["interrupt_count"].as_u64().unwrap_or(0)
-            )
-        }
-        ("comms", "extract_action_items") => match result["items"].get(0) {
-            Some(item) => format!(
-                "{} action item(s); first: \"{}\"{}",
-                n("items"),
-                s(&item["text"]),
-                item["due"]
-                    .as_str()
-                    .map_or(String::new(), |due| format!(" due {due}"))
-            ),
-            None => "No action items".to_owned(),
-        },
-        ("comms", "draft_reply") => {
-            format!("Draft to {}: {}", s(&result["to"]), s(&result["subject"]))
-        }
-        ("finance", "detect_anomalies") => match result["flagged"].get(0) {
-            Some(f) => format!(
-                "{} of {} flagged; first: {} {} ({})",
-                n("flagged"),
-                result["evaluated"].as_u64().unwrap_or(0),
-                s(&f["merchant"]),
-                money(&f["amount_minor"], &f["currency"]),
-                f["reasons"]
-                    .as_array()
-                    .map(|r| r
-                        .iter()
-                        .filter_map(Value::as_str)
-                        .collect::<Vec<_>>()
-                        .join(", "))
-                    .unwrap_or_default()
-            ),
-            None => format!(
-                "Nothing flagged of {}",
-                result["evaluated"].as_u64().unwrap_or(0)
-            ),
-        },
-        ("finance", "budget_status") => {
-            let budgets = result["budgets"].as_array().cloned().unwrap_or_default();
-            let over = budgets.iter().filter(|b| b["over"] == true).count();
-            let at_risk = budgets.iter().filter(|b| b["at_risk"] == true).count();
-            let worst = budgets
-                .iter()
-                .find(|b| b["over"] == true)
-                .or_else(|| budgets.iter().find(|b| b["at_risk"] == true))
-                .map_or(String::new(), |b| {
-                    format!(
-                        "; {}: {} of {}",
-                        s(&b["category"]),
-                        money(&b["spent_minor"], &b["currency"]),
-                        money(&b["limit_minor"], &b["currency"])
-                    )
-                });
-            format!(
-                "{over} budget(s) over, {at_risk} at risk in {}{worst}",
-                s(&result["month"])
-            )
-        }
-        ("finance", "upcoming_bills") => match result["bills"].get(0) {
-            Some(bill) => format!(
-                "{} bill(s); next: {} {} on {}",
-                n("bills"),
-                s(&bill["merchant"]),
-                money(&bill["next_amount_minor"], &bill["currency"]),
-                s(&bill["next_date"])
-            ),
-            None => "No bills due".to_owned(),
-        },
-        ("finance", "categorize_transactions") => format!("{} categories", n("groups")),
-        ("wellness", "stress_score") => format!(
-            "Stress {} ({})",
-            result["score"].as_u64().unwrap_or(0),
-            s(&result["level"])
-        ),
-        ("wellness", "sleep_summary") => format!(
-            "Sleep debt {} min over {} nights; {} with sleep, average {} min",
-            result["sleep_debt_minutes"].as_u64().unwrap_or(0),
-            n("nights"),
-            result["nights_with_sleep"].as_u64().unwrap_or(0),
-            result["average_minutes"].as_u64().unwrap_or(0)
-        ),
-        ("wellness", "suggest_break") => s(&result["reason"]),
-        _ => "Done".to_owned(),
-    };
-    cut_chars(text, SUMMARY_CHARS_MAX)
-}
-
-/// ISO 4217 currencies whose minor unit is not a hundredth: (code, decimals).
-const MINOR_UNIT_EXCEPTIONS: &[(&str, u32)] = &[
-    ("BHD", 3),
-    ("CLP", 0),
-    ("IQD", 3),
-    ("ISK", 0),
-    ("JOD", 3),
-    ("JPY", 0),
-    ("KRW", 0),
-    ("KWD", 3),
-    ("LYD", 3),
-    ("OMR", 3),
-    ("TND", 3),
-    ("UGX", 0),
-    ("VND", 0),
-];
-
-/// An amount in minor units as `12.34 EUR`.
-fn money(amount_minor: &Value, currency: &Value) -> String {
-    let currency = currency.as_str().unwrap_or("?");
-    let Some(amount) = amount_minor.as_i64() else {
-        return format!("? {currency}");
-    };
-    let decimals = MINOR_UNIT_EXCEPTIONS
-        .iter()
-        .find(|(code, _)| *code == currency)
-        .map_or(2, |(_, d)| *d);
-    if decimals == 0 {
-        return format!("{amount} {currency}");
-    }
-    let scale = 10i64.pow(decimals);
-    let sign = if amount < 0 { "-" } else { "" };
-    let abs = amount.unsigned_abs();
-    format!(
-        "{sign}{}.{:0width$} {currency}",
-        abs / scale as u64,
-        abs % scale as u64,
-        width = decimals as usize
-    )
-}
-
 /// `text` cut to `max` characters (an ellipsis marks the cut).
 fn cut_chars(mut text: String, max: usize) -> String {
     if let Some((cut, _)) = text.char_indices().nth(max.saturating_sub(1))
@@ -417,7 +284,6 @@ fn cut_chars(mut text: String, max: usize) -> String {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use serde_json::json;
 
     /// A trace as the orchestrator writes one, valid against trace.v1.
     pub(crate) fn sample() -> Trace {
@@ -439,34 +305,23 @@ pub(crate) mod tests {
             requested_surface: Surface::Watch,
             surface: Surface::Watch,
             rationale: "Calendar conflicts need resolving.".into(),
-            outcome: Outcome {
-                status: "held",
-                kind: None,
-                summary: "Question kept for the morning".into(),
-            },
+            outcome: Outcome::held(),
             fuel_used: 0,
             not_chosen: vec![NotChosen {
                 call_id: "t_abcdefghij".into(),
                 agent: "wellness".into(),
                 tool: "stress_score".into(),
                 priority: 20,
-                reason: "surface_busy",
+                reason: LostReason::SurfaceBusy,
             }],
         }
-    }
-
-    #[test]
-    fn money_follows_the_currency_minor_unit() {
-        assert_eq!(money(&json!(123456), &json!("EUR")), "1234.56 EUR");
-        assert_eq!(money(&json!(-5), &json!("EUR")), "-0.05 EUR");
-        assert_eq!(money(&json!(1500), &json!("JPY")), "1500 JPY");
-        assert_eq!(money(&json!(1500), &json!("KWD")), "1.500 KWD");
     }
 
     #[test]
     fn rationales_fill_the_tool_template_and_stay_in_bounds() {
         let signals = vec!["double_booking:e1/e2".to_owned()];
         let facts = RationaleFacts {
+            lead: "Calendar conflicts need resolving",
             agent: "calendar",
             tool: "detect_conflicts",
             signals: &signals,
@@ -501,18 +356,36 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn summaries_read_the_result() {
-        let result = json!({"double_bookings": [], "overlaps": [{"a": "e1", "b": "e2", "overlap_minutes": 30}],
-            "tight_transitions": [], "truncated": false});
+    fn outcomes_serialize_as_trace_v1_names_them() {
+        let spec = crate::catalogue::tool("wellness", "stress_score").unwrap();
+        let ok = Outcome::ok(spec, &serde_json::json!({"score": 40, "level": "moderate"}));
         assert_eq!(
-            summary("calendar", "detect_conflicts", &result),
-            "0 double booking(s), 1 overlap(s), 0 tight transition(s); first: e1 / e2"
+            serde_json::to_value(&ok).unwrap(),
+            serde_json::json!({"status": "ok", "summary": "Stress 40 (moderate)"})
         );
-        let flagged = json!({"flagged": [{"merchant": "ACME", "amount_minor": 129900, "currency": "EUR",
-            "reasons": ["duplicate"]}], "evaluated": 40});
+        let refused = Outcome::refused(&CrossingError::UnknownAgent {
+            agent: "mallory".into(),
+        });
         assert_eq!(
-            summary("finance", "detect_anomalies", &flagged),
-            "1 of 40 flagged; first: ACME 1299.00 EUR (duplicate)"
+            serde_json::to_value(&refused).unwrap(),
+            serde_json::json!({"status": "refused", "kind": "unknown_agent",
+                "summary": "Refused by the host: envelope: unknown agent `mallory`"})
         );
+        let failed = Outcome::tool_error("finance", "budget_status", "tool_failed".into(), "no");
+        assert_eq!(failed.status, Status::ToolError);
+        assert_eq!(failed.summary, "finance.budget_status failed: no");
+        assert_eq!(
+            serde_json::to_value(LostReason::SurfaceBusy).unwrap(),
+            "surface_busy"
+        );
+    }
+
+    #[test]
+    fn a_long_summary_is_cut_and_marked() {
+        let long = Outcome::pending("q".repeat(SUMMARY_CHARS_MAX + 5));
+        assert_eq!(long.summary.chars().count(), SUMMARY_CHARS_MAX);
+        assert!(long.summary.ends_with('…'));
+        let exact = Outcome::pending("q".repeat(SUMMARY_CHARS_MAX));
+        assert_eq!(exact.summary, "q".repeat(SUMMARY_CHARS_MAX));
     }
 }

@@ -1,18 +1,30 @@
-//! The catalogue: the locked set of (agent, tool) pairs the host will dispatch (ADR-0009).
+//! The catalogue: the locked set of (agent, tool) pairs the host will dispatch (ADR-0009), and
+//! everything the host knows about each tool.
 //!
 //! It owns the list itself, compiled into the binary with every schema it names, so a phone
-//! build carries it and nothing is read from disk at run time. Adding a tool is a code change
-//! here plus its two schema files. It must not validate anything itself (the crossing does, with
-//! the schema registry) and it must not learn tools from plugins: a plugin that claims a tool
-//! outside this list is refused.
+//! build carries it and nothing is read from disk at run time. Each tool has one home, its
+//! entry in its agent's file (`catalogue/<agent>.rs`): its two schemas
+//! (`schemas/<agent>/<tool>.{args,result}.json`), its default deadline, whether the user must
+//! confirm it, the lead of every rationale about it, how a surface tells its result, how it is
+//! asked as a question and what confirming it changes. Adding a tool is that entry plus its two
+//! schema files. It must not validate anything itself (the crossing does, with the schema
+//! registry) and it must not learn tools from plugins: a plugin that claims a tool outside this
+//! list is refused.
 
 use serde::Serialize;
+use serde_json::Value;
 
-use crate::limits::{DEADLINE_MS_DEFAULT, MEMORY_BYTES_MAX};
+use crate::limits::AGENTS_MAX;
 use crate::schema::SchemaSource;
 use crate::schema_source;
 
-/// One tool an agent implements.
+mod calendar;
+mod comms;
+mod finance;
+mod text;
+mod wellness;
+
+/// One tool an agent implements, and everything the host knows about it.
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct ToolSpec {
     /// Tool name as it appears in toolcall.v1 `tool`.
@@ -27,6 +39,38 @@ pub struct ToolSpec {
     pub deadline_ms_default: u64,
     /// Whether the user must confirm before the orchestrator executes this tool.
     pub confirm_required: bool,
+    /// Why an agent proposes this tool at all: the lead of every rationale about it.
+    pub rationale_lead: &'static str,
+    /// What a surface shows for a result (valid against the result schema); the caller cuts
+    /// it to [`SUMMARY_CHARS_MAX`](crate::trace::SUMMARY_CHARS_MAX).
+    #[serde(skip)]
+    pub summarize: fn(&Value) -> String,
+    /// For a tool asked before it runs: the question, from the call's args (valid against the
+    /// args schema). `None`: "Run <agent>.<tool>? (yes / no)".
+    #[serde(skip)]
+    pub question: Option<fn(&Value) -> String>,
+    /// What running it on the user's yes changes in the user's world, from its result.
+    #[serde(skip)]
+    pub on_confirm: Option<fn(&Value) -> Option<Effect>>,
+}
+
+impl ToolSpec {
+    /// The question that asks the user to confirm a call of this tool (of `agent`) with
+    /// `args`.
+    pub fn question_text(&self, agent: &str, args: &Value) -> String {
+        match self.question {
+            Some(question) => question(args),
+            None => format!("Run {agent}.{}? (yes / no)", self.name),
+        }
+    }
+}
+
+/// What a confirmed call changes in the user's world (the orchestrator applies it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Effect {
+    /// An event joins the calendar: an object with `id`, `start`, `end` and, when known,
+    /// `title` and `location`.
+    AddEvent(Value),
 }
 
 /// One agent and the tools it must implement, exactly.
@@ -48,18 +92,32 @@ fn serialize_schema_id<S: serde::Serializer>(
     serializer.serialize_str(&source.id())
 }
 
-/// A tool's two schemas follow one naming rule: `schemas/<agent>/<tool>.{args,result}.json`.
-macro_rules! tool {
-    ($agent:literal, $tool:literal, deadline_ms: $deadline:expr, confirm: $confirm:expr) => {
-        ToolSpec {
+/// One tool's entry: its two schemas follow one naming rule,
+/// `schemas/<agent>/<tool>.{args,result}.json`.
+macro_rules! tool_entry {
+    (
+        $agent:literal, $tool:literal,
+        deadline_ms: $deadline:expr,
+        confirm: $confirm:expr,
+        rationale: $lead:expr,
+        summary: $summary:expr,
+        question: $question:expr,
+        on_confirm: $effect:expr $(,)?
+    ) => {
+        $crate::catalogue::ToolSpec {
             name: $tool,
-            args_schema: schema_source!(concat!($agent, "/", $tool, ".args.json")),
-            result_schema: schema_source!(concat!($agent, "/", $tool, ".result.json")),
+            args_schema: $crate::schema_source!(concat!($agent, "/", $tool, ".args.json")),
+            result_schema: $crate::schema_source!(concat!($agent, "/", $tool, ".result.json")),
             deadline_ms_default: $deadline,
             confirm_required: $confirm,
+            rationale_lead: $lead,
+            summarize: $summary,
+            question: $question,
+            on_confirm: $effect,
         }
     };
 }
+pub(crate) use tool_entry;
 
 /// The envelope schemas every crossing uses.
 pub const TOOLCALL_SCHEMA: SchemaSource = schema_source!("toolcall.v1.json");
@@ -88,49 +146,15 @@ pub const ENVELOPE_SCHEMAS: [SchemaSource; 7] = [
     TRACE_SCHEMA,
 ];
 
-/// The locked catalogue.
+/// The locked catalogue. Its order is the order ticks are taken in (and ties broken).
 pub const CATALOGUE: &[AgentSpec] = &[
-    AgentSpec {
-        name: "calendar",
-        memory_bytes_max: MEMORY_BYTES_MAX,
-        tools: &[
-            tool!("calendar", "find_free_slots", deadline_ms: DEADLINE_MS_DEFAULT, confirm: false),
-            tool!("calendar", "detect_conflicts", deadline_ms: DEADLINE_MS_DEFAULT, confirm: false),
-            tool!("calendar", "schedule_event", deadline_ms: DEADLINE_MS_DEFAULT, confirm: true),
-        ],
-    },
-    AgentSpec {
-        name: "wellness",
-        memory_bytes_max: MEMORY_BYTES_MAX,
-        tools: &[
-            tool!("wellness", "stress_score", deadline_ms: DEADLINE_MS_DEFAULT, confirm: false),
-            tool!("wellness", "sleep_summary", deadline_ms: DEADLINE_MS_DEFAULT, confirm: false),
-            tool!("wellness", "suggest_break", deadline_ms: DEADLINE_MS_DEFAULT, confirm: false),
-        ],
-    },
-    // finance takes up to 2000 transactions per call: measured at that bound, 46-61 M fuel, and
-    // 76 M for the worst anomaly result (100 flagged records); 2 s (200 M fuel at the default
-    // rate) leaves 2.6x headroom where the 1 s default would leave 1.3x.
-    AgentSpec {
-        name: "finance",
-        memory_bytes_max: MEMORY_BYTES_MAX,
-        tools: &[
-            tool!("finance", "categorize_transactions", deadline_ms: 2_000, confirm: false),
-            tool!("finance", "budget_status", deadline_ms: 2_000, confirm: false),
-            tool!("finance", "detect_anomalies", deadline_ms: 2_000, confirm: false),
-            tool!("finance", "upcoming_bills", deadline_ms: 2_000, confirm: false),
-        ],
-    },
-    AgentSpec {
-        name: "comms",
-        memory_bytes_max: MEMORY_BYTES_MAX,
-        tools: &[
-            tool!("comms", "triage_inbox", deadline_ms: DEADLINE_MS_DEFAULT, confirm: false),
-            tool!("comms", "draft_reply", deadline_ms: DEADLINE_MS_DEFAULT, confirm: false),
-            tool!("comms", "extract_action_items", deadline_ms: DEADLINE_MS_DEFAULT, confirm: false),
-        ],
-    },
+    calendar::AGENT,
+    wellness::AGENT,
+    finance::AGENT,
+    comms::AGENT,
 ];
+
+const _: () = assert!(CATALOGUE.len() <= AGENTS_MAX);
 
 /// The agent named `agent`, if the catalogue has it.
 pub fn agent(agent: &str) -> Option<&'static AgentSpec> {
@@ -232,6 +256,43 @@ mod tests {
     #[test]
     fn every_schema_compiles() {
         crate::schema::SchemaRegistry::compile(all_schemas()).unwrap();
+    }
+
+    #[test]
+    fn every_tool_has_its_lead_and_a_summary_that_reads_any_result() {
+        let mut leads = BTreeSet::new();
+        for agent in CATALOGUE {
+            for tool in agent.tools {
+                assert!(
+                    !tool.rationale_lead.is_empty(),
+                    "{}.{}",
+                    agent.name,
+                    tool.name
+                );
+                assert!(
+                    leads.insert(tool.rationale_lead),
+                    "{}: lead used twice",
+                    tool.name
+                );
+                // A result missing every field still reads (placeholders, no panic).
+                for result in [serde_json::json!({}), Value::Null] {
+                    assert!(!(tool.summarize)(&result).is_empty(), "{}", tool.name);
+                }
+                // Only a tool that is asked before it runs changes the world on a yes.
+                if tool.on_confirm.is_some() || tool.question.is_some() {
+                    assert!(tool.confirm_required, "{}.{}", agent.name, tool.name);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_tool_without_its_own_question_is_asked_plainly() {
+        let spec = tool("finance", "budget_status").unwrap();
+        assert_eq!(
+            spec.question_text("finance", &Value::Null),
+            "Run finance.budget_status? (yes / no)"
+        );
     }
 
     #[test]

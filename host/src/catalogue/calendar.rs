@@ -1,0 +1,160 @@
+//! The calendar agent's tools: free slots in working hours, conflicts in a day, and an event
+//! put on the calendar with the user's yes.
+//!
+//! Each tool's whole entry is here; it must not hold any check (the schemas and the crossing
+//! do) nor any decision (the orchestrator does).
+
+use serde_json::{Map, Value};
+
+use super::text::{count, text};
+use super::{AgentSpec, Effect, tool_entry};
+use crate::limits::{DEADLINE_MS_DEFAULT, MEMORY_BYTES_MAX};
+
+pub(super) const AGENT: AgentSpec = AgentSpec {
+    name: "calendar",
+    memory_bytes_max: MEMORY_BYTES_MAX,
+    tools: &[
+        tool_entry!("calendar", "find_free_slots",
+            deadline_ms: DEADLINE_MS_DEFAULT,
+            confirm: false,
+            rationale: "Free time was looked for",
+            summary: free_slots,
+            question: None,
+            on_confirm: None),
+        tool_entry!("calendar", "detect_conflicts",
+            deadline_ms: DEADLINE_MS_DEFAULT,
+            confirm: false,
+            rationale: "Calendar conflicts need resolving",
+            summary: conflicts,
+            question: None,
+            on_confirm: None),
+        tool_entry!("calendar", "schedule_event",
+            deadline_ms: DEADLINE_MS_DEFAULT,
+            confirm: true,
+            rationale: "An invitation can go on the calendar, with your yes",
+            summary: scheduled,
+            question: Some(schedule_question),
+            on_confirm: Some(event_added)),
+    ],
+};
+
+fn free_slots(result: &Value) -> String {
+    match result["slots"].get(0) {
+        Some(slot) => format!(
+            "{} free slot(s); first {}",
+            count(result, "slots"),
+            text(&slot["start"])
+        ),
+        None => "No free slot".to_owned(),
+    }
+}
+
+fn conflicts(result: &Value) -> String {
+    let first = ["double_bookings", "overlaps"]
+        .iter()
+        .find_map(|field| result[*field].get(0))
+        .map(|pair| format!("; first: {} / {}", text(&pair["a"]), text(&pair["b"])))
+        .or_else(|| {
+            result["tight_transitions"]
+                .get(0)
+                .map(|pair| format!("; first: {} → {}", text(&pair["from"]), text(&pair["to"])))
+        })
+        .unwrap_or_default();
+    format!(
+        "{} double booking(s), {} overlap(s), {} tight transition(s){first}",
+        count(result, "double_bookings"),
+        count(result, "overlaps"),
+        count(result, "tight_transitions")
+    )
+}
+
+fn scheduled(result: &Value) -> String {
+    let event = &result["event"];
+    let mut summary = format!(
+        "Added \"{}\" {} to {}",
+        text(&event["title"]),
+        text(&event["start"]),
+        text(&event["end"])
+    );
+    if count(result, "conflicts") > 0 {
+        summary.push_str(&format!("; {} conflict(s)", count(result, "conflicts")));
+    }
+    if let Some(status) = result["break"]["status"].as_str() {
+        summary.push_str(&format!("; break after it: {status}"));
+        if let Some(reason) = result["break"]["reason"].as_str() {
+            summary.push_str(&format!(" ({reason})"));
+        }
+    }
+    summary
+}
+
+fn schedule_question(args: &Value) -> String {
+    let event = &args["event"];
+    format!(
+        "Add \"{}\" {} to {}? (yes / no)",
+        text(&event["title"]),
+        text(&event["start"]),
+        text(&event["end"])
+    )
+}
+
+/// The scheduled event joins the calendar (when the result names it).
+fn event_added(result: &Value) -> Option<Effect> {
+    let event = &result["event"];
+    if !event["id"].is_string() {
+        return None;
+    }
+    let mut added = Map::new();
+    for field in ["id", "title", "start", "end", "location"] {
+        if let Some(value) = event.get(field).filter(|v| v.is_string()) {
+            added.insert(field.to_owned(), value.clone());
+        }
+    }
+    Some(Effect::AddEvent(Value::Object(added)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn conflicts_name_the_first_pair() {
+        let result = json!({"double_bookings": [], "overlaps": [{"a": "e1", "b": "e2",
+            "overlap_minutes": 30}], "tight_transitions": [], "truncated": false});
+        assert_eq!(
+            conflicts(&result),
+            "0 double booking(s), 1 overlap(s), 0 tight transition(s); first: e1 / e2"
+        );
+        let tight = json!({"double_bookings": [], "overlaps": [],
+            "tight_transitions": [{"from": "a", "to": "b"}]});
+        assert_eq!(
+            conflicts(&tight),
+            "0 double booking(s), 0 overlap(s), 1 tight transition(s); first: a → b"
+        );
+    }
+
+    #[test]
+    fn a_scheduled_event_is_asked_for_told_and_added() {
+        let args = json!({"event": {"title": "Dentist", "start": "2026-11-23T14:00:00+01:00",
+            "end": "2026-11-23T14:45:00+01:00"}});
+        assert_eq!(
+            schedule_question(&args),
+            "Add \"Dentist\" 2026-11-23T14:00:00+01:00 to 2026-11-23T14:45:00+01:00? (yes / no)"
+        );
+        let result = json!({"event": {"id": "ev_1", "title": "Dentist", "start": "S", "end": "E",
+            "attendees": ["a@b.c"]}, "conflicts": [{"id": "x"}],
+            "break": {"status": "skipped", "reason": "calm"}});
+        assert_eq!(
+            scheduled(&result),
+            "Added \"Dentist\" S to E; 1 conflict(s); break after it: skipped (calm)"
+        );
+        assert_eq!(
+            event_added(&result),
+            Some(Effect::AddEvent(
+                json!({"id": "ev_1", "title": "Dentist", "start": "S", "end": "E"})
+            ))
+        );
+        assert_eq!(event_added(&json!({"event": {}})), None);
+    }
+}

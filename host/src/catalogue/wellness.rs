@@ -1,0 +1,85 @@
+//! The wellness agent's tools: a stress score from wearable readings, a summary of the last
+//! nights' sleep, and a break sized by stress in a free slot.
+//!
+//! Each tool's whole entry is here; it must not hold any check (the schemas and the crossing
+//! do) nor any decision (the orchestrator does).
+
+use serde_json::Value;
+
+use super::text::{count, number, text};
+use super::{AgentSpec, tool_entry};
+use crate::limits::{DEADLINE_MS_DEFAULT, MEMORY_BYTES_MAX};
+
+pub(super) const AGENT: AgentSpec = AgentSpec {
+    name: "wellness",
+    memory_bytes_max: MEMORY_BYTES_MAX,
+    tools: &[
+        tool_entry!("wellness", "stress_score",
+            deadline_ms: DEADLINE_MS_DEFAULT,
+            confirm: false,
+            rationale: "New wearable readings arrived",
+            summary: stress,
+            question: None,
+            on_confirm: None),
+        tool_entry!("wellness", "sleep_summary",
+            deadline_ms: DEADLINE_MS_DEFAULT,
+            confirm: false,
+            rationale: "Last nights' sleep can be summed up",
+            summary: sleep,
+            question: None,
+            on_confirm: None),
+        tool_entry!("wellness", "suggest_break",
+            deadline_ms: DEADLINE_MS_DEFAULT,
+            confirm: false,
+            rationale: "Stress is high and the day has room for a break",
+            summary: suggested_break,
+            question: None,
+            on_confirm: None),
+    ],
+};
+
+fn stress(result: &Value) -> String {
+    format!(
+        "Stress {} ({})",
+        number(&result["score"]),
+        text(&result["level"])
+    )
+}
+
+fn sleep(result: &Value) -> String {
+    format!(
+        "Sleep debt {} min over {} nights; {} with sleep, average {} min",
+        number(&result["sleep_debt_minutes"]),
+        count(result, "nights"),
+        number(&result["nights_with_sleep"]),
+        number(&result["average_minutes"])
+    )
+}
+
+fn suggested_break(result: &Value) -> String {
+    text(&result["reason"])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn summaries_read_the_result() {
+        assert_eq!(
+            stress(&json!({"score": 40, "level": "moderate"})),
+            "Stress 40 (moderate)"
+        );
+        let nights = json!({"sleep_debt_minutes": 95, "nights": [{}, {}, {}],
+            "nights_with_sleep": 2, "average_minutes": 415});
+        assert_eq!(
+            sleep(&nights),
+            "Sleep debt 95 min over 3 nights; 2 with sleep, average 415 min"
+        );
+        assert_eq!(
+            suggested_break(&json!({"reason": "A walk at 10:30"})),
+            "A walk at 10:30"
+        );
+    }
+}
