@@ -12,7 +12,7 @@
 //! `<data-dir>/calibration.json` (read and written through cap-std); [`Host::calibrate`]
 //! runs it on a host opened with [`HostConfig::for_calibration`]. It must not change a budget
 //! on its own: the host reads the stored rate when it opens, and uses
-//! [`FUEL_PER_MS_DEFAULT`] when there is none.
+//! [`FUEL_PER_MS_DEFAULT`](crate::limits::FUEL_PER_MS_DEFAULT) when there is none.
 //!
 //! [`Host::calibrate`]: crate::Host::calibrate
 //! [`HostConfig::for_calibration`]: crate::HostConfig::for_calibration
@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::envelope::ToolCall;
-use crate::limits::{DEADLINE_MS_MAX, FUEL_PER_MS_DEFAULT};
+use crate::limits::{CALIBRATION_FILE_BYTES_MAX, DEADLINE_MS_MAX, FUEL_PER_MS_MIN};
 
 /// The calibration file, relative to the data dir.
 pub const CALIBRATION_FILE: &str = "calibration.json";
@@ -48,13 +48,6 @@ pub const WORKLOAD_AGENT: &str = "calendar";
 /// Events in the reference workload: enough that a run takes milliseconds, so timer
 /// resolution and per-call overhead stay small against it.
 pub const WORKLOAD_EVENTS: usize = 400;
-
-/// Least fuel per ms a calibration may store: a rate below the built-in default would mean the
-/// measurement went wrong (a stalled machine), and would starve every call.
-pub const FUEL_PER_MS_MIN: u64 = FUEL_PER_MS_DEFAULT;
-
-/// Largest calibration file read (it is a few hundred bytes).
-const CALIBRATION_FILE_BYTES_MAX: u64 = 4096;
 
 /// A device's calibration.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use crate::canonical::to_canonical_string;
 use crate::error::{CrossingError, Phase};
+use crate::limits::{LENIENT_ID_CHARS_MAX, RESULT_MESSAGE_CHARS_MAX};
 
 /// Where the user sees a call's result (toolcall.v1 `expected_surface`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -137,9 +138,6 @@ pub struct ResultError {
     pub schema_path: Option<String>,
 }
 
-/// Longest `error.message` in a result.v1.
-pub const RESULT_MESSAGE_CHARS_MAX: usize = 1000;
-
 fn cut_chars(mut text: String, chars_max: usize) -> String {
     if let Some((cut, _)) = text.char_indices().nth(chars_max) {
         text.truncate(cut);
@@ -253,9 +251,6 @@ pub fn read_ids(text: &str) -> (Option<String>, Option<String>, Option<String>) 
     };
     (field("call_id"), field("agent"), field("tool"))
 }
-
-/// The longest id read leniently from a refused envelope.
-const LENIENT_ID_CHARS_MAX: usize = 64;
 
 /// What to answer an agent whose `host.call` envelope `text` was refused: a result.v1 built
 /// from whatever of the envelope can be read (placeholders otherwise).

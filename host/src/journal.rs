@@ -16,7 +16,7 @@ use serde::Serialize;
 
 use crate::canonical::to_canonical_string;
 use crate::error::{CrossingError, Phase};
-use crate::limits::QUARANTINE_OFFENDING_BYTES_MAX;
+use crate::limits::{QUARANTINE_OFFENDING_BYTES_MAX, REPAIR_SCAN_BYTES_MAX};
 
 /// The quarantine log, relative to the data dir (ADR-0009).
 pub const QUARANTINE_PATH: &str = "errors/quarantine_calls.jsonl";
@@ -215,11 +215,6 @@ impl Journal {
         self.traces.append_value(trace)
     }
 }
-
-/// Longest tail scanned for the last newline when repairing. A record is at most a few times
-/// [`QUARANTINE_OFFENDING_BYTES_MAX`] (escaping can grow it up to 6×), so a torn record is
-/// always shorter than this.
-const REPAIR_SCAN_BYTES_MAX: u64 = 8 * QUARANTINE_OFFENDING_BYTES_MAX as u64 + 4096;
 
 /// Truncates a last line that has no newline (a write cut short by a crash).
 fn repair_torn_tail(file: &mut File, log: &'static str) -> std::io::Result<()> {

@@ -151,7 +151,67 @@ pub const GUEST_OUTPUT_BYTES_MAX: usize = 64 * 1024;
 /// Agents the host loads at once (the catalogue has four; room for the agents issue to grow).
 pub const AGENTS_MAX: usize = 16;
 
+/// Largest scenario file: a week of signals at the schema's bounds fits with room to spare,
+/// and the whole file is held in memory.
+pub const SCENARIO_BYTES_MAX: usize = 32 * 1024 * 1024;
+/// Messages in a tick's context: the latest ones (comms reads only the recent ones anyway).
+pub const CONTEXT_MESSAGES_MAX: usize = 200;
+/// Transactions in a tick's context: the latest ones (finance keeps at most 300 itself).
+pub const CONTEXT_TRANSACTIONS_MAX: usize = 2000;
+/// Sleep sessions in a tick's context: the latest ones (wellness keeps at most 100).
+pub const CONTEXT_SLEEP_SESSIONS_MAX: usize = 100;
+/// Longest scenario: seven days (at one tick a minute, 10,080 ticks).
+pub const SCENARIO_DAYS_MAX: i64 = 7;
+
+/// Longest rationale (ADR-0009: ≤ 500 characters).
+pub const RATIONALE_CHARS_MAX: usize = 500;
+/// Longest summary: a phone card's two lines, or a sentence spoken in the earbuds.
+pub const SUMMARY_CHARS_MAX: usize = 300;
+
+/// Longest `error.message` in a result.v1 (its schema's bound): enough for any refusal the
+/// host explains, and an agent's message cannot make a result large.
+pub const RESULT_MESSAGE_CHARS_MAX: usize = 1000;
+
+/// Longest call_id, agent or tool read leniently from a refused envelope for its quarantine
+/// record: every valid one is shorter, and a hostile one must not fill the record.
+pub const LENIENT_ID_CHARS_MAX: usize = 64;
+
+/// Deepest nesting of arrays and objects accepted, counting the outermost container as depth 1
+/// (a bare scalar has depth 0).
+///
+/// Why 64: the messages that cross the boundary are envelopes holding small records; a dozen
+/// levels is already unusual, so 64 is generous headroom for legitimate data. It sits well
+/// below `serde_json`'s own recursion limit of 128, so the structured `JsonError::TooDeep`
+/// always fires first rather than a generic "recursion limit exceeded" `JsonError::Malformed`.
+/// And it bounds the stack used by every recursive walk of a value: the canonical module's
+/// visitor, the canonicalizing serializer, `Value`'s drop, and the parsers inside agents,
+/// which run on small WebAssembly stacks.
+pub const JSON_DEPTH_MAX: usize = 64;
+
+/// Longest integer literal quoted verbatim in `JsonError::NumberOutOfRange`; longer ones are
+/// cut (the input may be megabytes of digits and the error ends up in logs).
+pub const LITERAL_SHOWN_MAX: usize = 64;
+
+/// Longest tail of a journal log scanned for the last newline when repairing a torn last line
+/// after a crash. A record is at most a few times
+/// [`QUARANTINE_OFFENDING_BYTES_MAX`] (escaping can grow it up to 6×), so a torn record is
+/// always shorter than this.
+pub const REPAIR_SCAN_BYTES_MAX: u64 = 8 * QUARANTINE_OFFENDING_BYTES_MAX as u64 + 4096;
+
+/// Least fuel per ms a calibration may store: a rate below the built-in default would mean the
+/// measurement went wrong (a stalled machine), and would starve every call.
+pub const FUEL_PER_MS_MIN: u64 = FUEL_PER_MS_DEFAULT;
+
+/// Largest calibration file read (it is a few hundred bytes).
+pub const CALIBRATION_FILE_BYTES_MAX: u64 = 4096;
+
+/// Largest envelope `aura dispatch` reads; the crossing refuses anything past its own cap, so
+/// reading a little more is enough to report the size honestly.
+pub const DISPATCH_INPUT_BYTES_MAX: u64 = CROSSING_BYTES_MAX as u64 + 1;
+
 // Relations between the bounds, checked at compile time.
+// serde_json refuses the 128th level of nesting; ours must be reached first.
+const _: () = assert!(JSON_DEPTH_MAX < 127);
 const _: () =
     assert!(DEADLINE_MS_MIN <= DEADLINE_MS_DEFAULT && DEADLINE_MS_DEFAULT <= DEADLINE_MS_MAX);
 const _: () = assert!(QUARANTINE_OFFENDING_BYTES_MAX <= CROSSING_BYTES_MAX);
@@ -162,3 +222,57 @@ const _: () = assert!(MEMORY_BYTES_MAX <= MEMORY_BYTES_CEILING);
 const _: () = assert!(EPOCH_TICK_MS < EPOCH_BACKSTOP_MARGIN_MS);
 // The largest fuel budget must not overflow u64.
 const _: () = assert!(DEADLINE_MS_MAX.checked_mul(FUEL_PER_MS_DEFAULT).is_some());
+
+#[cfg(test)]
+mod tests {
+    /// Constants named like bounds that are not the host's to choose: facts of a standard.
+    const NOT_OURS: &[&str] = &[
+        // RFC 7493's largest exactly representable integer, 2^53 − 1.
+        "I_JSON_INTEGER_MAX",
+        // ECMAScript's Number::toString: the smallest magnitude written with an exponent.
+        "ES6_EXPONENT_FORM_MIN",
+    ];
+
+    fn sources(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                sources(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+
+    /// The README says every bound is here: a constant named as a bound (`*_MAX`, `*_MIN`,
+    /// `*_CEILING`) anywhere else in the host's sources fails this test.
+    #[test]
+    fn every_bound_of_the_host_is_in_this_file() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut files = Vec::new();
+        sources(&root, &mut files);
+        let mut elsewhere = Vec::new();
+        for file in files.iter().filter(|f| !f.ends_with("limits.rs")) {
+            let text = std::fs::read_to_string(file).unwrap();
+            for line in text.lines() {
+                let Some((_, rest)) = line.trim_start().split_once("const ") else {
+                    continue;
+                };
+                let name: String = rest
+                    .chars()
+                    .take_while(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || *c == '_')
+                    .collect();
+                let bound = ["_MAX", "_MIN", "_CEILING"]
+                    .iter()
+                    .any(|s| name.ends_with(s));
+                if bound && !NOT_OURS.contains(&name.as_str()) {
+                    elsewhere.push(format!("{}: {name}", file.display()));
+                }
+            }
+        }
+        assert!(
+            elsewhere.is_empty(),
+            "bounds outside limits.rs: {elsewhere:#?}"
+        );
+    }
+}

@@ -18,10 +18,6 @@ const EXIT_TOOL_ERROR: u8 = 4;
 /// Exit status when the host could not start or an I/O error occurred.
 const EXIT_HOST_ERROR: u8 = 1;
 
-/// Largest envelope `aura dispatch` reads; the crossing refuses anything past its own cap, so
-/// reading a little more is enough to report the size honestly.
-const DISPATCH_INPUT_BYTES_MAX: u64 = aura::limits::CROSSING_BYTES_MAX as u64 + 1;
-
 #[derive(Parser, Debug)]
 #[command(
     name = "aura",
@@ -404,13 +400,13 @@ fn read_input(input: &PathBuf) -> anyhow::Result<Vec<u8>> {
     let mut bytes = Vec::new();
     if input.as_os_str() == "-" {
         std::io::stdin()
-            .take(DISPATCH_INPUT_BYTES_MAX)
+            .take(aura::limits::DISPATCH_INPUT_BYTES_MAX)
             .read_to_end(&mut bytes)
             .context("cannot read stdin")?;
     } else {
         std::fs::File::open(input)
             .with_context(|| format!("cannot open {}", input.display()))?
-            .take(DISPATCH_INPUT_BYTES_MAX)
+            .take(aura::limits::DISPATCH_INPUT_BYTES_MAX)
             .read_to_end(&mut bytes)
             .with_context(|| format!("cannot read {}", input.display()))?;
     }

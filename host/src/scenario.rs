@@ -11,19 +11,11 @@ use time::format_description::well_known::Rfc3339;
 
 use crate::canonical::parse_i_json;
 use crate::catalogue::{Effect, SCENARIO_SCHEMA};
+use crate::limits::{
+    CONTEXT_MESSAGES_MAX, CONTEXT_SLEEP_SESSIONS_MAX, CONTEXT_TRANSACTIONS_MAX, SCENARIO_BYTES_MAX,
+    SCENARIO_DAYS_MAX,
+};
 use crate::schema::{SchemaRegistry, SchemaViolation};
-
-/// Largest scenario file: a week of signals at the schema's bounds fits with room to spare,
-/// and the whole file is held in memory.
-pub const SCENARIO_BYTES_MAX: usize = 32 * 1024 * 1024;
-/// Messages in a tick's context: the latest ones (comms reads only the recent ones anyway).
-pub const CONTEXT_MESSAGES_MAX: usize = 200;
-/// Transactions in a tick's context: the latest ones (finance keeps at most 300 itself).
-pub const CONTEXT_TRANSACTIONS_MAX: usize = 2000;
-/// Sleep sessions in a tick's context: the latest ones (wellness keeps at most 100).
-pub const CONTEXT_SLEEP_SESSIONS_MAX: usize = 100;
-/// Longest scenario: seven days (at one tick a minute, 10,080 ticks).
-pub const SCENARIO_DAYS_MAX: i64 = 7;
 
 /// The signal a proposal about a pending invitation carries: `invitation:<id>`.
 pub const INVITATION_SIGNAL_PREFIX: &str = "invitation:";

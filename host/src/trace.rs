@@ -14,11 +14,7 @@ use crate::catalogue::ToolSpec;
 use crate::error::CrossingError;
 
 use crate::envelope::Surface;
-
-/// Longest rationale (ADR-0009: ≤ 500 characters).
-pub const RATIONALE_CHARS_MAX: usize = 500;
-/// Longest summary: a phone card's two lines, or a sentence spoken in the earbuds.
-pub const SUMMARY_CHARS_MAX: usize = 300;
+use crate::limits::{RATIONALE_CHARS_MAX, SUMMARY_CHARS_MAX};
 
 /// What became of a proposal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -42,7 +42,7 @@ pub struct ToolSpec {
     /// Why an agent proposes this tool at all: the lead of every rationale about it.
     pub rationale_lead: &'static str,
     /// What a surface shows for a result (valid against the result schema); the caller cuts
-    /// it to [`SUMMARY_CHARS_MAX`](crate::trace::SUMMARY_CHARS_MAX).
+    /// it to [`SUMMARY_CHARS_MAX`](crate::limits::SUMMARY_CHARS_MAX).
     #[serde(skip)]
     pub summarize: fn(&Value) -> String,
     /// For a tool asked before it runs: the question, from the call's args (valid against the
