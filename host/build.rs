@@ -11,7 +11,8 @@
 //! `target/plugins`: they are never written to `plugins/`. Their directory is passed to the
 //! host's tests as `AURA_TEST_GUESTS_DIR`.
 //!
-//! Set `AURA_SKIP_PLUGIN_BUILD=1` to build the host alone (cross builds of the host); change
+//! Set `AURA_SKIP_PLUGIN_BUILD=1` to build the host alone (cross builds of the host, or tests
+//! run on the components and guests as they were last built); change
 //! `AURA_PLUGINS_REBUILD` to force the nested build to run (`just build-plugins` does).
 
 use std::collections::BTreeMap;
@@ -38,14 +39,20 @@ fn main() {
     println!("cargo:rerun-if-env-changed=AURA_SKIP_PLUGIN_BUILD");
     println!("cargo:rerun-if-env-changed=AURA_PLUGINS_REBUILD");
     emit_build_identity();
-    if std::env::var_os("AURA_SKIP_PLUGIN_BUILD").is_some_and(|v| !v.is_empty() && v != "0") {
-        return;
-    }
     let host_dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("set by cargo"));
     let workspace = host_dir
         .parent()
         .expect("host/ is inside the workspace")
         .to_owned();
+    let target_dir = workspace.join("target").join("plugins");
+    // Where the guests are (or, when the build is skipped, were last) built.
+    println!(
+        "cargo:rustc-env=AURA_TEST_GUESTS_DIR={}",
+        target_dir.join(PLUGIN_TARGET).join(GUEST_PROFILE).display()
+    );
+    if std::env::var_os("AURA_SKIP_PLUGIN_BUILD").is_some_and(|v| !v.is_empty() && v != "0") {
+        return;
+    }
     for watched in [
         "agents",
         "tests/guests",
@@ -72,14 +79,9 @@ fn main() {
         .map(|name| (name.to_string(), format!("{name}-agent")))
         .collect();
     let guests = crates_under(&workspace.join("tests").join("guests"), "guest");
-    let target_dir = workspace.join("target").join("plugins");
     nested_build(&workspace, &target_dir, PLUGIN_PROFILE, &agents);
     nested_build(&workspace, &target_dir, GUEST_PROFILE, &guests);
     let built_dir = target_dir.join(PLUGIN_TARGET).join(PLUGIN_PROFILE);
-    println!(
-        "cargo:rustc-env=AURA_TEST_GUESTS_DIR={}",
-        target_dir.join(PLUGIN_TARGET).join(GUEST_PROFILE).display()
-    );
 
     std::fs::create_dir_all(&plugins_dir).expect("cannot create plugins/");
     let backdated = started - OUTPUT_MTIME_BACKDATE;
