@@ -4,13 +4,12 @@
 
 use serde_json::{Value, json};
 
-use crate::support::{envelope, host_with, quarantine_lines};
+use crate::support::{
+    assert_proposed, assert_tool_invalid_args, call_tool, host_with, quarantine_lines,
+};
 
 async fn call(host: &aura::Host, call_id: &str, tool: &str, args: Value) -> aura::ResultEnvelope {
-    let text = envelope(call_id, "calendar", tool, args).to_string();
-    host.dispatch(&text)
-        .await
-        .unwrap_or_else(|r| panic!("{tool}: {}", r.error))
+    call_tool(host, "calendar", call_id, tool, args).await
 }
 
 #[tokio::test]
@@ -184,16 +183,7 @@ async fn inconsistent_args_get_a_typed_tool_error() {
             "start": "2026-11-23T10:00:00Z", "end": "2026-11-23T10:00:00Z"}}),
         ),
     ];
-    for (i, (tool, args)) in cases.into_iter().enumerate() {
-        let result = call(&host, &format!("t_invalid{i:03}"), tool, args).await;
-        assert!(!result.ok, "{tool}");
-        assert_eq!(result.error.unwrap().kind, "tool_invalid_args", "{tool}");
-        assert!(result.fuel_used > 0, "the agent ran");
-    }
-    assert!(
-        quarantine_lines(&data).is_empty(),
-        "a tool error is an answer, not a refusal"
-    );
+    assert_tool_invalid_args(&host, &data, "calendar", Vec::from(cases)).await;
 }
 
 #[tokio::test]
@@ -285,16 +275,12 @@ async fn tick_proposes_detect_conflicts_when_todays_events_clash() {
     let proposal = &outcome.proposals[0];
     assert_eq!(proposal.priority, 75);
     assert_eq!(proposal.signals, ["overlap:a/b"]);
-    let call = proposal.call.call();
-    assert_eq!(
-        (call.agent.as_str(), call.tool.as_str()),
-        ("calendar", "detect_conflicts")
-    );
-    assert_eq!(call.ts, "2026-11-23T08:00:00Z");
-    assert!(!call.confirm_required);
-    assert_eq!(
-        call.expected_surface,
-        Some(aura::envelope::Surface::PhoneCard)
+    let call = assert_proposed(
+        proposal,
+        ("calendar", "detect_conflicts"),
+        "2026-11-23T08:00:00Z",
+        false,
+        aura::envelope::Surface::PhoneCard,
     );
     assert_eq!(call.args["events"].as_array().unwrap().len(), 2);
     // The proposal is a call the host can dispatch as it is.
@@ -431,15 +417,12 @@ async fn tick_proposes_pending_invitations_for_confirmation() {
     let proposal = &outcome.proposals[0];
     assert_eq!(proposal.priority, 60);
     assert_eq!(proposal.signals, ["invitation:i1", "from:ana@example.org"]);
-    let call = proposal.call.call();
-    assert_eq!(
-        (call.agent.as_str(), call.tool.as_str()),
-        ("calendar", "schedule_event")
-    );
-    assert!(call.confirm_required);
-    assert_eq!(
-        call.expected_surface,
-        Some(aura::envelope::Surface::PhoneCard)
+    let call = assert_proposed(
+        proposal,
+        ("calendar", "schedule_event"),
+        "2026-11-23T08:00:00Z",
+        true,
+        aura::envelope::Surface::PhoneCard,
     );
     assert_eq!(
         call.args["break_after"],

@@ -4,13 +4,12 @@
 
 use serde_json::{Value, json};
 
-use crate::support::{envelope, host_with, quarantine_lines};
+use crate::support::{
+    assert_proposed, assert_tool_invalid_args, call_tool, host_with, quarantine_lines,
+};
 
 async fn call(host: &aura::Host, call_id: &str, tool: &str, args: Value) -> aura::ResultEnvelope {
-    let text = envelope(call_id, "comms", tool, args).to_string();
-    host.dispatch(&text)
-        .await
-        .unwrap_or_else(|r| panic!("{tool}: {}", r.error))
+    call_tool(host, "comms", call_id, tool, args).await
 }
 
 fn msg(id: &str, thread: &str, sender: &str, subject: &str, body: &str, at: &str) -> Value {
@@ -317,16 +316,7 @@ async fn inconsistent_args_get_a_typed_tool_error() {
             json!({"thread": [{"sender": "  ", "body": "", "sent_at": now}]}),
         ),
     ];
-    for (i, (tool, args)) in cases.into_iter().enumerate() {
-        let result = call(&host, &format!("t_invalid{i:03}"), tool, args).await;
-        assert!(!result.ok, "{tool}");
-        assert_eq!(result.error.unwrap().kind, "tool_invalid_args", "{tool}");
-        assert!(result.fuel_used > 0, "the agent ran");
-    }
-    assert!(
-        quarantine_lines(&data).is_empty(),
-        "a tool error is an answer, not a refusal"
-    );
+    assert_tool_invalid_args(&host, &data, "comms", Vec::from(cases)).await;
 }
 
 #[tokio::test]
@@ -431,16 +421,12 @@ async fn tick_proposes_triage_and_extraction_for_new_mail() {
     let triage = &outcome.proposals[0];
     assert_eq!(triage.priority, 95);
     assert_eq!(triage.signals, ["new_messages:2", "top:m1", "interrupt:m1"]);
-    let call = triage.call.call();
-    assert_eq!(
-        (call.agent.as_str(), call.tool.as_str()),
-        ("comms", "triage_inbox")
-    );
-    assert_eq!(call.ts, "2026-11-23T10:00:00Z");
-    assert!(!call.confirm_required);
-    assert_eq!(
-        call.expected_surface,
-        Some(aura::envelope::Surface::EarbudTts)
+    let call = assert_proposed(
+        triage,
+        ("comms", "triage_inbox"),
+        "2026-11-23T10:00:00Z",
+        false,
+        aura::envelope::Surface::EarbudTts,
     );
     // The proposal is a call the host can dispatch as it is.
     let result = host.dispatch(call).await.unwrap().result.unwrap();

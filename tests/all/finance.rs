@@ -6,13 +6,12 @@
 use aura::envelope::Surface;
 use serde_json::{Value, json};
 
-use crate::support::{envelope, host_with, quarantine_lines};
+use crate::support::{
+    assert_proposed, assert_tool_invalid_args, call_tool, host_with, quarantine_lines,
+};
 
 async fn call(host: &aura::Host, call_id: &str, tool: &str, args: Value) -> aura::ResultEnvelope {
-    let text = envelope(call_id, "finance", tool, args).to_string();
-    host.dispatch(&text)
-        .await
-        .unwrap_or_else(|r| panic!("{tool}: {}", r.error))
+    call_tool(host, "finance", call_id, tool, args).await
 }
 
 fn t(id: &str, merchant: &str, amount: i64, time: &str) -> Value {
@@ -306,20 +305,7 @@ async fn inconsistent_args_get_a_typed_tool_error() {
             "today": "2026-11-10"}),
         ),
     ];
-    for (i, (tool, args)) in cases.into_iter().enumerate() {
-        let result = call(&host, &format!("t_invalid{i:03}"), tool, args).await;
-        assert!(!result.ok, "{tool} case {i}");
-        assert_eq!(
-            result.error.unwrap().kind,
-            "tool_invalid_args",
-            "{tool} case {i}"
-        );
-        assert!(result.fuel_used > 0, "the agent ran");
-    }
-    assert!(
-        quarantine_lines(&data).is_empty(),
-        "a tool error is an answer, not a refusal"
-    );
+    assert_tool_invalid_args(&host, &data, "finance", Vec::from(cases)).await;
 }
 
 #[tokio::test]
@@ -423,14 +409,13 @@ async fn tick_proposes_detect_anomalies_for_a_duplicate_charge() {
     let proposal = &outcome.proposals[0];
     assert_eq!(proposal.priority, 70);
     assert_eq!(proposal.signals, ["duplicate:k2"]);
-    let call = proposal.call.call();
-    assert_eq!(
-        (call.agent.as_str(), call.tool.as_str()),
-        ("finance", "detect_anomalies")
+    let call = assert_proposed(
+        proposal,
+        ("finance", "detect_anomalies"),
+        "2026-11-24T08:00:00Z",
+        false,
+        Surface::PhoneCard,
     );
-    assert_eq!(call.ts, "2026-11-24T08:00:00Z");
-    assert!(!call.confirm_required);
-    assert_eq!(call.expected_surface, Some(Surface::PhoneCard));
     assert_eq!(call.args["since"], "2026-11-23T08:00:00Z");
     // The proposal is a call the host can dispatch as it is, and it finds the duplicate.
     let result = host.dispatch(call).await.unwrap().result.unwrap();

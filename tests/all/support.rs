@@ -119,3 +119,57 @@ pub async fn assert_refused_at_args(
         assert_eq!(quarantine_lines(data).len(), before + i + 1);
     }
 }
+
+/// Calls `agent`'s `tool` with `args` in a toolcall.v1 (with `call_id`): the result.v1, or a
+/// panic naming the refusal.
+pub async fn call_tool(
+    host: &Host,
+    agent: &str,
+    call_id: &str,
+    tool: &str,
+    args: Value,
+) -> aura::ResultEnvelope {
+    let text = envelope(call_id, agent, tool, args).to_string();
+    host.dispatch(&text)
+        .await
+        .unwrap_or_else(|r| panic!("{tool}: {}", r.error))
+}
+
+/// Sends each `(tool, args)` to `agent`: args that pass the schema but make no sense together.
+/// Each must reach the agent (fuel burned) and come back as `tool_invalid_args`, and none is
+/// quarantined: a tool error is an answer, not a refusal.
+pub async fn assert_tool_invalid_args(
+    host: &Host,
+    data: &Path,
+    agent: &str,
+    cases: Vec<(&str, Value)>,
+) {
+    for (i, (tool, args)) in cases.into_iter().enumerate() {
+        let result = call_tool(host, agent, &format!("t_invalid{i:03}"), tool, args).await;
+        assert!(!result.ok, "{tool} case {i}");
+        let kind = result.error.map(|e| e.kind).unwrap_or_default();
+        assert_eq!(kind, "tool_invalid_args", "{tool} case {i}");
+        assert!(result.fuel_used > 0, "{tool} case {i}: the agent ran");
+    }
+    assert!(
+        quarantine_lines(data).is_empty(),
+        "a tool error is an answer, not a refusal"
+    );
+}
+
+/// Checks what a tick proposed: `agent.tool`, at the tick's `ts`, asking for confirmation or
+/// not, for `surface`. Returns the proposed call.
+pub fn assert_proposed<'a>(
+    proposal: &'a aura::tick::Proposal,
+    (agent, tool): (&str, &str),
+    ts: &str,
+    confirm_required: bool,
+    surface: aura::envelope::Surface,
+) -> &'a aura::ToolCall {
+    let call = proposal.call.call();
+    assert_eq!((call.agent.as_str(), call.tool.as_str()), (agent, tool));
+    assert_eq!(call.ts, ts);
+    assert_eq!(call.confirm_required, confirm_required);
+    assert_eq!(call.expected_surface, Some(surface));
+    call
+}

@@ -5,13 +5,10 @@
 use aura::envelope::Surface;
 use serde_json::{Value, json};
 
-use crate::support::{envelope, host_with, quarantine_lines};
+use crate::support::{assert_tool_invalid_args, call_tool, host_with, quarantine_lines};
 
 async fn call(host: &aura::Host, call_id: &str, tool: &str, args: Value) -> aura::ResultEnvelope {
-    let text = envelope(call_id, "wellness", tool, args).to_string();
-    host.dispatch(&text)
-        .await
-        .unwrap_or_else(|r| panic!("{tool}: {}", r.error))
+    call_tool(host, "wellness", call_id, tool, args).await
 }
 
 fn baselines() -> Value {
@@ -289,16 +286,7 @@ async fn inconsistent_args_get_a_typed_tool_error() {
                    "now": "2026-11-23T10:00:00Z", "utc_offset_minutes": 0}),
         ),
     ];
-    for (i, (tool, args)) in cases.into_iter().enumerate() {
-        let result = call(&host, &format!("t_invalid{i:03}"), tool, args).await;
-        assert!(!result.ok, "{tool}");
-        assert_eq!(result.error.unwrap().kind, "tool_invalid_args", "{tool}");
-        assert!(result.fuel_used > 0, "the agent ran");
-    }
-    assert!(
-        quarantine_lines(&data).is_empty(),
-        "a tool error is an answer, not a refusal"
-    );
+    assert_tool_invalid_args(&host, &data, "wellness", Vec::from(cases)).await;
 }
 
 #[tokio::test]
