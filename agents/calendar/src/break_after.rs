@@ -27,14 +27,14 @@
 //! The envelope and the answer are pure functions, tested natively; only [`ask_wellness`]
 //! calls the host (natively `aura_sdk::call` always fails, so the break is `unavailable`).
 
-use aura_sdk::{ToolError, ToolResult, call_id_from};
+use aura_sdk::args::check_range;
+use aura_sdk::envelope::ToolCall;
+use aura_sdk::time::{TIME_CHARS_MAX, check_offset, parse_hh_mm, parse_time};
+use aura_sdk::{ToolError, ToolResult};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::common::{
-    CalendarEvent, MAX_EVENTS, MAX_OFFSET_MINUTES, MAX_TIME_CHARS, check_range, parse_hh_mm,
-    parse_time,
-};
+use crate::common::{CalendarEvent, MAX_EVENTS};
 use crate::schedule::ScheduledEvent;
 
 /// The agent and tool asked for the break.
@@ -116,12 +116,7 @@ impl BreakAfter {
             0,
             STRESS_SCORE_MAX,
         )?;
-        check_range(
-            self.utc_offset_minutes,
-            "break_after.utc_offset_minutes",
-            -MAX_OFFSET_MINUTES,
-            MAX_OFFSET_MINUTES,
-        )?;
+        check_offset(self.utc_offset_minutes, "break_after.utc_offset_minutes")?;
         let start = parse_hh_mm(&self.working_hours.start, "break_after.working_hours.start")?;
         let end = parse_hh_mm(&self.working_hours.end, "break_after.working_hours.end")?;
         if end <= start {
@@ -173,7 +168,7 @@ pub fn suggest_break_call(
     break_after: &BreakAfter,
     existing: &[CalendarEvent],
     event: &ScheduledEvent,
-) -> Value {
+) -> ToolResult<ToolCall> {
     // `existing` passed check_events: every time parses. A failure here would drop the span,
     // never the call.
     let end_of = |event: &CalendarEvent| parse_time(&event.end, "existing.end").ok();
@@ -193,24 +188,24 @@ pub fn suggest_break_call(
             .take(BREAK_BUSY_MAX - 1)
             .map(|(_, e)| json!({ "start": e.start, "end": e.end })),
     );
-    json!({
-        "call_id": call_id_from(&format!("calendar/schedule_event\nsuggest_break\n{}", event.id)),
-        "agent": BREAK_AGENT,
-        "tool": BREAK_TOOL,
-        "args": {
-            "stress": { "score": break_after.stress_score },
-            "busy": busy,
-            "working_hours": {
-                "start": break_after.working_hours.start,
-                "end": break_after.working_hours.end,
-            },
-            "now": event.end,
-            "utc_offset_minutes": break_after.utc_offset_minutes,
+    let args = json!({
+        "stress": { "score": break_after.stress_score },
+        "busy": busy,
+        "working_hours": {
+            "start": break_after.working_hours.start,
+            "end": break_after.working_hours.end,
         },
-        // Agents have no clock: the call is about the moment the event ends.
-        "ts": event.end,
-        "confirm_required": false,
-    })
+        "now": event.end,
+        "utc_offset_minutes": break_after.utc_offset_minutes,
+    });
+    // Agents have no clock: the call is about the moment the event ends.
+    ToolCall::new(
+        &format!("calendar/schedule_event\nsuggest_break\n{}", event.id),
+        BREAK_AGENT,
+        BREAK_TOOL,
+        args,
+        &event.end,
+    )
 }
 
 /// Asks wellness through the host and reads its answer. Never fails.
@@ -219,8 +214,9 @@ pub fn ask_wellness(
     existing: &[CalendarEvent],
     event: &ScheduledEvent,
 ) -> BreakOutcome {
-    let call = suggest_break_call(break_after, existing, event);
-    outcome(aura_sdk::call(&call))
+    let answer =
+        suggest_break_call(break_after, existing, event).and_then(|call| aura_sdk::call(&call));
+    outcome(answer)
 }
 
 /// Reads the host's answer to the `suggest_break` call (result.v1), or the failure of the
@@ -266,7 +262,7 @@ fn read_result(result: &Value) -> Result<BreakOutcome, &'static str> {
         Some("suggested") => {
             let suggestion = result.get("break").ok_or("break")?;
             let time = |key: &'static str| {
-                text(suggestion.get(key), MAX_TIME_CHARS)
+                text(suggestion.get(key), TIME_CHARS_MAX)
                     .filter(|t| parse_time(t, key).is_ok())
                     .ok_or(key)
             };
@@ -342,7 +338,7 @@ fn unavailable(kind: &str, message: &str) -> BreakOutcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use aura_sdk::ToolErrorKind;
+    use aura_sdk::{ToolErrorKind, call_id_from};
 
     fn break_after() -> BreakAfter {
         BreakAfter {
@@ -406,7 +402,9 @@ mod tests {
             ),
             existing("overlap", "2026-11-23T10:30:00Z", "2026-11-23T11:30:00Z"),
         ];
-        let call = suggest_break_call(&break_after(), &events, &scheduled());
+        let call = suggest_break_call(&break_after(), &events, &scheduled())
+            .unwrap()
+            .into_value();
         assert_eq!(
             call,
             json!({
@@ -442,8 +440,8 @@ mod tests {
                 )
             })
             .collect();
-        let call = suggest_break_call(&break_after(), &events, &scheduled());
-        let busy = call["args"]["busy"].as_array().unwrap();
+        let call = suggest_break_call(&break_after(), &events, &scheduled()).unwrap();
+        let busy = call.args()["busy"].as_array().unwrap();
         assert_eq!(busy.len(), BREAK_BUSY_MAX);
         // e498 starts 498 min after midnight = 08:18.
         assert_eq!(busy[499]["start"], "2026-11-24T08:18:00Z");
@@ -561,8 +559,7 @@ mod tests {
 
     #[test]
     fn the_kind_list_is_result_v1s() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../schemas/result.v1.json");
-        let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let schema = aura_testkit::load_schema("result.v1.json");
         let kinds = &schema["$defs"]["error"]["properties"]["kind"]["enum"];
         assert_eq!(*kinds, json!(RESULT_ERROR_KINDS));
     }

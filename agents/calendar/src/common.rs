@@ -1,15 +1,14 @@
-//! Types and helpers shared by the calendar tools: the event shape, working hours, RFC 3339
-//! parsing and formatting, and the argument checks every tool repeats.
+//! Types and helpers shared by the calendar tools: the event shape, working hours, and the
+//! event checks every tool repeats.
 //!
-//! Times are handled as whole Unix seconds (UTC) internally; fractions of a second in the input
-//! are dropped. `find_free_slots` then works in whole minutes (see that module).
+//! It must not hold tool logic, and it must not keep its own time or argument helpers: times
+//! (whole Unix seconds, fractions dropped; `find_free_slots` then works in whole minutes),
+//! offsets and "HH:MM" are `aura_sdk::time`'s, ranges and lengths `aura_sdk::args`'.
 
+use aura_sdk::args::{check_chars, check_len};
+use aura_sdk::time::{parse_hh_mm, parse_time};
 use aura_sdk::{ToolError, ToolResult};
 use serde::{Deserialize, Serialize};
-use time::format_description::well_known::Rfc3339;
-use time::{OffsetDateTime, UtcOffset};
-
-pub use aura_sdk::args::{check_len, check_range, parse_time, weekday_of_day};
 
 /// Most events (busy spans, existing events) one call accepts.
 pub const MAX_EVENTS: usize = 500;
@@ -17,18 +16,10 @@ pub const MAX_EVENTS: usize = 500;
 pub const MAX_ID_CHARS: usize = 128;
 /// Longest title or location, in characters.
 pub const MAX_TEXT_CHARS: usize = 200;
-/// Longest RFC 3339 string accepted.
-pub const MAX_TIME_CHARS: usize = 40;
-/// Largest `utc_offset_minutes` magnitude (UTC-14:00 .. UTC+14:00).
-pub const MAX_OFFSET_MINUTES: i32 = 840;
 /// Largest `travel_gap_minutes`.
 pub const MAX_TRAVEL_GAP_MINUTES: u32 = 240;
 /// Default `travel_gap_minutes`.
 pub const DEFAULT_TRAVEL_GAP_MINUTES: u32 = 15;
-
-pub const SECS_PER_MINUTE: i64 = 60;
-pub const MINUTES_PER_DAY: i64 = 1440;
-pub const SECS_PER_DAY: i64 = 86_400;
 
 /// A calendar event as `detect_conflicts` takes it (and `schedule_event` takes `existing`).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
@@ -123,66 +114,6 @@ impl WorkingHours {
     }
 }
 
-/// Parses "HH:MM" (00:00..23:59, or 24:00) into minutes after midnight.
-pub fn parse_hh_mm(s: &str, field: &str) -> ToolResult<i64> {
-    let bad = || ToolError::invalid_args(format!("{field}: {s:?} is not a time \"HH:MM\""));
-    let b = s.as_bytes();
-    if b.len() != 5 || b[2] != b':' {
-        return Err(bad());
-    }
-    let digits = [b[0], b[1], b[3], b[4]];
-    if !digits.iter().all(u8::is_ascii_digit) {
-        return Err(bad());
-    }
-    let [h1, h2, m1, m2] = digits.map(|d| i64::from(d - b'0'));
-    let (hours, minutes) = (h1 * 10 + h2, m1 * 10 + m2);
-    if minutes > 59 || hours > 24 || (hours == 24 && minutes != 0) {
-        return Err(bad());
-    }
-    Ok(hours * 60 + minutes)
-}
-
-/// Formats Unix seconds as RFC 3339 at `offset_minutes` ("Z" when the offset is 0).
-pub fn format_time(unix_secs: i64, offset_minutes: i32) -> ToolResult<String> {
-    let offset = UtcOffset::from_whole_seconds(offset_minutes * 60)
-        .map_err(|e| ToolError::invalid_args(format!("utc offset {offset_minutes}: {e}")))?;
-    OffsetDateTime::from_unix_timestamp(unix_secs)
-        .ok()
-        .map(|t| t.to_offset(offset))
-        .and_then(|t| t.format(&Rfc3339).ok())
-        .ok_or_else(|| {
-            ToolError::invalid_args(format!(
-                "time {unix_secs}s after the epoch is outside the RFC 3339 year range 0000..9999"
-            ))
-        })
-}
-
-/// Formats Unix seconds as RFC 3339 in UTC, e.g. "2026-11-23T08:00:00Z".
-pub fn format_utc(unix_secs: i64) -> ToolResult<String> {
-    format_time(unix_secs, 0)
-}
-
-/// Whole minutes in `secs` seconds, rounded up (a positive span never shows as 0 minutes).
-pub fn minutes_ceil(secs: i64) -> i64 {
-    secs.div_euclid(SECS_PER_MINUTE) + i64::from(secs.rem_euclid(SECS_PER_MINUTE) != 0)
-}
-
-/// Whole minutes in `secs` seconds, rounded down.
-pub fn minutes_floor(secs: i64) -> i64 {
-    secs.div_euclid(SECS_PER_MINUTE)
-}
-
-/// Checks that `s` has between `min` and `max` characters.
-pub fn check_chars(s: &str, field: &str, min: usize, max: usize) -> ToolResult<()> {
-    let n = s.chars().count();
-    if n < min || n > max {
-        return Err(ToolError::invalid_args(format!(
-            "{field}: must have {min} to {max} characters, has {n}"
-        )));
-    }
-    Ok(())
-}
-
 /// An event after checking: times in Unix seconds, location trimmed (None when blank).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Span<'a> {
@@ -246,77 +177,10 @@ pub fn check_events<'a>(events: &'a [CalendarEvent], field: &str) -> ToolResult<
     Ok(spans)
 }
 
-/// This agent's schemas, checked with the validator the host uses (see `aura-testkit`).
-#[cfg(test)]
-pub mod schema_check {
-    pub use aura_testkit::{assert_house_rules, assert_valid, is_valid};
-    use serde_json::Value;
-
-    const SCHEMAS: aura_testkit::AgentSchemas = aura_testkit::AgentSchemas { agent: "calendar" };
-
-    /// Loads `schemas/calendar/<name>`.
-    pub fn load(name: &str) -> Value {
-        SCHEMAS.load(name)
-    }
-
-    /// Checks the top of one of the schemas: draft, `$id`, object, house rules.
-    pub fn assert_header(schema: &Value, name: &str) {
-        SCHEMAS.assert_header(schema, name)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use aura_sdk::ToolErrorKind;
-
-    #[test]
-    fn hh_mm_parses_and_rejects() {
-        assert_eq!(parse_hh_mm("00:00", "f").unwrap(), 0);
-        assert_eq!(parse_hh_mm("09:30", "f").unwrap(), 570);
-        assert_eq!(parse_hh_mm("23:59", "f").unwrap(), 1439);
-        assert_eq!(parse_hh_mm("24:00", "f").unwrap(), 1440);
-        for bad in [
-            "24:01", "9:00", "09:60", "25:00", "0900", "09:0a", "", "09:000",
-        ] {
-            let e = parse_hh_mm(bad, "f").unwrap_err();
-            assert_eq!(e.kind, ToolErrorKind::InvalidArgs, "{bad}");
-        }
-    }
-
-    #[test]
-    fn rfc3339_round_trips_and_drops_fractions() {
-        // 2026-11-23 is a Monday; 09:00+01:00 = 08:00Z = 1_795_420_800.
-        let t = parse_time("2026-11-23T09:00:00+01:00", "t").unwrap();
-        assert_eq!(t, 1_795_420_800);
-        assert_eq!(parse_time("2026-11-23T08:00:00Z", "t").unwrap(), t);
-        assert_eq!(parse_time("2026-11-23T08:00:00.999Z", "t").unwrap(), t);
-        assert_eq!(format_utc(t).unwrap(), "2026-11-23T08:00:00Z");
-        assert_eq!(format_time(t, 60).unwrap(), "2026-11-23T09:00:00+01:00");
-        assert_eq!(format_time(t, -330).unwrap(), "2026-11-23T02:30:00-05:30");
-        assert_eq!(weekday_of_day(t.div_euclid(SECS_PER_DAY)), 1);
-        assert!(parse_time("2026-11-23T09:00:00", "t").is_err());
-        assert!(parse_time("2026-11-23", "t").is_err());
-        assert!(format_utc(253_402_300_800).is_err()); // 10000-01-01T00:00:00Z
-    }
-
-    #[test]
-    fn weekdays_of_known_days() {
-        assert_eq!(weekday_of_day(0), 4); // 1970-01-01 Thursday
-        assert_eq!(weekday_of_day(3), 7); // Sunday
-        assert_eq!(weekday_of_day(4), 1); // Monday
-        assert_eq!(weekday_of_day(-1), 3); // 1969-12-31 Wednesday
-    }
-
-    #[test]
-    fn minute_rounding() {
-        assert_eq!(minutes_ceil(0), 0);
-        assert_eq!(minutes_ceil(1), 1);
-        assert_eq!(minutes_ceil(60), 1);
-        assert_eq!(minutes_ceil(61), 2);
-        assert_eq!(minutes_floor(119), 1);
-        assert_eq!(minutes_floor(-1), -1);
-    }
 
     #[test]
     fn working_hours_checks() {

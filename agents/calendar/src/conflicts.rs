@@ -17,11 +17,12 @@
 //! - Sweep over the sorted events: O(n log n + number of pairs reported).
 
 use aura_sdk::ToolResult;
+use aura_sdk::args::check_range;
+use aura_sdk::time::{SECS_PER_MINUTE, minutes_ceil, minutes_floor};
 use serde::{Deserialize, Serialize};
 
 use crate::common::{
-    CalendarEvent, MAX_TRAVEL_GAP_MINUTES, SECS_PER_MINUTE, Span, check_events, check_range,
-    default_travel_gap_minutes, minutes_ceil, minutes_floor,
+    CalendarEvent, MAX_TRAVEL_GAP_MINUTES, Span, check_events, default_travel_gap_minutes,
 };
 
 /// Args of `detect_conflicts`.
@@ -245,7 +246,7 @@ pub fn detect_conflicts(args: DetectConflictsArgs) -> ToolResult<DetectConflicts
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::common::schema_check;
+    use crate::SCHEMAS;
     use aura_sdk::ToolErrorKind;
     use serde_json::json;
 
@@ -265,8 +266,8 @@ mod tests {
             travel_gap_minutes: 15,
         })
         .unwrap();
-        let schema = schema_check::load("detect_conflicts.result.json");
-        schema_check::assert_valid(&schema, &serde_json::to_value(&result).unwrap());
+        let schema = SCHEMAS.load("detect_conflicts.result.json");
+        aura_testkit::assert_valid(&schema, &serde_json::to_value(&result).unwrap());
         result
     }
 
@@ -476,8 +477,8 @@ mod tests {
                 CalendarEvent {
                     id: format!("e{i:03}"),
                     title: None,
-                    start: crate::common::format_utc(start).unwrap(),
-                    end: crate::common::format_utc(end).unwrap(),
+                    start: aura_sdk::time::format_utc(start).unwrap(),
+                    end: aura_sdk::time::format_utc(end).unwrap(),
                     location: Some(places[next(3) as usize].into()),
                 }
             })
@@ -515,17 +516,17 @@ mod tests {
 
     #[test]
     fn schema_examples_deserialize_and_run() {
-        let schema = schema_check::load("detect_conflicts.args.json");
-        schema_check::assert_header(&schema, "detect_conflicts.args.json");
-        let result_schema = schema_check::load("detect_conflicts.result.json");
-        schema_check::assert_header(&result_schema, "detect_conflicts.result.json");
+        let schema = SCHEMAS.load("detect_conflicts.args.json");
+        SCHEMAS.assert_header(&schema, "detect_conflicts.args.json");
+        let result_schema = SCHEMAS.load("detect_conflicts.result.json");
+        SCHEMAS.assert_header(&result_schema, "detect_conflicts.result.json");
         let examples = schema["examples"].as_array().unwrap();
         assert!(!examples.is_empty());
         for example in examples {
-            schema_check::assert_valid(&schema, example);
+            aura_testkit::assert_valid(&schema, example);
             let args: DetectConflictsArgs = serde_json::from_value(example.clone()).unwrap();
             let result = detect_conflicts(args).unwrap();
-            schema_check::assert_valid(&result_schema, &serde_json::to_value(&result).unwrap());
+            aura_testkit::assert_valid(&result_schema, &serde_json::to_value(&result).unwrap());
         }
         let args: DetectConflictsArgs = serde_json::from_value(json!({"events": []})).unwrap();
         assert_eq!(args.travel_gap_minutes, 15);

@@ -16,14 +16,15 @@
 //! - Output times are RFC 3339 at minute precision in the user's offset, e.g.
 //!   "2026-11-23T09:00:00+01:00" ("Z" when the offset is 0).
 
+use aura_sdk::args::{check_chars, check_len, check_range};
+use aura_sdk::time::{
+    MINUTES_PER_DAY, SECS_PER_MINUTE, check_offset, format_time, minutes_ceil, minutes_floor,
+    parse_time, weekday_of_day,
+};
 use aura_sdk::{ToolError, ToolResult};
 use serde::{Deserialize, Serialize};
 
-use crate::common::{
-    MAX_EVENTS, MAX_ID_CHARS, MAX_OFFSET_MINUTES, MINUTES_PER_DAY, SECS_PER_MINUTE, WorkingHours,
-    check_chars, check_len, check_range, format_time, minutes_ceil, minutes_floor, parse_time,
-    weekday_of_day,
-};
+use crate::common::{MAX_EVENTS, MAX_ID_CHARS, WorkingHours};
 
 /// Smallest and largest `duration_minutes`.
 pub const DURATION_MINUTES: (u32, u32) = (5, 480);
@@ -104,12 +105,7 @@ type Minutes = (i64, i64);
 /// Finds the free windows inside working hours. See the module documentation for the rules.
 pub fn find_free_slots(args: FindFreeSlotsArgs) -> ToolResult<FindFreeSlotsResult> {
     let hours = args.working_hours.check("working_hours")?;
-    check_range(
-        args.utc_offset_minutes,
-        "utc_offset_minutes",
-        -MAX_OFFSET_MINUTES,
-        MAX_OFFSET_MINUTES,
-    )?;
+    check_offset(args.utc_offset_minutes, "utc_offset_minutes")?;
     let (dmin, dmax) = DURATION_MINUTES;
     check_range(args.duration_minutes, "duration_minutes", dmin, dmax)?;
     check_range(args.buffer_minutes, "buffer_minutes", 0, MAX_BUFFER_MINUTES)?;
@@ -236,7 +232,7 @@ fn merge(mut spans: Vec<Minutes>) -> Vec<Minutes> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::common::schema_check;
+    use crate::SCHEMAS;
     use aura_sdk::ToolErrorKind;
     use serde_json::json;
 
@@ -275,8 +271,8 @@ mod tests {
     }
 
     fn check_result_schema(result: &FindFreeSlotsResult) {
-        let schema = schema_check::load("find_free_slots.result.json");
-        schema_check::assert_valid(&schema, &serde_json::to_value(result).unwrap());
+        let schema = SCHEMAS.load("find_free_slots.result.json");
+        aura_testkit::assert_valid(&schema, &serde_json::to_value(result).unwrap());
     }
 
     #[test]
@@ -599,12 +595,12 @@ mod tests {
 
     #[test]
     fn schema_examples_deserialize_and_run() {
-        let schema = schema_check::load("find_free_slots.args.json");
-        schema_check::assert_header(&schema, "find_free_slots.args.json");
+        let schema = SCHEMAS.load("find_free_slots.args.json");
+        SCHEMAS.assert_header(&schema, "find_free_slots.args.json");
         let examples = schema["examples"].as_array().unwrap();
         assert!(!examples.is_empty());
         for example in examples {
-            schema_check::assert_valid(&schema, example);
+            aura_testkit::assert_valid(&schema, example);
             let args: FindFreeSlotsArgs = serde_json::from_value(example.clone()).unwrap();
             let result = find_free_slots(args).unwrap();
             check_result_schema(&result);

@@ -26,15 +26,18 @@
 //!   wellness calls `calendar.find_free_slots` back, a cycle (calendar → wellness → calendar)
 //!   the host refuses: today the break is always `unavailable` through the host, on purpose.
 
+use aura_sdk::args::{check_chars, check_len, check_range};
+use aura_sdk::time::{
+    SECS_PER_DAY, SECS_PER_MINUTE, check_offset, format_utc, minutes_ceil, parse_time,
+    weekday_of_day,
+};
 use aura_sdk::{ToolError, ToolResult, call_id_from};
 use serde::{Deserialize, Serialize};
 
 use crate::break_after::{BreakAfter, BreakOutcome, ask_wellness};
 use crate::common::{
-    CalendarEvent, Hours, MAX_OFFSET_MINUTES, MAX_TEXT_CHARS, MAX_TRAVEL_GAP_MINUTES, SECS_PER_DAY,
-    SECS_PER_MINUTE, Span, WorkingHours, check_chars, check_events, check_len, check_range,
-    default_travel_gap_minutes, format_utc, minutes_ceil, parse_time, trimmed_location,
-    weekday_of_day,
+    CalendarEvent, Hours, MAX_TEXT_CHARS, MAX_TRAVEL_GAP_MINUTES, Span, WorkingHours, check_events,
+    default_travel_gap_minutes, trimmed_location,
 };
 use crate::conflicts::{ConflictKind, analyze};
 
@@ -179,12 +182,7 @@ pub fn place_event(args: &ScheduleEventArgs) -> ToolResult<ScheduleEventResult> 
     };
     let hours = match (&args.working_hours, args.utc_offset_minutes) {
         (Some(hours), Some(offset)) => {
-            check_range(
-                offset,
-                "utc_offset_minutes",
-                -MAX_OFFSET_MINUTES,
-                MAX_OFFSET_MINUTES,
-            )?;
+            check_offset(offset, "utc_offset_minutes")?;
             Some((hours.check("working_hours")?, offset))
         }
         (Some(_), None) => {
@@ -194,12 +192,7 @@ pub fn place_event(args: &ScheduleEventArgs) -> ToolResult<ScheduleEventResult> 
         }
         (None, offset) => {
             if let Some(offset) = offset {
-                check_range(
-                    offset,
-                    "utc_offset_minutes",
-                    -MAX_OFFSET_MINUTES,
-                    MAX_OFFSET_MINUTES,
-                )?;
+                check_offset(offset, "utc_offset_minutes")?;
             }
             None
         }
@@ -305,7 +298,7 @@ fn within_working_hours(start: i64, end: i64, hours: &Hours, offset_minutes: i32
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::common::schema_check;
+    use crate::SCHEMAS;
     use aura_sdk::ToolErrorKind;
     use serde_json::{Value, json};
 
@@ -342,8 +335,8 @@ mod tests {
 
     fn run(args: ScheduleEventArgs) -> ScheduleEventResult {
         let result = schedule_event(args).unwrap();
-        let schema = schema_check::load("schedule_event.result.json");
-        schema_check::assert_valid(&schema, &serde_json::to_value(&result).unwrap());
+        let schema = SCHEMAS.load("schedule_event.result.json");
+        aura_testkit::assert_valid(&schema, &serde_json::to_value(&result).unwrap());
         result
     }
 
@@ -648,7 +641,7 @@ mod tests {
 
     #[test]
     fn result_schema_ties_break_fields_to_the_status() {
-        let schema = schema_check::load("schedule_event.result.json");
+        let schema = SCHEMAS.load("schedule_event.result.json");
         let base = serde_json::to_value(run(args(
             new_event("2026-11-23T13:00:00Z", "2026-11-23T14:00:00Z"),
             vec![],
@@ -657,7 +650,7 @@ mod tests {
         let with = |brk: Value| {
             let mut value = base.clone();
             value["break"] = brk;
-            schema_check::is_valid(&schema, &value)
+            aura_testkit::is_valid(&schema, &value)
         };
         let suggested = json!({"status": "suggested", "start": "2026-11-23T14:00:00Z",
             "end": "2026-11-23T14:10:00Z", "minutes": 10, "kind": "stretch", "reason": "r"});
@@ -689,17 +682,17 @@ mod tests {
 
     #[test]
     fn schema_examples_deserialize_and_run() {
-        let schema = schema_check::load("schedule_event.args.json");
-        schema_check::assert_header(&schema, "schedule_event.args.json");
-        let result_schema = schema_check::load("schedule_event.result.json");
-        schema_check::assert_header(&result_schema, "schedule_event.result.json");
+        let schema = SCHEMAS.load("schedule_event.args.json");
+        SCHEMAS.assert_header(&schema, "schedule_event.args.json");
+        let result_schema = SCHEMAS.load("schedule_event.result.json");
+        SCHEMAS.assert_header(&result_schema, "schedule_event.result.json");
         let examples = schema["examples"].as_array().unwrap();
         assert!(!examples.is_empty());
         for example in examples {
-            schema_check::assert_valid(&schema, example);
+            aura_testkit::assert_valid(&schema, example);
             let args: ScheduleEventArgs = serde_json::from_value(example.clone()).unwrap();
             let result = schedule_event(args).unwrap();
-            schema_check::assert_valid(&result_schema, &serde_json::to_value(&result).unwrap());
+            aura_testkit::assert_valid(&result_schema, &serde_json::to_value(&result).unwrap());
         }
         let minimal = json!({"event": {"title": "x", "start": "2026-11-23T13:00:00Z",
                                        "end": "2026-11-23T14:00:00Z"}});
@@ -712,6 +705,6 @@ mod tests {
         let no_offset = json!({"event": {"title": "x", "start": "2026-11-23T13:00:00Z",
                                          "end": "2026-11-23T14:00:00Z"},
                                "working_hours": {"start": "09:00", "end": "17:00"}});
-        assert!(!schema_check::is_valid(&schema, &no_offset));
+        assert!(!aura_testkit::is_valid(&schema, &no_offset));
     }
 }

@@ -72,25 +72,24 @@
 //!
 //! The tick must not read a clock or keep state; it proposes and never runs anything.
 
-use aura_sdk::{ToolError, ToolResult, call_id_from};
+use aura_sdk::args::str_member;
+use aura_sdk::envelope::{
+    PROPOSALS_MAX, Proposal, SIGNAL_CHARS_MAX, Signals, Surface, ToolCall, answer,
+};
+use aura_sdk::time::{SECS_PER_DAY, SECS_PER_MINUTE, offset_minutes_of, parse_hh_mm, parse_time};
+use aura_sdk::{ToolError, ToolResult};
 use serde_json::{Map, Value, json};
 
 use crate::break_after::STRESS_SCORE_MAX;
 use crate::common::{
-    CalendarEvent, DEFAULT_TRAVEL_GAP_MINUTES, MAX_EVENTS, MAX_ID_CHARS, MAX_OFFSET_MINUTES,
-    MAX_TEXT_CHARS, SECS_PER_MINUTE, Span, parse_hh_mm, parse_time, trimmed_location,
+    CalendarEvent, DEFAULT_TRAVEL_GAP_MINUTES, MAX_EVENTS, MAX_ID_CHARS, MAX_TEXT_CHARS, Span,
+    trimmed_location,
 };
 use crate::conflicts::{ConflictKind, analyze};
 use crate::schedule::{MAX_ATTENDEE_CHARS, MAX_ATTENDEES};
 
 /// The agent's name in envelopes.
 pub const AGENT: &str = "calendar";
-/// Most signals in one proposal (the last may be `more:<n>`): proposals.v1's bound.
-pub const MAX_SIGNALS: usize = 16;
-/// Longest signal: proposals.v1's bound on each signal string.
-pub const SIGNAL_CHARS_MAX: usize = 200;
-/// Most proposals in one tick's answer: proposals.v1's bound.
-pub const PROPOSALS_MAX: usize = 16;
 /// Most `schedule_event` proposals per tick: what proposals.v1 leaves after the
 /// `detect_conflicts` proposal. A user answers a few invitations at a time anyway; the rest
 /// are proposed again by later ticks (same call_id).
@@ -110,7 +109,7 @@ pub const INVITATION_PRIORITY_BASE: u8 = 40;
 /// an answer before it begins.
 pub const INVITATION_SOON_BONUS: u8 = 20;
 /// How soon an invitation must start to earn [`INVITATION_SOON_BONUS`]: 24 hours.
-pub const INVITATION_SOON_SECS: i64 = 24 * 60 * SECS_PER_MINUTE;
+pub const INVITATION_SOON_SECS: i64 = SECS_PER_DAY;
 /// Added when the invitation intersects a kept event: accepting it needs a decision about
 /// the other event.
 pub const INVITATION_CONFLICT_BONUS: u8 = 10;
@@ -130,7 +129,7 @@ pub fn tick(context: Value) -> ToolResult<Value> {
     let events = usable_events(raw, now);
 
     let mut proposals = Vec::new();
-    if let Some(proposal) = conflicts_proposal(&events, now_text, now) {
+    if let Some(proposal) = conflicts_proposal(&events, now_text, now)? {
         proposals.push(proposal);
     }
 
@@ -145,7 +144,7 @@ pub fn tick(context: Value) -> ToolResult<Value> {
         let mut bytes = json_bytes(&proposals);
         for invitation in &invitations {
             let proposal =
-                invitation_proposal(invitation, &events, &existing, &local, now_text, now);
+                invitation_proposal(invitation, &events, &existing, &local, now_text, now)?;
             // +1 for the comma between proposals.
             bytes += json_bytes(&proposal) + 1;
             if bytes > PROPOSALS_BYTES_BUDGET {
@@ -154,7 +153,7 @@ pub fn tick(context: Value) -> ToolResult<Value> {
             proposals.push(proposal);
         }
     }
-    Ok(json!({ "proposals": proposals }))
+    Ok(answer(proposals))
 }
 
 /// An array of the context; absent or null is empty, anything else but an array an error.
@@ -178,7 +177,7 @@ fn conflicts_proposal(
     events: &[(CalendarEvent, i64, i64)],
     now_text: &str,
     now: i64,
-) -> Option<Value> {
+) -> ToolResult<Option<Proposal>> {
     let spans = events
         .iter()
         .map(|(event, start, end)| Span {
@@ -190,18 +189,14 @@ fn conflicts_proposal(
         .collect::<Vec<_>>();
     let findings = analyze(&spans, DEFAULT_TRAVEL_GAP_MINUTES);
     if findings.is_empty() {
-        return None;
+        return Ok(None);
     }
 
-    let mut signals: Vec<String> = findings
-        .iter()
-        .take(MAX_SIGNALS)
-        .map(|f| format!("{}:{}/{}", f.kind.as_str(), spans[f.a].id, spans[f.b].id))
-        .collect();
-    if findings.len() > MAX_SIGNALS {
-        signals.truncate(MAX_SIGNALS - 1);
-        signals.push(format!("more:{}", findings.len() - (MAX_SIGNALS - 1)));
-    }
+    let signals = Signals::capped(
+        findings
+            .iter()
+            .map(|f| format!("{}:{}/{}", f.kind.as_str(), spans[f.a].id, spans[f.b].id)),
+    );
 
     let mut priority = 0;
     let mut urgent = false;
@@ -230,26 +225,25 @@ fn conflicts_proposal(
         };
         priority = priority.max(score);
     }
-    let priority = priority.min(100);
 
-    let call_id = call_id_from(&format!(
+    let seed = format!(
         "calendar/tick\n{now_text}\ndetect_conflicts\n{}",
         signals.join("\n")
-    ));
+    );
     let event_list: Vec<&CalendarEvent> = events.iter().map(|(event, _, _)| event).collect();
-    let call = json!({
-        "call_id": call_id,
-        "agent": AGENT,
-        "tool": "detect_conflicts",
-        "args": {
-            "events": event_list,
-            "travel_gap_minutes": DEFAULT_TRAVEL_GAP_MINUTES,
-        },
-        "ts": now_text,
-        "confirm_required": false,
-        "expected_surface": if urgent { "WATCH" } else { "PHONE_CARD" },
+    let args = json!({
+        "events": event_list,
+        "travel_gap_minutes": DEFAULT_TRAVEL_GAP_MINUTES,
     });
-    Some(json!({ "call": call, "signals": signals, "priority": priority }))
+    let surface = if urgent {
+        Surface::Watch
+    } else {
+        Surface::PhoneCard
+    };
+    let call =
+        ToolCall::new(&seed, AGENT, "detect_conflicts", args, now_text)?.expected_surface(surface);
+    // The priority is capped at 100 by the proposal.
+    Ok(Some(Proposal::new(call, signals, priority)))
 }
 
 /// A pending invitation the tick can propose to schedule.
@@ -280,9 +274,7 @@ impl LocalTime {
     fn from_context(context: &Map<String, Value>, profile: Option<&Map<String, Value>>) -> Self {
         let offset_minutes = match context.get("utc_offset_minutes") {
             None | Some(Value::Null) => Some(0),
-            Some(value) => value
-                .as_i64()
-                .filter(|m| m.abs() <= i64::from(MAX_OFFSET_MINUTES)),
+            Some(value) => offset_minutes_of(value).map(i64::from),
         };
         let working_hours = offset_minutes
             .and(profile)
@@ -362,12 +354,7 @@ fn usable_invitations(raw: &[Value], now: i64) -> Vec<Invitation> {
 /// One context invitation, if it has a usable id, sender, title, start and end.
 fn lenient_invitation(value: &Value) -> Option<Invitation> {
     let object = value.as_object()?;
-    let text = |key: &str, min: usize, max: usize| {
-        object
-            .get(key)
-            .and_then(Value::as_str)
-            .filter(|s| (min..=max).contains(&s.chars().count()))
-    };
+    let text = |key: &str, min: usize, max: usize| str_member(object, key, min, max);
     let id = text("id", 1, MAX_ID_CHARS)?;
     let from = text("from", 1, INVITATION_FROM_CHARS_MAX)?;
     let title = text("title", 1, MAX_TEXT_CHARS).filter(|t| !t.trim().is_empty())?;
@@ -411,7 +398,7 @@ fn invitation_proposal(
     local: &LocalTime,
     now_text: &str,
     now: i64,
-) -> Value {
+) -> ToolResult<Proposal> {
     let mut conflicts: Vec<&(CalendarEvent, i64, i64)> = events
         .iter()
         .filter(|(_, start, end)| *start < invitation.end && invitation.start < *end)
@@ -422,24 +409,16 @@ fn invitation_proposal(
 
     let from_chars_max = SIGNAL_CHARS_MAX - "from:".len();
     let from: String = invitation.from.chars().take(from_chars_max).collect();
-    let mut signals = vec![
-        format!("invitation:{}", invitation.id),
-        format!("from:{from}"),
-    ];
-    let room = MAX_SIGNALS - signals.len();
-    let shown = if conflicts.len() > room {
-        room - 1
-    } else {
-        conflicts.len()
-    };
-    signals.extend(
-        conflicts[..shown]
+    // The invitation signal comes first (the orchestrator matches the user's answer on it).
+    let signals = Signals::capped_after(
+        vec![
+            format!("invitation:{}", invitation.id),
+            format!("from:{from}"),
+        ],
+        conflicts
             .iter()
             .map(|(event, _, _)| format!("conflict:{}", event.id)),
     );
-    if shown < conflicts.len() {
-        signals.push(format!("more:{}", conflicts.len() - shown));
-    }
 
     let mut priority = INVITATION_PRIORITY_BASE;
     if invitation.start - now <= INVITATION_SOON_SECS {
@@ -463,16 +442,11 @@ fn invitation_proposal(
     if let Some(break_after) = &local.break_after {
         args["break_after"] = break_after.clone();
     }
-    let call = json!({
-        "call_id": call_id_from(&format!("calendar/tick\nschedule_event\n{}", invitation.id)),
-        "agent": AGENT,
-        "tool": "schedule_event",
-        "args": args,
-        "ts": now_text,
-        "confirm_required": true,
-        "expected_surface": "PHONE_CARD",
-    });
-    json!({ "call": call, "signals": signals, "priority": priority })
+    let seed = format!("calendar/tick\nschedule_event\n{}", invitation.id);
+    let call = ToolCall::new(&seed, AGENT, "schedule_event", args, now_text)?
+        .confirm_required(true)
+        .expected_surface(Surface::PhoneCard);
+    Ok(Proposal::new(call, signals, i64::from(priority)))
 }
 
 /// The context's events that `detect_conflicts` would accept, with their times in Unix
@@ -507,13 +481,7 @@ fn usable_events(raw: &[Value], now: i64) -> Vec<(CalendarEvent, i64, i64)> {
 /// One context event, if it has a usable id, start and end.
 fn lenient_event(value: &Value) -> Option<(CalendarEvent, i64, i64)> {
     let object = value.as_object()?;
-    let text = |key: &str, max: usize| {
-        object
-            .get(key)
-            .and_then(Value::as_str)
-            .filter(|s| s.chars().count() <= max)
-            .map(str::to_owned)
-    };
+    let text = |key: &str, max: usize| str_member(object, key, 0, max).map(str::to_owned);
     let id = text("id", MAX_ID_CHARS).filter(|id| !id.is_empty())?;
     let start_text = object.get("start")?.as_str()?;
     let end_text = object.get("end")?.as_str()?;
@@ -535,31 +503,27 @@ fn lenient_event(value: &Value) -> Option<(CalendarEvent, i64, i64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::common::schema_check;
+    use crate::SCHEMAS;
     use crate::conflicts::{DetectConflictsArgs, detect_conflicts};
     use crate::schedule::{ScheduleEventArgs, ScheduleEventResult, schedule_event};
-    use aura_sdk::ToolErrorKind;
+    use aura_sdk::envelope::SIGNALS_MAX;
+    use aura_sdk::{ToolErrorKind, call_id_from};
 
     fn ev(id: &str, start: &str, end: &str) -> Value {
         json!({"id": id, "start": format!("2026-11-23T{start}:00Z"),
                "end": format!("2026-11-23T{end}:00Z")})
     }
 
+    /// The tick's proposals, each checked against proposals.v1, toolcall.v1 and its tool's
+    /// args schema (see `aura_testkit`).
     fn proposals(context: Value) -> Vec<Value> {
-        let answer = tick(context).unwrap();
-        assert_eq!(answer.as_object().unwrap().len(), 1);
-        answer["proposals"].as_array().unwrap().clone()
+        SCHEMAS.tick_proposals(&tick(context).unwrap())
     }
 
-    /// The proposed call's args satisfy the tool's schema and run.
+    /// The proposed detect_conflicts call (checked by `proposals`) runs.
     fn check_call(call: &Value) {
-        assert_eq!(call["agent"], "calendar");
         assert_eq!(call["tool"], "detect_conflicts");
         assert_eq!(call["confirm_required"], false);
-        let id = call["call_id"].as_str().unwrap();
-        assert!(id.len() == 12 && id.starts_with("t_"));
-        let schema = schema_check::load("detect_conflicts.args.json");
-        schema_check::assert_valid(&schema, &call["args"]);
         let args: DetectConflictsArgs = serde_json::from_value(call["args"].clone()).unwrap();
         detect_conflicts(args).unwrap();
     }
@@ -688,7 +652,7 @@ mod tests {
         let context = json!({"now": "2026-11-23T11:00:00Z", "events": events});
         let p = &proposals(context)[0];
         let signals = p["signals"].as_array().unwrap();
-        assert_eq!(signals.len(), MAX_SIGNALS);
+        assert_eq!(signals.len(), SIGNALS_MAX);
         assert_eq!(signals[0], "double_booking:e000/e001");
         assert_eq!(signals[15], format!("more:{}", 124_750 - 15));
         let kept = p["call"]["args"]["events"].as_array().unwrap();
@@ -719,15 +683,12 @@ mod tests {
                "start": format!("2026-11-23T{start}:00Z"), "end": format!("2026-11-23T{end}:00Z")})
     }
 
-    /// The proposed schedule_event call: for confirmation, args valid, and it runs (natively,
-    /// so a break_after reads unavailable).
+    /// The proposed schedule_event call (checked by `proposals`): for confirmation, and it runs
+    /// (natively, so a break_after reads unavailable).
     fn check_schedule_call(call: &Value) -> ScheduleEventResult {
-        assert_eq!(call["agent"], "calendar");
         assert_eq!(call["tool"], "schedule_event");
         assert_eq!(call["confirm_required"], true);
         assert_eq!(call["expected_surface"], "PHONE_CARD");
-        let schema = schema_check::load("schedule_event.args.json");
-        schema_check::assert_valid(&schema, &call["args"]);
         let args: ScheduleEventArgs = serde_json::from_value(call["args"].clone()).unwrap();
         schedule_event(args).unwrap()
     }
@@ -966,7 +927,7 @@ mod tests {
                              "invitations": [inv("i", "09:30", "10:30")]});
         let p = &proposals(context)[1];
         let signals = p["signals"].as_array().unwrap();
-        assert_eq!(signals.len(), MAX_SIGNALS);
+        assert_eq!(signals.len(), SIGNALS_MAX);
         assert_eq!(signals[2], "conflict:e00");
         assert_eq!(signals[14], "conflict:e12");
         assert_eq!(signals[15], "more:7");
@@ -1028,14 +989,15 @@ mod tests {
 
     #[test]
     fn bad_context_is_invalid_args() {
-        for context in [
-            json!([]),
-            json!({}),
-            json!({"now": 5}),
-            json!({"now": "soon"}),
+        // Every tick refuses a context without a usable `now` (see `aura_testkit`).
+        let own = [
             json!({"now": "2026-11-23T08:00:00Z", "events": {}}),
             json!({"now": "2026-11-23T08:00:00Z", "invitations": "inv1"}),
-        ] {
+        ];
+        for context in aura_testkit::contexts_without_a_usable_now()
+            .into_iter()
+            .chain(own)
+        {
             let e = tick(context).unwrap_err();
             assert_eq!(e.kind, ToolErrorKind::InvalidArgs);
         }

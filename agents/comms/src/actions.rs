@@ -14,12 +14,12 @@
 //!      request ("Bob, can you …"), or followed by [`NAMED_COMMITMENTS`] ("Priya will …").
 //!      Owner: the name as written. After a greeting ("Hi Bob, can you …") the name is the
 //!      recipient's, and rule 2 applies.
-//!   2. `request`: it holds one of [`REQUEST_PHRASES`] (except the boilerplate in
-//!      [`NOT_REQUESTS`]), or its first word after optional [`SOFTENERS`] (and a greeting with
-//!      a name and comma) is one of [`IMPERATIVE_VERBS`]. Owner: "me" when the message is
-//!      addressed to the user (sent by someone else, and `to` is absent or lists `me`);
-//!      otherwise the only recipient in `to` other than `me`, if there is exactly one; else
-//!      no owner.
+//!   2. `request`: it holds one of [`ASK_READER_PHRASES`] or [`ACTION_REQUEST_PHRASES`]
+//!      (except the boilerplate in [`NOT_REQUESTS`]), or its first word after optional
+//!      [`SOFTENERS`] (and a greeting with a name and comma) is one of [`IMPERATIVE_VERBS`].
+//!      Owner: "me" when the message is addressed to the user (sent by someone else, and `to`
+//!      is absent or lists `me`); otherwise the only recipient in `to` other than `me`, if
+//!      there is exactly one; else no owner.
 //!   3. `commitment`: it holds one of [`COMMITMENT_PHRASES`] (not followed by "not"/"never";
 //!      "let me" not followed by "know"; "will do" only opening the sentence). Owner: "me"
 //!      when the sender is `me`, else the sender's address.
@@ -40,15 +40,16 @@
 
 use std::collections::HashSet;
 
+use aura_sdk::args::{check_chars, check_len};
+use aura_sdk::time::{check_offset, parse_time};
 use aura_sdk::{ToolError, ToolResult};
 use serde::{Deserialize, Serialize};
 
-use crate::common::{
-    MAX_ADDRESS_CHARS, MAX_BODY_CHARS, address_of, check_chars, check_len, check_offset,
-    normalize_address, parse_time,
-};
+use crate::common::{MAX_ADDRESS_CHARS, MAX_BODY_CHARS, address_of, normalize_address};
 use crate::dates;
-use crate::text::{Sentences, Token, cut_clean, lowered, tokenize, words_at};
+use crate::text::{
+    ASK_READER_PHRASES, Sentences, Token, any_phrase_at, cut_clean, lowered, tokenize, words_at,
+};
 
 /// Most messages in one thread.
 pub const MAX_THREAD_MESSAGES: usize = 100;
@@ -65,15 +66,10 @@ pub const NAME_CHARS_MAX: usize = 60;
 /// 1 MiB cap.
 pub const ITEMS_MAX: usize = 500;
 
-/// Requests to the reader.
-pub const REQUEST_PHRASES: &[&[&str]] = &[
-    &["can", "you"],
-    &["could", "you"],
-    &["would", "you"],
-    &["will", "you"],
-    &["can", "u"],
-    &["could", "u"],
-    &["do", "you", "mind"],
+/// Requests for an action beyond asking (the phrases that ask the reader are
+/// [`ASK_READER_PHRASES`]): obligations put on the reader ("you need to", "make sure") and the
+/// polite markers that open an instruction ("please", "kindly").
+pub const ACTION_REQUEST_PHRASES: &[&[&str]] = &[
     &["are", "you", "able", "to"],
     &["you", "need", "to"],
     &["you", "should"],
@@ -84,7 +80,6 @@ pub const REQUEST_PHRASES: &[&[&str]] = &[
     &["don't", "forget"],
     &["dont", "forget"],
     &["remember", "to"],
-    &["let", "me", "know"],
     &["please"],
     &["pls"],
     &["plz"],
@@ -537,14 +532,17 @@ fn checked_address(raw: &str, field: &str) -> ToolResult<String> {
     Ok(normalize_address(raw))
 }
 
-/// Whether a phrase from `phrases` starts at `i` (and none of `except` does).
-fn phrase_at(tokens: &[Token<'_>], i: usize, phrases: &[&[&str]], except: &[&[&str]]) -> bool {
-    phrases.iter().any(|p| words_at(tokens, i, p)) && !except.iter().any(|p| words_at(tokens, i, p))
+/// The phrases of rule 2: those that ask the reader, and requests for an action.
+const REQUEST_PHRASE_LISTS: &[&[&[&str]]] = &[ASK_READER_PHRASES, ACTION_REQUEST_PHRASES];
+
+/// Whether a request phrase starts at `i` (and no boilerplate of [`NOT_REQUESTS`] does).
+fn request_at(tokens: &[Token<'_>], i: usize) -> bool {
+    any_phrase_at(tokens, i, REQUEST_PHRASE_LISTS) && !any_phrase_at(tokens, i, &[NOT_REQUESTS])
 }
 
 fn has_request(tokens: &[Token<'_>]) -> bool {
     for i in 0..tokens.len() {
-        // Only the first words of REQUEST_PHRASES (a test checks the list) start a phrase.
+        // Only the first words of the request phrases (a test checks the list) start a phrase.
         let opens = matches!(
             tokens[i].lower.as_ref(),
             "can"
@@ -565,7 +563,7 @@ fn has_request(tokens: &[Token<'_>]) -> bool {
                 | "plz"
                 | "kindly"
         );
-        if opens && phrase_at(tokens, i, REQUEST_PHRASES, NOT_REQUESTS) {
+        if opens && request_at(tokens, i) {
             return true;
         }
     }
@@ -678,10 +676,10 @@ fn classify_unnamed(
             "i" | "i'll" | "i'm" | "im" | "will" => commitment |= commitment_at(tokens, i),
             "let" => {
                 commitment |= commitment_at(tokens, i);
-                group |= phrase_at(tokens, i, GROUP_PHRASES, &[]);
+                group |= any_phrase_at(tokens, i, &[GROUP_PHRASES]);
             }
             "we" | "we'll" | "let's" | "someone" | "somebody" => {
-                group |= phrase_at(tokens, i, GROUP_PHRASES, &[]);
+                group |= any_phrase_at(tokens, i, &[GROUP_PHRASES]);
             }
             "due" | "deadline" | "overdue" => deadline = true,
             _ => {}
@@ -704,15 +702,15 @@ fn classify_unnamed(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::common::schema_check;
+    use crate::SCHEMAS;
     use aura_sdk::ToolErrorKind;
     use serde_json::{Value, json};
 
     fn run(args: Value) -> ExtractActionItemsResult {
         let args: ExtractActionItemsArgs = serde_json::from_value(args).unwrap();
         let result = extract_action_items(args).unwrap();
-        let schema = schema_check::load("extract_action_items.result.json");
-        schema_check::assert_valid(&schema, &serde_json::to_value(&result).unwrap());
+        let schema = SCHEMAS.load("extract_action_items.result.json");
+        aura_testkit::assert_valid(&schema, &serde_json::to_value(&result).unwrap());
         result
     }
 
@@ -925,7 +923,7 @@ mod tests {
     #[test]
     fn every_listed_phrase_fires_its_rule() {
         use OwnerRule::*;
-        for phrase in REQUEST_PHRASES {
+        for phrase in REQUEST_PHRASE_LISTS.iter().copied().flatten() {
             let body = format!("x {} y.", phrase.join(" "));
             assert_eq!(rules(&body), [(Request, Some("me".into()))], "{body}");
         }
@@ -1016,17 +1014,17 @@ mod tests {
 
     #[test]
     fn schema_example_runs_and_schemas_follow_the_house_rules() {
-        let schema = schema_check::load("extract_action_items.args.json");
-        schema_check::assert_header(&schema, "extract_action_items.args.json");
-        let result_schema = schema_check::load("extract_action_items.result.json");
-        schema_check::assert_header(&result_schema, "extract_action_items.result.json");
+        let schema = SCHEMAS.load("extract_action_items.args.json");
+        SCHEMAS.assert_header(&schema, "extract_action_items.args.json");
+        let result_schema = SCHEMAS.load("extract_action_items.result.json");
+        SCHEMAS.assert_header(&result_schema, "extract_action_items.result.json");
         let example = &schema["examples"][0];
-        schema_check::assert_valid(&schema, example);
+        aura_testkit::assert_valid(&schema, example);
         let result = run(example.clone());
         assert_eq!(result.items.len(), 4);
         assert_eq!(schema["properties"]["utc_offset_minutes"]["default"], 0);
         let unknown = json!({"thread": [], "subject": "x"});
         assert!(serde_json::from_value::<ExtractActionItemsArgs>(unknown.clone()).is_err());
-        assert!(!schema_check::is_valid(&schema, &unknown));
+        assert!(!aura_testkit::is_valid(&schema, &unknown));
     }
 }

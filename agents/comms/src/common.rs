@@ -1,19 +1,17 @@
 //! Types and helpers shared by the comms tools: the message shape, quiet hours, addresses,
-//! RFC 3339 parsing and formatting, local-day arithmetic, fixed-point scores and the argument
-//! checks every tool repeats.
+//! calendar dates of local days, fixed-point scores and signal text.
 //!
-//! It must not hold tool logic. Times are whole Unix seconds (UTC) internally; fractions of a
-//! second in the input are dropped. The user's local time is UTC plus a fixed
-//! `utc_offset_minutes` (no time-zone rules, no daylight-saving changes within a call).
-//! Scores are integers in thousandths ("milli") and become JSON numbers with at most 3 decimals
-//! only when serialized.
+//! It must not hold tool logic, and it must not keep its own time or argument helpers: times
+//! (whole Unix seconds, fractions dropped), the user's fixed `utc_offset_minutes`, "HH:MM" and
+//! local-day arithmetic are `aura_sdk::time`'s, ranges and lengths `aura_sdk::args`'. Scores are
+//! integers in thousandths ("milli") and become JSON numbers with at most 3 decimals only when
+//! serialized.
 
+use aura_sdk::args::check_chars_at;
+use aura_sdk::time::{local_minute_of_day, parse_time, parse_time_of_day, try_parse_time};
 use aura_sdk::{ToolError, ToolResult};
 use serde::{Deserialize, Serialize};
-use time::format_description::well_known::Rfc3339;
-use time::{Date, OffsetDateTime, UtcOffset};
-
-pub use aura_sdk::args::{check_len, check_range, parse_time, weekday_of_day};
+use time::Date;
 
 /// Longest message or thread id, in characters.
 pub const MAX_ID_CHARS: usize = 128;
@@ -23,15 +21,6 @@ pub const MAX_ADDRESS_CHARS: usize = 320;
 pub const MAX_SUBJECT_CHARS: usize = 500;
 /// Longest message body, in characters.
 pub const MAX_BODY_CHARS: usize = 20_000;
-/// Longest RFC 3339 string accepted.
-pub const MAX_TIME_CHARS: usize = 40;
-/// Largest `utc_offset_minutes` magnitude (UTC-14:00 .. UTC+14:00).
-pub const MAX_OFFSET_MINUTES: i32 = 840;
-
-pub const SECS_PER_MINUTE: i64 = 60;
-pub const SECS_PER_HOUR: i64 = 3_600;
-pub const SECS_PER_DAY: i64 = 86_400;
-pub const MINUTES_PER_DAY: i64 = 1_440;
 /// Julian day number of 1970-01-01, to convert Unix days to `time::Date`.
 pub const UNIX_EPOCH_JULIAN_DAY: i64 = 2_440_588;
 
@@ -90,8 +79,9 @@ pub struct Quiet {
 impl QuietHours {
     /// Checks the quiet hours; `field` names them in error messages.
     pub fn check(&self, field: &str) -> ToolResult<Quiet> {
-        let start_min = parse_hh_mm(&self.start, &format!("{field}.start"))?;
-        let end_min = parse_hh_mm(&self.end, &format!("{field}.end"))?;
+        // Quiet hours are moments in the day: 24:00 is none (use 00:00).
+        let start_min = parse_time_of_day(&self.start, &format!("{field}.start"))?;
+        let end_min = parse_time_of_day(&self.end, &format!("{field}.end"))?;
         if start_min == end_min {
             return Err(ToolError::invalid_args(format!(
                 "{field}: start and end are both {:?}; quiet hours must have a length (leave \
@@ -117,74 +107,6 @@ impl Quiet {
     }
 }
 
-/// Parses "HH:MM" (00:00..23:59) into minutes after midnight.
-pub fn parse_hh_mm(s: &str, field: &str) -> ToolResult<i64> {
-    let bad = || {
-        ToolError::invalid_args(format!(
-            "{field}: {s:?} is not a time \"HH:MM\" (00:00..23:59)"
-        ))
-    };
-    let b = s.as_bytes();
-    if b.len() != 5 || b[2] != b':' {
-        return Err(bad());
-    }
-    let digits = [b[0], b[1], b[3], b[4]];
-    if !digits.iter().all(u8::is_ascii_digit) {
-        return Err(bad());
-    }
-    let [h1, h2, m1, m2] = digits.map(|d| i64::from(d - b'0'));
-    let (hours, minutes) = (h1 * 10 + h2, m1 * 10 + m2);
-    if hours > 23 || minutes > 59 {
-        return Err(bad());
-    }
-    Ok(hours * 60 + minutes)
-}
-
-/// [`parse_time`] without an error message.
-pub fn try_parse_time(s: &str) -> Option<i64> {
-    if s.len() > MAX_TIME_CHARS {
-        return None;
-    }
-    OffsetDateTime::parse(s, &Rfc3339)
-        .ok()
-        .map(|t| t.unix_timestamp())
-}
-
-/// Formats Unix seconds as RFC 3339 at `offset_minutes` ("Z" when the offset is 0); None when
-/// the offset is out of range or the local time falls outside the years 0000..9999.
-pub fn format_time(unix_secs: i64, offset_minutes: i32) -> Option<String> {
-    let offset = UtcOffset::from_whole_seconds(offset_minutes.checked_mul(60)?).ok()?;
-    OffsetDateTime::from_unix_timestamp(unix_secs)
-        .ok()
-        .and_then(|t| t.checked_to_offset(offset))
-        .and_then(|t| t.format(&Rfc3339).ok())
-}
-
-/// Checks `utc_offset_minutes`.
-pub fn check_offset(offset_minutes: i32, field: &str) -> ToolResult<()> {
-    check_range(
-        offset_minutes,
-        field,
-        -MAX_OFFSET_MINUTES,
-        MAX_OFFSET_MINUTES,
-    )
-}
-
-/// The local day (days since 1970-01-01) of `unix` at `offset_minutes`.
-pub fn local_day(unix: i64, offset_minutes: i32) -> i64 {
-    (unix + i64::from(offset_minutes) * SECS_PER_MINUTE).div_euclid(SECS_PER_DAY)
-}
-
-/// The local minute of the day (0..1439) of `unix` at `offset_minutes`.
-pub fn local_minute_of_day(unix: i64, offset_minutes: i32) -> i64 {
-    (unix + i64::from(offset_minutes) * SECS_PER_MINUTE).rem_euclid(SECS_PER_DAY) / SECS_PER_MINUTE
-}
-
-/// The instant (Unix seconds) of local day `day` at local minute `minute`.
-pub fn local_instant(day: i64, minute: i64, offset_minutes: i32) -> i64 {
-    day * SECS_PER_DAY + minute * SECS_PER_MINUTE - i64::from(offset_minutes) * SECS_PER_MINUTE
-}
-
 /// The calendar date of Unix day `day`, if `time` can represent it.
 pub fn date_of_day(day: i64) -> Option<Date> {
     let julian = i32::try_from(day.checked_add(UNIX_EPOCH_JULIAN_DAY)?).ok()?;
@@ -194,33 +116,6 @@ pub fn date_of_day(day: i64) -> Option<Date> {
 /// The Unix day of a calendar date.
 pub fn day_of_date(date: Date) -> i64 {
     i64::from(date.to_julian_day()) - UNIX_EPOCH_JULIAN_DAY
-}
-
-/// Checks that `s` has between `min` and `max` characters.
-pub fn check_chars(s: &str, field: &str, min: usize, max: usize) -> ToolResult<()> {
-    check_chars_at(s, min, max, || field.to_owned())
-}
-
-/// [`check_chars`] with the field name built only on error (hot loops over many items).
-pub fn check_chars_at(
-    s: &str,
-    min: usize,
-    max: usize,
-    field: impl FnOnce() -> String,
-) -> ToolResult<()> {
-    // A string has at most as many characters as bytes, and is non-empty iff it has one:
-    // the common case needs no count.
-    if min <= 1 && s.len() <= max && (min == 0 || !s.is_empty()) {
-        return Ok(());
-    }
-    let n = s.chars().count();
-    if n < min || n > max {
-        return Err(ToolError::invalid_args(format!(
-            "{}: must have {min} to {max} characters, has {n}",
-            field()
-        )));
-    }
-    Ok(())
 }
 
 /// The address part of a sender or recipient, trimmed: the text inside the last `<…>` when
@@ -281,37 +176,20 @@ pub fn signal_text(s: &str, max: usize) -> String {
         .collect()
 }
 
-/// This agent's schemas, checked with the validator the host uses (see `aura-testkit`).
-#[cfg(test)]
-pub mod schema_check {
-    pub use aura_testkit::{assert_house_rules, assert_valid, is_valid};
-    use serde_json::Value;
-
-    const SCHEMAS: aura_testkit::AgentSchemas = aura_testkit::AgentSchemas { agent: "comms" };
-
-    /// Loads `schemas/comms/<name>`.
-    pub fn load(name: &str) -> Value {
-        SCHEMAS.load(name)
-    }
-
-    /// Checks the top of one of the schemas: draft, `$id`, object, house rules.
-    pub fn assert_header(schema: &Value, name: &str) {
-        SCHEMAS.assert_header(schema, name)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use aura_sdk::ToolErrorKind;
+    use aura_sdk::time::{format_time, local_day, local_instant, weekday_of_day};
 
     #[test]
     fn hh_mm_parses_and_rejects() {
-        assert_eq!(parse_hh_mm("00:00", "f").unwrap(), 0);
-        assert_eq!(parse_hh_mm("22:30", "f").unwrap(), 1350); // 22·60 + 30
-        assert_eq!(parse_hh_mm("23:59", "f").unwrap(), 1439);
+        // Quiet hours read "HH:MM" as a moment in the day: 24:00 is refused.
+        assert_eq!(parse_time_of_day("00:00", "f").unwrap(), 0);
+        assert_eq!(parse_time_of_day("22:30", "f").unwrap(), 1350); // 22·60 + 30
+        assert_eq!(parse_time_of_day("23:59", "f").unwrap(), 1439);
         for bad in ["24:00", "9:00", "09:60", "0900", "ab:cd", ""] {
-            let e = parse_hh_mm(bad, "f").unwrap_err();
+            let e = parse_time_of_day(bad, "f").unwrap_err();
             assert_eq!(e.kind, ToolErrorKind::InvalidArgs, "{bad}");
         }
     }
@@ -373,8 +251,8 @@ mod tests {
         assert_eq!(day_of_date(date), 20_780);
         assert_eq!(format_time(t, -300).unwrap(), "2026-11-22T23:30:00-05:00");
         assert_eq!(format_time(t, 0).unwrap(), "2026-11-23T04:30:00Z");
-        assert!(format_time(253_402_300_800, 0).is_none()); // 10000-01-01T00:00:00Z
-        assert!(format_time(253_402_300_000, 60).is_none()); // 9999-12-31T23:46:40Z → 10000 at +01:00
+        assert!(format_time(253_402_300_800, 0).ok().is_none()); // 10000-01-01T00:00:00Z
+        assert!(format_time(253_402_300_000, 60).ok().is_none()); // 9999-12-31T23:46:40Z → 10000 at +01:00
     }
 
     #[test]

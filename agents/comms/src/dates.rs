@@ -42,10 +42,12 @@
 //!   hours, 366 days, 52 weeks) are no phrase.
 //! - A phrase whose instant falls outside the years 0000..9999 is no phrase.
 
-use crate::common::{
-    MINUTES_PER_DAY, SECS_PER_HOUR, SECS_PER_MINUTE, date_of_day, day_of_date, format_time,
-    local_day, local_instant, weekday_of_day,
+use aura_sdk::time::{
+    MINUTES_PER_DAY, SECS_PER_HOUR, SECS_PER_MINUTE, format_time, local_day, local_instant,
+    weekday_of_day,
 };
+
+use crate::common::{date_of_day, day_of_date};
 use crate::text::{Token, lowered, tokenize};
 use time::{Date, Month};
 
@@ -792,7 +794,7 @@ fn resolve(spec: Spec, reference: i64, offset_minutes: i32) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::common::parse_time;
+    use aura_sdk::time::parse_time;
 
     /// (phrase, due) of the first phrase in `text`, the message sent at `sent` and the user at
     /// `offset` minutes east of UTC.

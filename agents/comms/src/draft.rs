@@ -23,14 +23,14 @@
 //!   it is only allowed with intent `defer`.
 //! - `template`: "<intent>.<tone>", with ".dated" for a defer with `defer_until`.
 
+use aura_sdk::args::check_chars;
+use aura_sdk::time::parse_date_time;
 use aura_sdk::{ToolError, ToolResult};
 use serde::{Deserialize, Serialize};
-use time::OffsetDateTime;
-use time::format_description::well_known::Rfc3339;
 
 use crate::common::{
-    MAX_ADDRESS_CHARS, MAX_BODY_CHARS, MAX_SUBJECT_CHARS, MAX_TIME_CHARS, address_of, check_chars,
-    collapse_name, display_name_of,
+    MAX_ADDRESS_CHARS, MAX_BODY_CHARS, MAX_SUBJECT_CHARS, address_of, collapse_name,
+    display_name_of,
 };
 use crate::text::{collapse_whitespace, cut_clean, lowered, sentences, tokenize};
 
@@ -360,16 +360,7 @@ const WEEKDAY_NAMES: [&str; 7] = [
 
 /// "2026-11-30T14:00:00+01:00" → "Monday 30 November 2026 at 14:00 (UTC+01:00)".
 fn format_until(until: &str) -> ToolResult<String> {
-    if until.chars().count() > MAX_TIME_CHARS {
-        return Err(ToolError::invalid_args(format!(
-            "defer_until: longer than {MAX_TIME_CHARS} characters"
-        )));
-    }
-    let t = OffsetDateTime::parse(until, &Rfc3339).map_err(|e| {
-        ToolError::invalid_args(format!(
-            "defer_until: {until:?} is not an RFC 3339 date-time with offset ({e})"
-        ))
-    })?;
+    let t = parse_date_time(until, "defer_until")?;
     let weekday = WEEKDAY_NAMES[usize::from(t.weekday().number_days_from_monday())];
     let offset = t.offset();
     let zone = if offset.is_utc() {
@@ -395,15 +386,15 @@ fn format_until(until: &str) -> ToolResult<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::common::schema_check;
+    use crate::SCHEMAS;
     use aura_sdk::ToolErrorKind;
     use serde_json::{Value, json};
 
     fn run(args: Value) -> DraftReplyResult {
         let args: DraftReplyArgs = serde_json::from_value(args).unwrap();
         let result = draft_reply(args).unwrap();
-        let schema = schema_check::load("draft_reply.result.json");
-        schema_check::assert_valid(&schema, &serde_json::to_value(&result).unwrap());
+        let schema = SCHEMAS.load("draft_reply.result.json");
+        aura_testkit::assert_valid(&schema, &serde_json::to_value(&result).unwrap());
         result
     }
 
@@ -551,7 +542,7 @@ mod tests {
 
     #[test]
     fn every_intent_and_tone_has_a_template_in_the_schema() {
-        let schema = schema_check::load("draft_reply.result.json");
+        let schema = SCHEMAS.load("draft_reply.result.json");
         let ids = schema["properties"]["template"]["enum"].as_array().unwrap();
         for intent in ["accept", "decline", "defer", "ask_details"] {
             for tone in ["formal", "friendly", "brief"] {
@@ -594,18 +585,18 @@ mod tests {
 
     #[test]
     fn schema_example_runs_and_schemas_follow_the_house_rules() {
-        let schema = schema_check::load("draft_reply.args.json");
-        schema_check::assert_header(&schema, "draft_reply.args.json");
-        let result_schema = schema_check::load("draft_reply.result.json");
-        schema_check::assert_header(&result_schema, "draft_reply.result.json");
+        let schema = SCHEMAS.load("draft_reply.args.json");
+        SCHEMAS.assert_header(&schema, "draft_reply.args.json");
+        let result_schema = SCHEMAS.load("draft_reply.result.json");
+        SCHEMAS.assert_header(&result_schema, "draft_reply.result.json");
         let example = &schema["examples"][0];
-        schema_check::assert_valid(&schema, example);
+        aura_testkit::assert_valid(&schema, example);
         let result = run(example.clone());
         assert_eq!(result.template, "defer.friendly.dated");
         let unknown = json!({"message": {"sender": "a@x", "subject": "", "body": ""},
                              "intent": "accept", "tone": "brief", "cc": "x"});
         assert!(serde_json::from_value::<DraftReplyArgs>(unknown.clone()).is_err());
-        assert!(!schema_check::is_valid(&schema, &unknown));
+        assert!(!aura_testkit::is_valid(&schema, &unknown));
         assert_eq!(
             result_schema["properties"]["body"]["maxLength"],
             BODY_CHARS_MAX

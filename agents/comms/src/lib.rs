@@ -38,3 +38,8 @@ aura_sdk::agent! {
         tick_reads: ["now", "utc_offset_minutes", "profile", "messages", "events"],
     }
 }
+
+/// This agent's schemas, checked in the unit tests with the validator the host uses (see
+/// `aura-testkit`).
+#[cfg(test)]
+const SCHEMAS: aura_testkit::AgentSchemas = aura_testkit::AgentSchemas::new(Comms::NAME);

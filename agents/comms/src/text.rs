@@ -1,5 +1,7 @@
 //! Plain-text helpers shared by the comms tools: word tokens with their positions, splitting a
-//! message body into sentences, collapsing whitespace and cutting text cleanly at a bound.
+//! message body into sentences, collapsing whitespace and cutting text cleanly at a bound; and
+//! the one list of phrases that ask the reader something ([`ASK_READER_PHRASES`]), which triage
+//! and extraction both look for.
 //!
 //! It knows nothing of urgency, owners or dates; it must not allocate more than a small
 //! multiple of its input, and every function is linear in its input (bodies are at most
@@ -99,6 +101,27 @@ fn char_at(text: &str, i: usize) -> (char, usize) {
 pub fn words_at(tokens: &[Token<'_>], i: usize, words: &[&str]) -> bool {
     words.len() <= tokens.len().saturating_sub(i)
         && words.iter().zip(&tokens[i..]).all(|(w, t)| t.lower == *w)
+}
+
+/// Phrases that ask the reader something ("can you …", "let me know"): the core that both
+/// triage (a direct question, `triage::REPLY_REQUEST_PHRASES` added) and extraction (a request,
+/// `actions::ACTION_REQUEST_PHRASES` added) look for.
+pub const ASK_READER_PHRASES: &[&[&str]] = &[
+    &["can", "you"],
+    &["could", "you"],
+    &["would", "you"],
+    &["will", "you"],
+    &["can", "u"],
+    &["could", "u"],
+    &["do", "you", "mind"],
+    &["let", "me", "know"],
+];
+
+/// Whether a phrase of one of `lists` starts at token `i`.
+pub fn any_phrase_at(tokens: &[Token<'_>], i: usize, lists: &[&[&[&str]]]) -> bool {
+    lists
+        .iter()
+        .any(|list| list.iter().any(|phrase| words_at(tokens, i, phrase)))
 }
 
 /// Whether `words` occurs anywhere in `tokens`.

@@ -49,27 +49,25 @@
 
 use std::collections::{HashMap, HashSet};
 
-use aura_sdk::{ToolError, ToolResult, call_id_from};
+use aura_sdk::ToolResult;
+use aura_sdk::args::str_member;
+use aura_sdk::envelope::{
+    PROPOSALS_MAX, Proposal, SIGNAL_CHARS_MAX, Signals, Surface, ToolCall, answer,
+};
+use aura_sdk::time::{SECS_PER_DAY, SECS_PER_HOUR, format_time, offset_minutes_of, parse_time};
 use serde::Serialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use crate::actions::{ExtractActionItemsArgs, MAX_THREAD_MESSAGES, ThreadMessage};
 use crate::common::{
-    MAX_ADDRESS_CHARS, MAX_BODY_CHARS, MAX_ID_CHARS, MAX_OFFSET_MINUTES, MAX_SUBJECT_CHARS,
-    Message, QuietHours, SECS_PER_DAY, SECS_PER_HOUR, address_of, format_time, normalize_address,
-    parse_time, signal_text,
+    MAX_ADDRESS_CHARS, MAX_BODY_CHARS, MAX_ID_CHARS, MAX_SUBJECT_CHARS, Message, QuietHours,
+    address_of, normalize_address, signal_text,
 };
 use crate::text::{cut_clean, first_chars};
 use crate::triage::{self, MAX_VIPS, SCAN_BODY_CHARS_MAX, Scored, Triage, TriageInboxArgs};
 
 /// The agent's name in envelopes.
 pub const AGENT: &str = "comms";
-/// Most proposals in one tick (proposals.v1).
-pub const MAX_PROPOSALS: usize = 16;
-/// Most signals in one proposal (the last may be `more:<n>`).
-pub const MAX_SIGNALS: usize = 16;
-/// Longest signal, in characters (proposals.v1).
-pub const SIGNAL_CHARS_MAX: usize = 200;
 /// A message received within the last two hours is new: the tick runs every few minutes, and
 /// two hours keeps a message in view through a meeting without re-proposing the whole day.
 pub const NEW_MESSAGE_WINDOW_SECS: i64 = 2 * SECS_PER_HOUR;
@@ -118,13 +116,13 @@ pub fn tick(context: Value) -> ToolResult<Value> {
     let context = read_context(&context)?;
     let new = |t: i64| t >= context.now - NEW_MESSAGE_WINDOW_SECS;
     if !context.messages.iter().any(|(_, t)| new(*t)) {
-        return Ok(json!({ "proposals": [] }));
+        return Ok(answer(Vec::new()));
     }
     let (args, dropped) = triage_args(&context);
     let triage = triage::triage(&args)?;
     let mut proposals = vec![triage_proposal(&context, &args, &triage, dropped, &new)?];
     proposals.extend(extract_proposals(&context, &args, &triage, &new));
-    Ok(json!({ "proposals": proposals }))
+    Ok(answer(proposals))
 }
 
 fn read_context(context: &Value) -> ToolResult<Context> {
@@ -132,9 +130,8 @@ fn read_context(context: &Value) -> ToolResult<Context> {
     let now_text = now_text.to_owned();
     let offset = context
         .get("utc_offset_minutes")
-        .and_then(Value::as_i64)
-        .filter(|o| o.abs() <= i64::from(MAX_OFFSET_MINUTES))
-        .map_or(0, |o| o as i32);
+        .and_then(offset_minutes_of)
+        .unwrap_or(0);
     let empty = Map::new();
     let profile = context
         .get("profile")
@@ -207,13 +204,8 @@ fn read_context(context: &Value) -> ToolResult<Context> {
 /// One context message, if usable (module docs).
 fn lenient_message(value: &Value) -> Option<(Message, i64)> {
     let object = value.as_object()?;
-    let text = |key: &str, min: usize, max: usize| {
-        object
-            .get(key)
-            .and_then(Value::as_str)
-            .filter(|s| (min..=max).contains(&s.chars().count()))
-            .map(str::to_owned)
-    };
+    let text =
+        |key: &str, min: usize, max: usize| str_member(object, key, min, max).map(str::to_owned);
     let cut = |key: &str, max: usize| {
         object
             .get(key)
@@ -241,29 +233,24 @@ fn json_bytes(value: &impl Serialize) -> usize {
 
 /// Signals cut to the proposals.v1 bounds: each at most 200 printable characters, at most 16
 /// (the last then `more:<n>`).
-fn bounded_signals(signals: Vec<String>) -> Vec<String> {
-    let mut signals: Vec<String> = signals
-        .into_iter()
-        .map(|s| signal_text(&s, SIGNAL_CHARS_MAX))
-        .collect();
-    if signals.len() > MAX_SIGNALS {
-        let more = signals.len() - (MAX_SIGNALS - 1);
-        signals.truncate(MAX_SIGNALS - 1);
-        signals.push(format!("more:{more}"));
-    }
-    signals
+fn bounded_signals(signals: Vec<String>) -> Signals {
+    Signals::capped(
+        signals
+            .into_iter()
+            .map(|s| signal_text(&s, SIGNAL_CHARS_MAX)),
+    )
 }
 
-fn envelope(context: &Context, tool: &str, key: &str, args: Value, surface: &str) -> Value {
-    json!({
-        "call_id": call_id_from(&format!("comms/tick\n{}\n{tool}\n{key}", context.now_text)),
-        "agent": AGENT,
-        "tool": tool,
-        "args": args,
-        "ts": context.now_text,
-        "confirm_required": false,
-        "expected_surface": surface,
-    })
+/// A proposed call of this agent's `tool`, its id from `now` and `key`.
+fn proposed_call(
+    context: &Context,
+    tool: &str,
+    key: &str,
+    args: &impl Serialize,
+    surface: Surface,
+) -> ToolResult<ToolCall> {
+    let seed = format!("comms/tick\n{}\n{tool}\n{key}", context.now_text);
+    Ok(ToolCall::new(&seed, AGENT, tool, args, &context.now_text)?.expected_surface(surface))
 }
 
 /// The triage args: the newest messages (at most [`TICK_TRIAGE_MESSAGES_MAX`], within
@@ -320,7 +307,7 @@ fn triage_proposal(
     result: &Triage,
     dropped: usize,
     new: &dyn Fn(i64) -> bool,
-) -> ToolResult<Value> {
+) -> ToolResult<Proposal> {
     let fresh: Vec<&Scored> = result.ranked.iter().filter(|s| new(s.received)).collect();
     let best = fresh.first().map_or(0, |s| s.milli);
     let interrupting: Vec<&&Scored> = fresh.iter().filter(|s| s.interrupt).collect();
@@ -329,18 +316,18 @@ fn triage_proposal(
     let surface = if result.quiet_now {
         if interrupting.is_empty() {
             priority = priority.min(QUIET_PRIORITY_MAX);
-            "SILENT"
+            Surface::Silent
         } else {
-            "WATCH"
+            Surface::Watch
         }
     } else if vip_urgent {
         if context.meeting.is_some() {
-            "WATCH"
+            Surface::Watch
         } else {
-            "EARBUD_TTS"
+            Surface::EarbudTts
         }
     } else {
-        "PHONE_CARD"
+        Surface::PhoneCard
     };
 
     let id = |s: &Scored| args.messages[s.index].id.clone();
@@ -363,20 +350,8 @@ fn triage_proposal(
         .map(|s| args.messages[s.index].id.as_str())
         .collect();
     new_ids.sort_unstable();
-    let args_value =
-        serde_json::to_value(args).map_err(|e| ToolError::failed(format!("triage args: {e}")))?;
-    let call = envelope(
-        context,
-        "triage_inbox",
-        &new_ids.join("\n"),
-        args_value,
-        surface,
-    );
-    Ok(json!({
-        "call": call,
-        "signals": bounded_signals(signals),
-        "priority": priority.clamp(0, 100),
-    }))
+    let call = proposed_call(context, "triage_inbox", &new_ids.join("\n"), args, surface)?;
+    Ok(Proposal::new(call, bounded_signals(signals), priority))
 }
 
 /// A candidate extraction, before ordering.
@@ -394,7 +369,7 @@ fn extract_proposals(
     args: &TriageInboxArgs,
     result: &Triage,
     new: &dyn Fn(i64) -> bool,
-) -> Vec<Value> {
+) -> Vec<Proposal> {
     let mut by_thread: HashMap<&str, Candidate<'_>> = HashMap::new();
     for scored in result.ranked.iter().filter(|s| new(s.received)) {
         let thread_id = args.messages[scored.index].thread_id.as_str();
@@ -447,7 +422,7 @@ fn extract_proposals(
     let mut total = 0;
     let mut out = Vec::new();
     for candidate in candidates {
-        if out.len() == MAX_PROPOSALS - 1 {
+        if out.len() == PROPOSALS_MAX - 1 {
             break;
         }
         let (thread, bytes) = thread_args(context, candidate.thread_id);
@@ -460,7 +435,19 @@ fn extract_proposals(
             me: context.me.clone(),
             utc_offset_minutes: context.offset,
         };
-        let Ok(args_value) = serde_json::to_value(&extract) else {
+        let surface = if quiet_now {
+            Surface::Silent
+        } else {
+            Surface::PhoneCard
+        };
+        let call = proposed_call(
+            context,
+            "extract_action_items",
+            candidate.thread_id,
+            &extract,
+            surface,
+        );
+        let Ok(call) = call else {
             continue;
         };
         let mut signals = vec![
@@ -468,7 +455,7 @@ fn extract_proposals(
             format!("dated_messages:{}", candidate.dated.len()),
         ];
         if let Some((at, phrase)) = earliest(&candidate) {
-            if let Some(due) = format_time(at, context.offset) {
+            if let Ok(due) = format_time(at, context.offset) {
                 signals.push(format!("earliest_due:{due}"));
             }
             signals.push(format!("due_phrase:{phrase}"));
@@ -479,19 +466,11 @@ fn extract_proposals(
         if quiet_now {
             signals.push("quiet_hours".to_owned());
         }
-        let surface = if quiet_now { "SILENT" } else { "PHONE_CARD" };
-        let call = envelope(
-            context,
-            "extract_action_items",
-            candidate.thread_id,
-            args_value,
-            surface,
-        );
-        out.push(json!({
-            "call": call,
-            "signals": bounded_signals(signals),
-            "priority": candidate.priority.clamp(0, 100),
-        }));
+        out.push(Proposal::new(
+            call,
+            bounded_signals(signals),
+            candidate.priority,
+        ));
     }
     out
 }
@@ -529,44 +508,32 @@ fn thread_args(context: &Context, thread_id: &str) -> (Vec<ThreadMessage>, usize
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::SCHEMAS;
     use crate::actions::extract_action_items;
-    use crate::common::schema_check;
     use crate::triage::triage_inbox;
-    use aura_sdk::ToolErrorKind;
+    use aura_sdk::{ToolErrorKind, call_id_from};
+    use serde_json::json;
 
     fn msg(id: &str, thread: &str, sender: &str, subject: &str, body: &str, at: &str) -> Value {
         json!({"id": id, "thread_id": thread, "sender": sender, "subject": subject,
                "body": body, "received_at": at})
     }
 
+    /// The tick's proposals, each checked against proposals.v1, toolcall.v1 and its tool's
+    /// args schema (see `aura_testkit`), and run.
     fn proposals(context: Value) -> Vec<Value> {
-        let answer = tick(context).unwrap();
-        assert_eq!(answer.as_object().unwrap().len(), 1);
-        let list = answer["proposals"].as_array().unwrap().clone();
-        assert!(list.len() <= MAX_PROPOSALS);
+        let list = SCHEMAS.tick_proposals(&tick(context).unwrap());
         for p in &list {
             check_proposal(p);
         }
         list
     }
 
-    /// The proposal fits proposals.v1 and its call's args satisfy the tool's schema and run.
+    /// The proposed call (checked by `proposals`) runs.
     fn check_proposal(p: &Value) {
-        let signals = p["signals"].as_array().unwrap();
-        assert!(signals.len() <= MAX_SIGNALS);
-        for s in signals {
-            let n = s.as_str().unwrap().chars().count();
-            assert!((1..=SIGNAL_CHARS_MAX).contains(&n));
-        }
-        assert!((0..=100).contains(&p["priority"].as_i64().unwrap()));
         let call = &p["call"];
-        assert_eq!(call["agent"], "comms");
         assert_eq!(call["confirm_required"], false);
-        let id = call["call_id"].as_str().unwrap();
-        assert!(id.len() == 12 && id.starts_with("t_"));
         let tool = call["tool"].as_str().unwrap();
-        let schema = schema_check::load(&format!("{tool}.args.json"));
-        schema_check::assert_valid(&schema, &call["args"]);
         match tool {
             "triage_inbox" => {
                 triage_inbox(serde_json::from_value(call["args"].clone()).unwrap()).unwrap();
@@ -864,7 +831,7 @@ mod tests {
             })
             .collect();
         let list = proposals(context("2026-11-23T10:00:00Z", messages));
-        assert_eq!(list.len(), MAX_PROPOSALS);
+        assert_eq!(list.len(), PROPOSALS_MAX);
         let args = &list[0]["call"]["args"];
         let kept = args["messages"].as_array().unwrap();
         assert_eq!(kept.len(), TICK_TRIAGE_MESSAGES_MAX);
@@ -909,12 +876,8 @@ mod tests {
 
     #[test]
     fn bad_context_is_invalid_args() {
-        for ctx in [
-            json!([]),
-            json!({}),
-            json!({"now": 5}),
-            json!({"now": "soon"}),
-        ] {
+        // Every tick refuses a context without a usable `now` (see `aura_testkit`).
+        for ctx in aura_testkit::contexts_without_a_usable_now() {
             let e = tick(ctx).unwrap_err();
             assert_eq!(e.kind, ToolErrorKind::InvalidArgs);
         }

@@ -18,7 +18,7 @@
 //!   past) / at most 72 h after `now` / later; a bare deadline word ([`DEADLINE_WORDS`]) with no
 //!   date phrase counts as later.
 //! - `direct_question` +[`QUESTION_MILLI`]: a sentence ending in '?' that says "you", or any
-//!   sentence with a request to the reader ([`REQUEST_PHRASES`]).
+//!   sentence with a request to the reader ([`ASK_READER_PHRASES`], [`REPLY_REQUEST_PHRASES`]).
 //! - `thread_heat` +[`HEAT_PER_MESSAGE_MILLI`] for each other message of the same thread
 //!   received at or after `now` − 24 h, at most [`HEAT_MESSAGES_MAX`] of them.
 //! - The weights add up to at most 1000 (1.0). `age` then scales the sum: with h whole hours
@@ -36,15 +36,19 @@
 
 use std::collections::{HashMap, HashSet};
 
+use aura_sdk::args::{check_chars, check_len};
+use aura_sdk::time::{SECS_PER_DAY, SECS_PER_HOUR, check_offset, parse_time};
 use aura_sdk::{ToolError, ToolResult};
 use serde::{Deserialize, Serialize};
 
 use crate::common::{
-    MAX_ADDRESS_CHARS, Message, Quiet, QuietHours, SECS_PER_DAY, SECS_PER_HOUR, check_chars,
-    check_len, check_offset, milli_to_number, normalize_address, parse_time,
+    MAX_ADDRESS_CHARS, Message, Quiet, QuietHours, milli_to_number, normalize_address,
 };
 use crate::dates;
-use crate::text::{Sentences, Token, cut_clean, first_chars, lowered, tokenize, words_at};
+use crate::text::{
+    ASK_READER_PHRASES, Sentences, Token, any_phrase_at, cut_clean, first_chars, lowered, tokenize,
+    words_at,
+};
 
 /// Most messages in one call.
 pub const MAX_MESSAGES: usize = 200;
@@ -107,21 +111,16 @@ pub const URGENT_PHRASES: &[&[&str]] = &[&["as", "soon", "as", "possible"], &["t
 pub const NEGATIONS: &[&str] = &["not", "no", "non", "isn't", "nothing"];
 /// Words that name a deadline without a date.
 pub const DEADLINE_WORDS: &[&str] = &["deadline", "due", "overdue"];
-/// Requests addressed to the reader.
-pub const REQUEST_PHRASES: &[&[&str]] = &[
-    &["can", "you"],
-    &["could", "you"],
-    &["would", "you"],
-    &["will", "you"],
-    &["can", "u"],
-    &["could", "u"],
-    &["do", "you", "mind"],
-    &["let", "me", "know"],
+/// Requests for an answer beyond asking (the phrases that ask the reader are
+/// [`ASK_READER_PHRASES`]): "please confirm", "please reply", ...
+pub const REPLY_REQUEST_PHRASES: &[&[&str]] = &[
     &["please", "confirm"],
     &["please", "advise"],
     &["please", "reply"],
     &["please", "respond"],
 ];
+/// The phrases of a direct question: those that ask the reader, and requests for an answer.
+const REQUEST_PHRASE_LISTS: &[&[&[&str]]] = &[ASK_READER_PHRASES, REPLY_REQUEST_PHRASES];
 /// Words that address the reader in a question.
 pub const YOU_WORDS: &[&str] = &["you", "your", "yours", "you're", "u"];
 
@@ -383,7 +382,7 @@ fn scan(message: &Message, received: i64, offset: i32) -> Cues {
                 }
                 "you" | "your" | "yours" | "you're" | "u" => says_you = true,
                 "can" | "could" | "would" | "will" | "do" | "let" | "please" => {
-                    requests |= REQUEST_PHRASES.iter().any(|p| words_at(tokens, i, p));
+                    requests |= any_phrase_at(tokens, i, REQUEST_PHRASE_LISTS);
                 }
                 _ => {}
             }
@@ -469,7 +468,7 @@ fn detail(labels: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::common::schema_check;
+    use crate::SCHEMAS;
     use aura_sdk::ToolErrorKind;
     use serde_json::{Value, json};
 
@@ -481,8 +480,8 @@ mod tests {
     fn run(args: Value) -> TriageInboxResult {
         let args: TriageInboxArgs = serde_json::from_value(args).unwrap();
         let result = triage_inbox(args).unwrap();
-        let schema = schema_check::load("triage_inbox.result.json");
-        schema_check::assert_valid(&schema, &serde_json::to_value(&result).unwrap());
+        let schema = SCHEMAS.load("triage_inbox.result.json");
+        aura_testkit::assert_valid(&schema, &serde_json::to_value(&result).unwrap());
         for m in &result.messages {
             // The contributions add up to the urgency (in thousandths).
             let sum: f64 = m.signals.iter().map(|s| s.contribution).sum();
@@ -727,7 +726,7 @@ mod tests {
                 "{word}"
             );
         }
-        for phrase in REQUEST_PHRASES {
+        for phrase in REQUEST_PHRASE_LISTS.iter().copied().flatten() {
             let text = format!("x {} x", phrase.join(" "));
             assert_eq!(kinds(&text), [SignalKind::DirectQuestion], "{phrase:?}");
         }
@@ -801,12 +800,12 @@ mod tests {
 
     #[test]
     fn schema_example_runs_and_schemas_follow_the_house_rules() {
-        let schema = schema_check::load("triage_inbox.args.json");
-        schema_check::assert_header(&schema, "triage_inbox.args.json");
-        let result_schema = schema_check::load("triage_inbox.result.json");
-        schema_check::assert_header(&result_schema, "triage_inbox.result.json");
+        let schema = SCHEMAS.load("triage_inbox.args.json");
+        SCHEMAS.assert_header(&schema, "triage_inbox.args.json");
+        let result_schema = SCHEMAS.load("triage_inbox.result.json");
+        SCHEMAS.assert_header(&result_schema, "triage_inbox.result.json");
         let example = &schema["examples"][0];
-        schema_check::assert_valid(&schema, example);
+        aura_testkit::assert_valid(&schema, example);
         let result = run(example.clone());
         assert_eq!(result.messages[0].id, "m1");
         assert!(result.messages[0].interrupt);
@@ -814,6 +813,6 @@ mod tests {
         assert_eq!(schema["properties"]["utc_offset_minutes"]["default"], 0);
         let unknown = json!({"messages": [], "now": "2026-11-23T10:00:00Z", "colour": 1});
         assert!(serde_json::from_value::<TriageInboxArgs>(unknown.clone()).is_err());
-        assert!(!schema_check::is_valid(&schema, &unknown));
+        assert!(!aura_testkit::is_valid(&schema, &unknown));
     }
 }

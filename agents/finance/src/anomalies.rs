@@ -34,11 +34,13 @@
 use std::collections::HashMap;
 
 use aura_sdk::ToolResult;
+use aura_sdk::args::check_range;
+use aura_sdk::time::{SECS_PER_DAY, SECS_PER_MINUTE, parse_time};
 use serde::{Deserialize, Serialize};
 
 use crate::common::{
-    MONEY_ABS_MAX, RESULT_LIST_MAX, SECS_PER_DAY, SECS_PER_MINUTE, Transaction, Tx, check_range,
-    check_transactions, div_round_half_away, fixed_point, parse_time,
+    MONEY_ABS_MAX, RESULT_LIST_MAX, Transaction, Tx, check_transactions, div_round_half_away,
+    fixed_point,
 };
 use crate::rules::{RuleSet, UserRule};
 
@@ -485,18 +487,12 @@ pub fn detect_anomalies(args: DetectAnomaliesArgs) -> ToolResult<DetectAnomalies
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::common::schema_check;
+    use crate::SCHEMAS;
     use aura_sdk::ToolErrorKind;
     use serde_json::{Value, json};
 
     fn run(args: Value) -> Value {
-        let schema = schema_check::load("detect_anomalies.args.json");
-        schema_check::assert_valid(&schema, &args);
-        let args: DetectAnomaliesArgs = serde_json::from_value(args).unwrap();
-        let result = serde_json::to_value(detect_anomalies(args).unwrap()).unwrap();
-        let schema = schema_check::load("detect_anomalies.result.json");
-        schema_check::assert_valid(&schema, &result);
-        result
+        crate::run_checked("detect_anomalies", args, detect_anomalies)
     }
 
     fn t(id: &str, merchant: &str, amount: i64, time: &str) -> Value {
@@ -730,10 +726,10 @@ mod tests {
 
     #[test]
     fn schema_examples_deserialize_and_run() {
-        let schema = schema_check::load("detect_anomalies.args.json");
-        schema_check::assert_header(&schema, "detect_anomalies.args.json");
-        let result_schema = schema_check::load("detect_anomalies.result.json");
-        schema_check::assert_header(&result_schema, "detect_anomalies.result.json");
+        let schema = SCHEMAS.load("detect_anomalies.args.json");
+        SCHEMAS.assert_header(&schema, "detect_anomalies.args.json");
+        let result_schema = SCHEMAS.load("detect_anomalies.result.json");
+        SCHEMAS.assert_header(&result_schema, "detect_anomalies.result.json");
         let examples = schema["examples"].as_array().unwrap();
         assert_eq!(examples.len(), 1);
         for example in examples {

@@ -33,11 +33,13 @@
 use std::collections::HashMap;
 
 use aura_sdk::ToolResult;
+use aura_sdk::args::check_range;
+use aura_sdk::time::{check_offset, local_day};
 use serde::{Deserialize, Serialize};
 
 use crate::common::{
-    FIRST_DAY, LAST_DAY, RESULT_LIST_MAX, Transaction, Tx, add_months, check_offset, check_range,
-    check_transactions, format_date, local_day, parse_date,
+    FIRST_DAY, LAST_DAY, RESULT_LIST_MAX, Transaction, Tx, add_months, check_transactions,
+    format_date, parse_date,
 };
 
 /// Default `amount_tolerance_percent`: a bill's amount moves with usage, tax or currency
@@ -325,18 +327,12 @@ pub fn upcoming_bills(args: UpcomingBillsArgs) -> ToolResult<UpcomingBillsResult
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::common::schema_check;
+    use crate::SCHEMAS;
     use aura_sdk::ToolErrorKind;
     use serde_json::{Value, json};
 
     fn run(args: Value) -> Value {
-        let schema = schema_check::load("upcoming_bills.args.json");
-        schema_check::assert_valid(&schema, &args);
-        let args: UpcomingBillsArgs = serde_json::from_value(args).unwrap();
-        let result = serde_json::to_value(upcoming_bills(args).unwrap()).unwrap();
-        let schema = schema_check::load("upcoming_bills.result.json");
-        schema_check::assert_valid(&schema, &result);
-        result
+        crate::run_checked("upcoming_bills", args, upcoming_bills)
     }
 
     fn t(id: &str, merchant: &str, amount: i64, date: &str) -> Value {
@@ -552,10 +548,10 @@ mod tests {
 
     #[test]
     fn schema_examples_deserialize_and_run() {
-        let schema = schema_check::load("upcoming_bills.args.json");
-        schema_check::assert_header(&schema, "upcoming_bills.args.json");
-        let result_schema = schema_check::load("upcoming_bills.result.json");
-        schema_check::assert_header(&result_schema, "upcoming_bills.result.json");
+        let schema = SCHEMAS.load("upcoming_bills.args.json");
+        SCHEMAS.assert_header(&schema, "upcoming_bills.args.json");
+        let result_schema = SCHEMAS.load("upcoming_bills.result.json");
+        SCHEMAS.assert_header(&result_schema, "upcoming_bills.result.json");
         let examples = schema["examples"].as_array().unwrap();
         assert_eq!(examples.len(), 1);
         for example in examples {

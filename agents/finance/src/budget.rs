@@ -23,13 +23,14 @@
 
 use std::collections::HashMap;
 
+use aura_sdk::args::{check_len, check_range};
+use aura_sdk::time::{check_offset, local_day};
 use aura_sdk::{ToolError, ToolResult};
 use serde::{Deserialize, Serialize};
 
 use crate::common::{
-    MONEY_ABS_MAX, Transaction, Tx, check_category, check_currency, check_len, check_offset,
-    check_range, check_transactions, days_from_civil, days_in_month, div_round_half_away,
-    local_day, money_total, parse_date, parse_month,
+    MONEY_ABS_MAX, Transaction, Tx, check_category, check_currency, check_transactions,
+    days_from_civil, days_in_month, div_round_half_away, money_total, parse_date, parse_month,
 };
 use crate::rules::{RuleSet, UserRule};
 
@@ -257,18 +258,12 @@ pub fn budget_status(args: BudgetStatusArgs) -> ToolResult<BudgetStatusResult> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::common::schema_check;
+    use crate::SCHEMAS;
     use aura_sdk::ToolErrorKind;
     use serde_json::{Value, json};
 
     fn run(args: Value) -> Value {
-        let schema = schema_check::load("budget_status.args.json");
-        schema_check::assert_valid(&schema, &args);
-        let args: BudgetStatusArgs = serde_json::from_value(args).unwrap();
-        let result = serde_json::to_value(budget_status(args).unwrap()).unwrap();
-        let schema = schema_check::load("budget_status.result.json");
-        schema_check::assert_valid(&schema, &result);
-        result
+        crate::run_checked("budget_status", args, budget_status)
     }
 
     fn err(args: Value) -> aura_sdk::ToolError {
@@ -455,10 +450,10 @@ mod tests {
 
     #[test]
     fn schema_examples_deserialize_and_run() {
-        let schema = schema_check::load("budget_status.args.json");
-        schema_check::assert_header(&schema, "budget_status.args.json");
-        let result_schema = schema_check::load("budget_status.result.json");
-        schema_check::assert_header(&result_schema, "budget_status.result.json");
+        let schema = SCHEMAS.load("budget_status.args.json");
+        SCHEMAS.assert_header(&schema, "budget_status.args.json");
+        let result_schema = SCHEMAS.load("budget_status.result.json");
+        SCHEMAS.assert_header(&result_schema, "budget_status.result.json");
         let examples = schema["examples"].as_array().unwrap();
         assert_eq!(examples.len(), 1);
         for example in examples {

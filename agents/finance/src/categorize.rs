@@ -82,18 +82,12 @@ pub fn categorize_transactions(args: CategorizeArgs) -> ToolResult<CategorizeRes
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::common::schema_check;
+    use crate::SCHEMAS;
     use aura_sdk::ToolErrorKind;
     use serde_json::{Value, json};
 
     fn run(args: Value) -> Value {
-        let schema = schema_check::load("categorize_transactions.args.json");
-        schema_check::assert_valid(&schema, &args);
-        let args: CategorizeArgs = serde_json::from_value(args).unwrap();
-        let result = serde_json::to_value(categorize_transactions(args).unwrap()).unwrap();
-        let schema = schema_check::load("categorize_transactions.result.json");
-        schema_check::assert_valid(&schema, &result);
-        result
+        crate::run_checked("categorize_transactions", args, categorize_transactions)
     }
 
     fn t(id: &str, merchant: &str, mcc: Option<&str>) -> Value {
@@ -185,10 +179,10 @@ mod tests {
 
     #[test]
     fn schema_examples_deserialize_and_run() {
-        let schema = schema_check::load("categorize_transactions.args.json");
-        schema_check::assert_header(&schema, "categorize_transactions.args.json");
-        let result_schema = schema_check::load("categorize_transactions.result.json");
-        schema_check::assert_header(&result_schema, "categorize_transactions.result.json");
+        let schema = SCHEMAS.load("categorize_transactions.args.json");
+        SCHEMAS.assert_header(&schema, "categorize_transactions.args.json");
+        let result_schema = SCHEMAS.load("categorize_transactions.result.json");
+        SCHEMAS.assert_header(&result_schema, "categorize_transactions.result.json");
         let examples = schema["examples"].as_array().unwrap();
         assert_eq!(examples.len(), 1);
         for example in examples {

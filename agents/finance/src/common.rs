@@ -10,17 +10,17 @@
 //!   leave that range is refused as invalid args (totals are accumulated in i128 first).
 //! - Amounts in different currencies are never added or compared: every group a tool forms is
 //!   keyed by currency.
-//! - Times are whole Unix seconds internally (fractions dropped). Calendar dates are days since
-//!   1970-01-01 (proleptic Gregorian), converted without the clock.
+//! - Times are whole Unix seconds internally (fractions dropped), parsed, formatted and placed
+//!   in local days by `aura_sdk::time`. Calendar dates are days since 1970-01-01 (proleptic
+//!   Gregorian), converted without the clock.
 //!
-//! This module must not decide categories (see `rules`) nor hold any tool's policy.
+//! This module must not decide categories (see `rules`) nor hold any tool's policy, and it must
+//! not keep its own time or argument helpers (`aura_sdk::time`, `aura_sdk::args`).
 
+use aura_sdk::args::{check_len, check_range};
+use aura_sdk::time::{parse_time, try_parse_time};
 use aura_sdk::{ToolError, ToolResult};
 use serde::{Deserialize, Serialize};
-use time::OffsetDateTime;
-use time::format_description::well_known::Rfc3339;
-
-pub use aura_sdk::args::{check_len, check_range};
 
 /// Most transactions one call accepts: a year of an active card (5 a day) fits, and the
 /// measured cost at this bound (≤ 76 M fuel, < 300 KB of args) stays within the catalogue's
@@ -38,10 +38,6 @@ pub const MAX_CATEGORY_CHARS: usize = 40;
 /// Largest magnitude of any amount or total: 2^53 − 1, the largest integer a JSON reader that
 /// uses doubles holds exactly.
 pub const MONEY_ABS_MAX: i64 = 9_007_199_254_740_991;
-/// Longest RFC 3339 string accepted.
-pub const MAX_TIME_CHARS: usize = 40;
-/// Largest `utc_offset_minutes` magnitude (UTC-14:00 .. UTC+14:00).
-pub const MAX_OFFSET_MINUTES: i32 = 840;
 /// Longest result list of records that could grow with the input (flagged transactions,
 /// bills). Each record has a dozen members, and the SDK's canonical (RFC 8785) encoder costs
 /// roughly 13,000 fuel per object member (measured): 100 records cost ~17 M fuel, a sixth of a
@@ -54,9 +50,6 @@ pub const RESULT_LIST_MAX: usize = 100;
 pub const FIRST_DAY: i64 = -719_528;
 /// See [`FIRST_DAY`].
 pub const LAST_DAY: i64 = 2_932_896;
-
-pub const SECS_PER_MINUTE: i64 = 60;
-pub const SECS_PER_DAY: i64 = 86_400;
 
 /// A card or account transaction, as every finance tool takes it.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
@@ -194,38 +187,6 @@ pub fn div_round_half_away(n: i128, d: i128) -> i128 {
     debug_assert!(d > 0);
     let (q, r) = (n / d, n % d);
     if 2 * r.abs() >= d { q + n.signum() } else { q }
-}
-
-/// Parses an RFC 3339 date-time with offset into Unix seconds (UTC), dropping any fraction.
-pub fn parse_time(s: &str, field: &str) -> ToolResult<i64> {
-    parse_rfc3339(s).map_err(|e| ToolError::invalid_args(format!("{field}: {e}")))
-}
-
-/// [`parse_time`] with the reason for a failure as plain text.
-pub fn parse_rfc3339(s: &str) -> Result<i64, String> {
-    if s.len() > MAX_TIME_CHARS {
-        return Err(format!("longer than {MAX_TIME_CHARS} characters"));
-    }
-    OffsetDateTime::parse(s, &Rfc3339)
-        .map(|t| t.unix_timestamp())
-        .map_err(|e| format!("{s:?} is not an RFC 3339 date-time with offset ({e})"))
-}
-
-/// Formats Unix seconds as RFC 3339 in UTC, e.g. "2026-11-23T08:00:00Z".
-pub fn format_utc(unix_secs: i64) -> ToolResult<String> {
-    OffsetDateTime::from_unix_timestamp(unix_secs)
-        .ok()
-        .and_then(|t| t.format(&Rfc3339).ok())
-        .ok_or_else(|| {
-            ToolError::invalid_args(format!(
-                "time {unix_secs}s after the epoch is outside the RFC 3339 year range 0000..9999"
-            ))
-        })
-}
-
-/// The local calendar day (days since 1970-01-01) of an instant, at a fixed UTC offset.
-pub fn local_day(unix_secs: i64, offset_minutes: i32) -> i64 {
-    (unix_secs + i64::from(offset_minutes) * SECS_PER_MINUTE).div_euclid(SECS_PER_DAY)
 }
 
 /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's `days_from_civil`).
@@ -421,7 +382,10 @@ impl Transaction {
                 ),
             ));
         }
-        let time = parse_rfc3339(&self.time).map_err(|e| bad("time", e))?;
+        let time = match try_parse_time(&self.time) {
+            Some(time) => time,
+            None => parse_time(&self.time, &format!("{field}[{index}].time"))?,
+        };
         if let Some(category) = &self.category
             && !is_category(category)
         {
@@ -469,11 +433,6 @@ pub fn check_transactions<'a>(list: &'a [Transaction], field: &str) -> ToolResul
     Ok(txs)
 }
 
-/// Checks `utc_offset_minutes`.
-pub fn check_offset(offset: i32, field: &str) -> ToolResult<()> {
-    check_range(offset, field, -MAX_OFFSET_MINUTES, MAX_OFFSET_MINUTES)
-}
-
 /// A fixed-point figure with `decimals` decimals (e.g. 357 with 2 → 3.57) as a JSON number.
 /// The double nearest to the decimal serializes as that decimal (shortest round trip), so the
 /// output never shows more than `decimals` decimals.
@@ -481,29 +440,11 @@ pub fn fixed_point(value: i64, decimals: u32) -> f64 {
     value as f64 / 10f64.powi(decimals as i32)
 }
 
-/// This agent's schemas, checked with the validator the host uses (see `aura-testkit`).
-#[cfg(test)]
-pub mod schema_check {
-    pub use aura_testkit::{assert_house_rules, assert_valid, is_valid};
-    use serde_json::Value;
-
-    const SCHEMAS: aura_testkit::AgentSchemas = aura_testkit::AgentSchemas { agent: "finance" };
-
-    /// Loads `schemas/finance/<name>`.
-    pub fn load(name: &str) -> Value {
-        SCHEMAS.load(name)
-    }
-
-    /// Checks the top of one of the schemas: draft, `$id`, object, house rules.
-    pub fn assert_header(schema: &Value, name: &str) {
-        SCHEMAS.assert_header(schema, name)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use aura_sdk::ToolErrorKind;
+    use aura_sdk::time::local_day;
 
     fn tx(id: &str, merchant: &str, amount: i64) -> Transaction {
         Transaction {

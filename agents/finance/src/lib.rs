@@ -41,3 +41,27 @@ aura_sdk::agent! {
         tick_reads: ["now", "utc_offset_minutes", "profile", "transactions"],
     }
 }
+
+/// This agent's schemas, checked in the unit tests with the validator the host uses (see
+/// `aura-testkit`).
+#[cfg(test)]
+const SCHEMAS: aura_testkit::AgentSchemas = aura_testkit::AgentSchemas::new(Finance::NAME);
+
+/// Runs `tool` as the host would, for the unit tests: `args` checked against its args schema,
+/// deserialized and run, and the result checked against its result schema. Returns the result.
+#[cfg(test)]
+fn run_checked<A, R>(
+    tool: &str,
+    args: serde_json::Value,
+    run: fn(A) -> aura_sdk::ToolResult<R>,
+) -> serde_json::Value
+where
+    A: serde::de::DeserializeOwned,
+    R: serde::Serialize,
+{
+    aura_testkit::assert_valid(&SCHEMAS.load(&format!("{tool}.args.json")), &args);
+    let args: A = serde_json::from_value(args).unwrap();
+    let result = serde_json::to_value(run(args).unwrap()).unwrap();
+    aura_testkit::assert_valid(&SCHEMAS.load(&format!("{tool}.result.json")), &result);
+    result
+}

@@ -24,7 +24,9 @@ use std::collections::BTreeMap;
 use aura_sdk::{ToolError, ToolResult};
 use serde::{Deserialize, Serialize};
 
-use crate::common::{Tx, check_category, check_id, check_len, merchant_words, parse_mcc};
+use aura_sdk::args::check_len;
+
+use crate::common::{Tx, check_category, check_id, merchant_words, parse_mcc};
 
 /// Most caller rules one call accepts: a personal rule list is a few dozen entries; 100 bounds
 /// the index built per call.

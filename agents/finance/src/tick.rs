@@ -48,7 +48,11 @@
 
 use std::collections::{HashMap, HashSet};
 
-use aura_sdk::{ToolError, ToolResult, call_id_from};
+use aura_sdk::envelope::{Proposal, Signals, Surface, ToolCall, answer};
+use aura_sdk::time::{
+    SECS_PER_DAY, format_utc, local_day, offset_minutes_of, parse_time, weekday_of_day,
+};
+use aura_sdk::{ToolError, ToolResult};
 use serde_json::{Map, Value, json};
 
 use crate::anomalies::{self, Params, Reason};
@@ -56,16 +60,14 @@ use crate::bills::{self, DEFAULT_AMOUNT_TOLERANCE_PERCENT};
 use crate::budget::{self, Budget, CheckedBudget, MAX_BUDGETS};
 use crate::common::Tx;
 use crate::common::{
-    FIRST_DAY, LAST_DAY, MAX_MERCHANT_CHARS, MAX_OFFSET_MINUTES, MONEY_ABS_MAX, SECS_PER_DAY,
-    Transaction, check_transactions, civil_from_days, days_from_civil, days_in_month, format_date,
-    format_utc, is_category, is_currency, is_id, local_day, parse_mcc, parse_time,
+    FIRST_DAY, LAST_DAY, MAX_MERCHANT_CHARS, MONEY_ABS_MAX, Transaction, check_transactions,
+    civil_from_days, days_from_civil, days_in_month, format_date, is_category, is_currency, is_id,
+    parse_mcc,
 };
 use crate::rules::RuleSet;
 
 /// The agent's name in envelopes.
 pub const AGENT: &str = "finance";
-/// Most signals in one proposal (the last may be `more:<n>`).
-pub const MAX_SIGNALS: usize = 16;
 /// Most context transactions one tick looks at (the most recent): each is parsed, checked and
 /// analysed three times within the tick's 700 ms budget.
 pub const TICK_TRANSACTIONS_MAX: usize = 300;
@@ -80,7 +82,7 @@ pub const NEW_WINDOW_SECS: i64 = SECS_PER_DAY;
 /// A bill due within this many days is worth a card.
 pub const BILL_DUE_DAYS: i64 = 3;
 /// The local ISO weekday of the weekly bills review (1 = Monday).
-pub const WEEKLY_REVIEW_WEEKDAY: i64 = 1;
+pub const WEEKLY_REVIEW_WEEKDAY: u8 = 1;
 /// Scores at or above 10.00 are far past the 3.5 threshold: likely fraud, worth the watch.
 pub const WATCH_SCORE_CENTI: i64 = 1000;
 
@@ -107,7 +109,7 @@ struct Draft {
     args: Value,
     signals: Vec<String>,
     priority: u32,
-    surface: &'static str,
+    surface: Surface,
 }
 
 /// The orchestrator tick. See the module documentation.
@@ -115,9 +117,8 @@ pub fn tick(context: Value) -> ToolResult<Value> {
     let (context, now_text, now) = aura_sdk::args::tick_context(&context)?;
     let offset = context
         .get("utc_offset_minutes")
-        .and_then(Value::as_i64)
-        .filter(|o| o.abs() <= i64::from(MAX_OFFSET_MINUTES))
-        .unwrap_or(0) as i32;
+        .and_then(offset_minutes_of)
+        .unwrap_or(0);
     let raw = match context.get("transactions") {
         None | Some(Value::Null) => &[][..],
         Some(Value::Array(list)) => list.as_slice(),
@@ -190,7 +191,11 @@ pub fn tick(context: Value) -> ToolResult<Value> {
                 args: json!({ "transactions": set, "since": since_text }),
                 signals,
                 priority,
-                surface: if watch { "WATCH" } else { "PHONE_CARD" },
+                surface: if watch {
+                    Surface::Watch
+                } else {
+                    Surface::PhoneCard
+                },
             });
         }
     }
@@ -243,7 +248,7 @@ pub fn tick(context: Value) -> ToolResult<Value> {
                     }),
                     signals,
                     priority,
-                    surface: "PHONE_CARD",
+                    surface: Surface::PhoneCard,
                 });
             }
         }
@@ -290,49 +295,36 @@ pub fn tick(context: Value) -> ToolResult<Value> {
                 args,
                 signals,
                 priority: PRIORITY_BILL_DUE + PRIORITY_BILL_PER_DAY * sooner,
-                surface: "PHONE_CARD",
+                surface: Surface::PhoneCard,
             });
-        } else if (today + 3).rem_euclid(7) + 1 == WEEKLY_REVIEW_WEEKDAY && !series.is_empty() {
+        } else if weekday_of_day(today) == WEEKLY_REVIEW_WEEKDAY && !series.is_empty() {
             drafts.push(Draft {
                 tool: "upcoming_bills",
                 args,
                 signals: vec![format!("weekly_review:{}", format_date(today))],
                 priority: PRIORITY_WEEKLY_REVIEW,
-                surface: "PHONE_CARD",
+                surface: Surface::PhoneCard,
             });
         }
     }
 
     drafts.sort_by(|a, b| b.priority.cmp(&a.priority).then(a.tool.cmp(b.tool)));
-    let proposals: Vec<Value> = drafts
+    let proposals = drafts
         .into_iter()
-        .map(|mut d| {
-            if d.signals.len() > MAX_SIGNALS {
-                let more = d.signals.len() - (MAX_SIGNALS - 1);
-                d.signals.truncate(MAX_SIGNALS - 1);
-                d.signals.push(format!("more:{more}"));
-            }
-            let call_id = call_id_from(&format!(
+        .map(|d| {
+            let signals = Signals::capped(d.signals);
+            let seed = format!(
                 "finance/tick\n{now_text}\n{}\n{}",
                 d.tool,
-                d.signals.join("\n")
-            ));
-            json!({
-                "call": {
-                    "call_id": call_id,
-                    "agent": AGENT,
-                    "tool": d.tool,
-                    "args": d.args,
-                    "ts": now_text,
-                    "confirm_required": false,
-                    "expected_surface": d.surface,
-                },
-                "signals": d.signals,
-                "priority": d.priority.min(100),
-            })
+                signals.join("\n")
+            );
+            let call =
+                ToolCall::new(&seed, AGENT, d.tool, d.args, now_text)?.expected_surface(d.surface);
+            // The priority is capped at 100 by the proposal.
+            Ok(Proposal::new(call, signals, i64::from(d.priority)))
         })
-        .collect();
-    Ok(json!({ "proposals": proposals }))
+        .collect::<ToolResult<Vec<_>>>()?;
+    Ok(answer(proposals))
 }
 
 /// The pool transactions `keep` selects, at most [`PROPOSAL_TRANSACTIONS_MAX`] (the most
@@ -434,35 +426,30 @@ fn usable_budgets(profile: Option<&Value>) -> Vec<Budget> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::common::schema_check;
-    use aura_sdk::ToolErrorKind;
+    use crate::SCHEMAS;
+    use aura_sdk::envelope::SIGNALS_MAX;
+    use aura_sdk::{ToolErrorKind, call_id_from};
 
     fn t(id: &str, merchant: &str, amount: i64, time: &str) -> Value {
         json!({"id": id, "merchant": merchant, "amount_minor": amount, "currency": "EUR",
                "time": time})
     }
 
+    /// The tick's proposals, each checked against proposals.v1, toolcall.v1 and its tool's
+    /// args schema (see `aura_testkit`), with at least one signal, and run.
     fn proposals(context: Value) -> Vec<Value> {
-        let answer = tick(context).unwrap();
-        assert_eq!(answer.as_object().unwrap().len(), 1);
-        let list = answer["proposals"].as_array().unwrap().clone();
+        let list = SCHEMAS.tick_proposals(&tick(context).unwrap());
         for p in &list {
             check_call(&p["call"]);
-            let signals = p["signals"].as_array().unwrap();
-            assert!(!signals.is_empty() && signals.len() <= MAX_SIGNALS);
+            assert!(!p["signals"].as_array().unwrap().is_empty());
         }
         list
     }
 
-    /// The proposed call's args satisfy the tool's schema and run.
+    /// The proposed call (checked by `proposals`) runs.
     fn check_call(call: &Value) {
-        assert_eq!(call["agent"], "finance");
         assert_eq!(call["confirm_required"], false);
-        let id = call["call_id"].as_str().unwrap();
-        assert!(id.len() == 12 && id.starts_with("t_"));
         let tool = call["tool"].as_str().unwrap();
-        let schema = schema_check::load(&format!("{tool}.args.json"));
-        schema_check::assert_valid(&schema, &call["args"]);
         let args = call["args"].clone();
         match tool {
             "detect_anomalies" => {
@@ -704,7 +691,7 @@ mod tests {
         assert_eq!(kept.len(), PROPOSAL_TRANSACTIONS_MAX);
         assert_eq!(kept[0]["id"], "x420");
         let signals = p["signals"].as_array().unwrap();
-        assert_eq!(signals.len(), MAX_SIGNALS);
+        assert_eq!(signals.len(), SIGNALS_MAX);
         assert_eq!(signals[0], "duplicate:x421");
         assert_eq!(signals[15], "more:84");
         assert_eq!(p["priority"], 70);
@@ -791,13 +778,12 @@ mod tests {
 
     #[test]
     fn bad_context_is_invalid_args() {
-        for context in [
-            json!([]),
-            json!({}),
-            json!({"now": 5}),
-            json!({"now": "soon"}),
-            json!({"now": "2026-11-23T08:00:00Z", "transactions": {}}),
-        ] {
+        // Every tick refuses a context without a usable `now` (see `aura_testkit`).
+        let own = [json!({"now": "2026-11-23T08:00:00Z", "transactions": {}})];
+        for context in aura_testkit::contexts_without_a_usable_now()
+            .into_iter()
+            .chain(own)
+        {
             let e = tick(context).unwrap_err();
             assert_eq!(e.kind, ToolErrorKind::InvalidArgs);
         }

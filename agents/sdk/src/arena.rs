@@ -37,6 +37,7 @@ fn arena_block() -> *mut u8 {
     struct Block(UnsafeCell<[u8; ARENA_BYTES]>);
     // SAFETY: one thread; only the allocator below takes the pointer, once.
     unsafe impl Sync for Block {}
+    const _: () = assert!(std::mem::align_of::<Block>() == ARENA_ALIGN);
     static BLOCK: Block = Block(UnsafeCell::new([0; ARENA_BYTES]));
     BLOCK.0.get().cast()
 }

@@ -1,18 +1,15 @@
-//! Checks every agent makes on args that passed their schema: ranges, lengths and RFC 3339
-//! times, each failing with a [`ToolError::invalid_args`] that names the field. (The host checks
-//! the schema before an agent runs; these checks are for what a schema cannot say, and for
-//! agents called natively in tests.)
+//! Checks every agent makes on args that passed their schema: ranges, lengths in items and in
+//! characters, and the tick context's shape, each failing with a [`ToolError::invalid_args`]
+//! that names the field. (The host checks the schema before an agent runs; these checks are
+//! for what a schema cannot say, and for agents called natively in tests.) Times and offsets
+//! are [`crate::time`]'s.
 //!
 //! This module owns the wording of those errors; it must not hold any agent's domain rules.
 
 use serde_json::{Map, Value};
-use time::OffsetDateTime;
-use time::format_description::well_known::Rfc3339;
 
+use crate::time::parse_time;
 use crate::{ToolError, ToolResult};
-
-/// Longest RFC 3339 date-time accepted (the schemas' `maxLength` for `date-time` strings).
-pub const TIME_CHARS_MAX: usize = 40;
 
 /// Checks that `value` lies in `min..=max`.
 pub fn check_range<T: PartialOrd + std::fmt::Display>(
@@ -40,20 +37,46 @@ pub fn check_len<T>(items: &[T], field: &str, max: usize) -> ToolResult<()> {
     Ok(())
 }
 
-/// Parses an RFC 3339 date-time with offset into Unix seconds (UTC), dropping any fraction.
-pub fn parse_time(s: &str, field: &str) -> ToolResult<i64> {
-    if s.chars().count() > TIME_CHARS_MAX {
+/// Checks that `s` has between `min` and `max` characters.
+pub fn check_chars(s: &str, field: &str, min: usize, max: usize) -> ToolResult<()> {
+    check_chars_at(s, min, max, || field.to_owned())
+}
+
+/// [`check_chars`] with the field name built only on error (hot loops over many items).
+pub fn check_chars_at(
+    s: &str,
+    min: usize,
+    max: usize,
+    field: impl FnOnce() -> String,
+) -> ToolResult<()> {
+    // A string has at most as many characters as bytes, and is non-empty iff it has one:
+    // the common case needs no count.
+    if min <= 1 && s.len() <= max && (min == 0 || !s.is_empty()) {
+        return Ok(());
+    }
+    let n = s.chars().count();
+    if n < min || n > max {
         return Err(ToolError::invalid_args(format!(
-            "{field}: longer than {TIME_CHARS_MAX} characters"
+            "{}: must have {min} to {max} characters, has {n}",
+            field()
         )));
     }
-    OffsetDateTime::parse(s, &Rfc3339)
-        .map(|t| t.unix_timestamp())
-        .map_err(|e| {
-            ToolError::invalid_args(format!(
-                "{field}: {s:?} is not an RFC 3339 date-time with offset ({e})"
-            ))
-        })
+    Ok(())
+}
+
+/// A string member of a JSON object (a tick context's item, read leniently) with `min_chars`
+/// to `max_chars` characters, else None: absent, not a string or out of bounds are alike, and
+/// what None means is the caller's rule.
+pub fn str_member<'a>(
+    object: &'a Map<String, Value>,
+    key: &str,
+    min_chars: usize,
+    max_chars: usize,
+) -> Option<&'a str> {
+    object
+        .get(key)
+        .and_then(Value::as_str)
+        .filter(|s| (min_chars..=max_chars).contains(&s.chars().count()))
 }
 
 /// Reads a tick context: it must be an object with an RFC 3339 `now`. Returns the object, the
@@ -70,12 +93,6 @@ pub fn tick_context(context: &Value) -> ToolResult<(&Map<String, Value>, &str, i
     };
     let now = parse_time(now_text, "tick context: now")?;
     Ok((object, now_text, now))
-}
-
-/// ISO weekday (1 = Monday .. 7 = Sunday) of the day `day` days after 1970-01-01 (a Thursday).
-pub fn weekday_of_day(day: i64) -> u8 {
-    // rem_euclid(7) is in 0..7, so the cast cannot truncate.
-    ((day + 3).rem_euclid(7) + 1) as u8
 }
 
 #[cfg(test)]
@@ -98,19 +115,43 @@ mod tests {
     }
 
     #[test]
-    fn times_and_weekdays() {
-        // The same instant written with an offset and in UTC.
+    fn characters_at_their_bounds() {
+        // "é" is one character in two bytes: bounds count characters.
+        assert!(check_chars("ab", "f", 1, 2).is_ok());
+        assert!(check_chars("éé", "f", 1, 2).is_ok());
         assert_eq!(
-            parse_time("2026-11-23T09:00:00+01:00", "t").unwrap(),
-            parse_time("2026-11-23T08:00:00Z", "t").unwrap()
+            check_chars("ééé", "title", 1, 2).unwrap_err().message,
+            "title: must have 1 to 2 characters, has 3"
         );
-        assert_eq!(parse_time("1970-01-02T00:00:00.9Z", "t").unwrap(), 86_400);
-        assert!(parse_time("2026-11-23 08:00", "t").is_err());
-        assert!(parse_time(&"9".repeat(41), "t").is_err());
-        // Day 0 (1970-01-01) was a Thursday; day 4 a Monday; day -1 a Wednesday.
-        assert_eq!(weekday_of_day(0), 4);
-        assert_eq!(weekday_of_day(4), 1);
-        assert_eq!(weekday_of_day(-1), 3);
+        assert_eq!(
+            check_chars("", "id", 1, 128).unwrap_err().message,
+            "id: must have 1 to 128 characters, has 0"
+        );
+        assert!(check_chars("", "subject", 0, 500).is_ok());
+        assert!(check_chars("a", "id", 1, 1).is_ok());
+        assert!(check_chars("ab", "id", 2, 3).is_ok());
+        assert!(check_chars("a", "id", 2, 3).is_err());
+        let error =
+            check_chars_at(&"x".repeat(321), 1, 320, || "messages[7].sender".into()).unwrap_err();
+        assert_eq!(error.kind, ToolErrorKind::InvalidArgs);
+        assert_eq!(
+            error.message,
+            "messages[7].sender: must have 1 to 320 characters, has 321"
+        );
+        assert!(check_chars_at(&"x".repeat(320), 1, 320, || unreachable!()).is_ok());
+    }
+
+    #[test]
+    fn string_members_within_their_bounds() {
+        let object = serde_json::json!({"id": "ab", "title": "é", "n": 5, "none": null});
+        let object = object.as_object().unwrap();
+        assert_eq!(str_member(object, "id", 1, 2), Some("ab"));
+        assert_eq!(str_member(object, "id", 1, 1), None); // 2 > 1
+        assert_eq!(str_member(object, "id", 3, 9), None); // 2 < 3
+        assert_eq!(str_member(object, "title", 1, 1), Some("é")); // one character, two bytes
+        assert_eq!(str_member(object, "n", 0, 9), None);
+        assert_eq!(str_member(object, "none", 0, 9), None);
+        assert_eq!(str_member(object, "absent", 0, 9), None);
     }
 
     #[test]

@@ -6,9 +6,14 @@
 //! tool name, answers `manifest`, forwards `tick`, and writes every reply as canonical JSON
 //! (RFC 8785).
 //!
+//! Beside that wiring it carries what every agent needs alike, so that no agent keeps its own
+//! copy: argument checks ([`args`]), times and offsets ([`time`]), and the toolcall.v1 and
+//! proposals.v1 envelopes an agent writes ([`envelope`]).
+//!
 //! This crate owns the guest-side encoding of replies (`reply.v1`) and the WIT bindings. It must
 //! not re-validate what the host already validated (args schemas are checked before the agent
-//! runs) and it must not hold state between calls: the host gives every call a fresh instance.
+//! runs), it must not hold state between calls (the host gives every call a fresh instance) and
+//! it must not hold any agent's domain rules.
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -19,6 +24,8 @@ pub use serde_json;
 
 pub mod arena;
 pub mod args;
+pub mod envelope;
+pub mod time;
 
 /// Every agent's allocator in wasm (see [`arena`]); native builds keep the system's.
 #[cfg(target_arch = "wasm32")]
@@ -252,11 +259,12 @@ fn read_tick_context(context: &str, reads: &[&str]) -> ToolResult<Value> {
 
 /// Calls another agent's tool through the host (the host import `call`).
 ///
-/// `envelope` is a toolcall.v1 envelope; the answer is the host's result.v1 envelope. Refusals
-/// (unknown tool, cycle, depth, deadline) come back as `{"ok":false,..}` results, never traps.
+/// `call` is the toolcall.v1 envelope (see [`envelope::ToolCall`]); the answer is the host's
+/// result.v1 envelope. Refusals (unknown tool, cycle, depth, deadline) come back as
+/// `{"ok":false,..}` results, never traps.
 #[cfg(target_arch = "wasm32")]
-pub fn call(envelope: &Value) -> Result<Value, ToolError> {
-    let call = to_canonical(envelope)?;
+pub fn call(call: &envelope::ToolCall) -> Result<Value, ToolError> {
+    let call = to_canonical(call)?;
     let answer = bindings::aura::agent::host::call(&call);
     serde_json::from_str(&answer)
         .map_err(|e| ToolError::failed(format!("host answered with invalid JSON: {e}")))
@@ -264,7 +272,7 @@ pub fn call(envelope: &Value) -> Result<Value, ToolError> {
 
 /// Native builds (unit tests, benchmarks) have no host to call.
 #[cfg(not(target_arch = "wasm32"))]
-pub fn call(_envelope: &Value) -> Result<Value, ToolError> {
+pub fn call(_call: &envelope::ToolCall) -> Result<Value, ToolError> {
     Err(ToolError::failed(
         "agent-to-agent calls need the aura host (not available natively)",
     ))

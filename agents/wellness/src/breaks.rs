@@ -44,14 +44,17 @@
 //! [`suggest_break`] calls the host; building the call, reading the answer and placing the
 //! break are pure functions, tested natively (natively `aura_sdk::call` always fails).
 
-use aura_sdk::{ToolError, ToolResult, call_id_from};
+use aura_sdk::args::{check_len, check_range};
+use aura_sdk::envelope::{DEADLINE_MS_MAX, DEADLINE_MS_MIN, ToolCall};
+use aura_sdk::time::{
+    MINUTES_PER_DAY, check_offset, format_hh_mm, minutes_ceil, minutes_floor, parse_hh_mm,
+    parse_time, weekday_of_day,
+};
+use aura_sdk::{ToolError, ToolResult};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::common::{
-    Level, MINUTES_PER_DAY, SCORE_MAX, check_len, check_offset, check_range, format_hh_mm,
-    format_minute, minutes_ceil, minutes_floor, parse_hh_mm, parse_time, weekday_of_day,
-};
+use crate::common::{Level, SCORE_MAX, format_minute};
 
 /// The agent asked for free time.
 pub const FREE_SLOTS_AGENT: &str = "calendar";
@@ -77,12 +80,9 @@ pub const FREE_SLOTS_HORIZON_DAYS: u32 = 1;
 /// third of `suggest_break`'s own default deadline (1000 ms), so wellness still has time to
 /// answer with its own error. The host also caps it at what this call has left.
 pub const FREE_SLOTS_DEADLINE_MS: u64 = 300;
-/// toolcall.v1's bounds on `deadline_ms`.
-const TOOLCALL_DEADLINE_MS: (u64, u64) = (50, 10_000);
-const _: () = assert!(
-    FREE_SLOTS_DEADLINE_MS >= TOOLCALL_DEADLINE_MS.0
-        && FREE_SLOTS_DEADLINE_MS <= TOOLCALL_DEADLINE_MS.1
-);
+// Within toolcall.v1's bounds on `deadline_ms`.
+const _: () =
+    assert!(FREE_SLOTS_DEADLINE_MS >= DEADLINE_MS_MIN && FREE_SLOTS_DEADLINE_MS <= DEADLINE_MS_MAX);
 /// Lowest stress score that earns a break: below it (low stress and the lower part of
 /// moderate) a nudge would be noise.
 pub const BREAK_MIN_SCORE: u32 = 40;
@@ -301,7 +301,7 @@ pub fn suggest_break(args: SuggestBreakArgs) -> ToolResult<SuggestBreakResult> {
 /// Checks every arg, then builds the toolcall.v1 envelope asking `calendar.find_free_slots`
 /// for the rest of today's working day, or None when the stress earns no break (calendar is
 /// not asked). See the module documentation.
-pub fn free_slots_call(args: &SuggestBreakArgs) -> ToolResult<Option<Value>> {
+pub fn free_slots_call(args: &SuggestBreakArgs) -> ToolResult<Option<ToolCall>> {
     check_request(
         &args.stress,
         args.utc_offset_minutes,
@@ -339,16 +339,17 @@ pub fn free_slots_call(args: &SuggestBreakArgs) -> ToolResult<Option<Value>> {
         "max_slots": MAX_SLOTS,
     });
     let key = aura_sdk::to_canonical(&find_args)?;
-    Ok(Some(json!({
-        "call_id": call_id_from(&format!("wellness/suggest_break\n{}\n{key}", args.now)),
-        "agent": FREE_SLOTS_AGENT,
-        "tool": FREE_SLOTS_TOOL,
-        "args": find_args,
-        // Agents have no clock: the call is about `now`.
-        "ts": args.now,
-        "confirm_required": false,
-        "deadline_ms": FREE_SLOTS_DEADLINE_MS,
-    })))
+    let seed = format!("wellness/suggest_break\n{}\n{key}", args.now);
+    // Agents have no clock: the call is about `now`.
+    let call = ToolCall::new(
+        &seed,
+        FREE_SLOTS_AGENT,
+        FREE_SLOTS_TOOL,
+        find_args,
+        &args.now,
+    )?
+    .deadline_ms(FREE_SLOTS_DEADLINE_MS)?;
+    Ok(Some(call))
 }
 
 /// `find_free_slots`'s result, as far as placement reads it.
@@ -522,15 +523,8 @@ fn check_span(start_text: &str, end_text: &str, field: &str) -> ToolResult<(i64,
 
 /// Checks working hours: two "HH:MM" times, the end after the start.
 fn check_working_hours(hours: &WorkingHours) -> ToolResult<()> {
-    let parse = |text: &str, field: &str| {
-        parse_hh_mm(text).ok_or_else(|| {
-            ToolError::invalid_args(format!(
-                "{field}: {text:?} is not a local time \"HH:MM\" (00:00..24:00)"
-            ))
-        })
-    };
-    let start = parse(&hours.start, "working_hours.start")?;
-    let end = parse(&hours.end, "working_hours.end")?;
+    let start = parse_hh_mm(&hours.start, "working_hours.start")?;
+    let end = parse_hh_mm(&hours.end, "working_hours.end")?;
     if end <= start {
         return Err(ToolError::invalid_args(format!(
             "working_hours: end {:?} must be after start {:?} (overnight working hours are not \
@@ -575,8 +569,8 @@ pub fn reason_text(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::common::schema_check;
-    use aura_sdk::ToolErrorKind;
+    use crate::SCHEMAS;
+    use aura_sdk::{ToolErrorKind, call_id_from};
     use serde_json::json;
 
     fn slot(start: &str, end: &str) -> FreeSlot {
@@ -600,8 +594,8 @@ mod tests {
 
     fn run(args: Placement) -> SuggestBreakResult {
         let result = place_break(args).unwrap();
-        let schema = schema_check::load("suggest_break.result.json");
-        schema_check::assert_valid(&schema, &serde_json::to_value(&result).unwrap());
+        let schema = SCHEMAS.load("suggest_break.result.json");
+        aura_testkit::assert_valid(&schema, &serde_json::to_value(&result).unwrap());
         assert!(result.reason.chars().count() <= MAX_REASON_CHARS);
         result
     }
@@ -819,17 +813,9 @@ mod tests {
     }
 
     /// The envelope satisfies toolcall.v1 and its args calendar's find_free_slots schema.
-    fn assert_valid_call(call: &Value) {
-        let path = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../schemas/toolcall.v1.json"
-        );
-        let toolcall: Value =
-            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-        schema_check::assert_valid(&toolcall, call);
-        let calendar = aura_testkit::AgentSchemas { agent: "calendar" };
-        let schema = calendar.load("find_free_slots.args.json");
-        schema_check::assert_valid(&schema, &call["args"]);
+    fn assert_valid_call(call: &ToolCall) {
+        assert_eq!((call.agent(), call.tool()), ("calendar", "find_free_slots"));
+        aura_testkit::assert_toolcall(&call.clone().into_value());
     }
 
     #[test]
@@ -859,7 +845,7 @@ mod tests {
             r#""working_hours":{"end":"17:00","start":"09:00","weekdays":[1]}}"#
         );
         assert_eq!(
-            call,
+            call.clone().into_value(),
             json!({
                 "call_id": call_id_from(&format!(
                     "wellness/suggest_break\n2026-11-23T10:15:00+01:00\n{key}"
@@ -890,11 +876,11 @@ mod tests {
             let call = free_slots_call(&a).unwrap().unwrap();
             assert_valid_call(&call);
             assert_eq!(
-                call["args"]["working_hours"]["weekdays"],
+                call.args()["working_hours"]["weekdays"],
                 json!([weekday]),
                 "{now} at {offset}"
             );
-            assert_eq!(call["args"]["from"], now);
+            assert_eq!(call.args()["from"], now);
         }
     }
 
@@ -1038,7 +1024,7 @@ mod tests {
 
     #[test]
     fn schema_examples_deserialize_and_ask_calendar() {
-        let (args_schema, _, examples) = schema_check::tool_schemas("suggest_break");
+        let (args_schema, _, examples) = SCHEMAS.tool_schemas("suggest_break");
         for example in examples {
             let args: SuggestBreakArgs = serde_json::from_value(example).unwrap();
             let call = free_slots_call(&args)
@@ -1075,12 +1061,12 @@ mod tests {
                    "now": "2026-11-23T10:00:00Z", "utc_offset_minutes": 0}),
         ] {
             assert!(serde_json::from_value::<SuggestBreakArgs>(extra.clone()).is_err());
-            assert!(!schema_check::is_valid(&args_schema, &extra));
+            assert!(!aura_testkit::is_valid(&args_schema, &extra));
         }
         // working_hours is required.
         let missing = json!({"stress": {"score": 50}, "now": "2026-11-23T10:00:00Z",
                              "utc_offset_minutes": 0});
         assert!(serde_json::from_value::<SuggestBreakArgs>(missing.clone()).is_err());
-        assert!(!schema_check::is_valid(&args_schema, &missing));
+        assert!(!aura_testkit::is_valid(&args_schema, &missing));
     }
 }

@@ -1,26 +1,17 @@
-//! Types and helpers shared by the wellness tools: RFC 3339 parsing and formatting, local dates
-//! and clock times, the stress levels, exact integer rounding, and the argument checks every
-//! tool repeats.
+//! Types and helpers shared by the wellness tools: local dates and minute-precision times, the
+//! stress levels and exact integer rounding.
 //!
 //! It owns no tool logic and must not read a clock: every instant comes from the args or the
-//! tick context. Times are whole Unix seconds (UTC) once parsed (fractions are dropped); the
-//! tools work in whole minutes from there. No floating point anywhere: every fractional value
-//! (percentages, weights, averages) is an exact integer ratio rounded once, half away from zero.
+//! tick context. It must not keep its own time or argument helpers: RFC 3339, "HH:MM", offsets
+//! and minute rounding are `aura_sdk::time`'s, ranges and lengths `aura_sdk::args`'. Times are
+//! whole Unix seconds (UTC) once parsed (fractions are dropped); the tools work in whole minutes
+//! from there. No floating point anywhere: every fractional value (percentages, weights,
+//! averages) is an exact integer ratio rounded once, half away from zero.
 
+use aura_sdk::time::{MINUTES_PER_DAY, SECS_PER_MINUTE, format_time};
 use aura_sdk::{ToolError, ToolResult};
 use serde::{Deserialize, Serialize};
-use time::format_description::well_known::Rfc3339;
-use time::{OffsetDateTime, UtcOffset};
-
-pub use aura_sdk::args::{check_len, check_range, parse_time, weekday_of_day};
-
-/// Longest RFC 3339 string accepted (the schemas' `maxLength` for date-times).
-pub const MAX_TIME_CHARS: usize = 40;
-/// Largest `utc_offset_minutes` magnitude (UTC-14:00 .. UTC+14:00, the real-world extremes).
-pub const MAX_OFFSET_MINUTES: i32 = 840;
-
-pub const SECS_PER_MINUTE: i64 = 60;
-pub const MINUTES_PER_DAY: i64 = 1440;
+use time::OffsetDateTime;
 
 /// Lowest score labelled `moderate`: below it the readings are within everyday variation
 /// (every factor inside or barely past its dead zone).
@@ -96,21 +87,6 @@ pub fn largest_remainder(numerators: &[i64], den: i64, target: i64) -> Vec<i64> 
     parts
 }
 
-/// Formats Unix seconds as RFC 3339 at `offset_minutes` ("Z" when the offset is 0).
-pub fn format_time(unix_secs: i64, offset_minutes: i32) -> ToolResult<String> {
-    let offset = UtcOffset::from_whole_seconds(offset_minutes * 60)
-        .map_err(|e| ToolError::invalid_args(format!("utc offset {offset_minutes}: {e}")))?;
-    OffsetDateTime::from_unix_timestamp(unix_secs)
-        .ok()
-        .map(|t| t.to_offset(offset))
-        .and_then(|t| t.format(&Rfc3339).ok())
-        .ok_or_else(|| {
-            ToolError::invalid_args(format!(
-                "time {unix_secs}s after the epoch is outside the RFC 3339 year range 0000..9999"
-            ))
-        })
-}
-
 /// Formats whole minutes since the epoch as RFC 3339 at `offset_minutes`.
 pub fn format_minute(minute: i64, offset_minutes: i32) -> ToolResult<String> {
     format_time(minute * SECS_PER_MINUTE, offset_minutes)
@@ -129,72 +105,12 @@ pub fn format_date(day: i64) -> ToolResult<String> {
     ))
 }
 
-/// "HH:MM" of a minute of the day; any integer is taken modulo a day first.
-pub fn format_hh_mm(minute_of_day: i64) -> String {
-    let m = minute_of_day.rem_euclid(MINUTES_PER_DAY);
-    format!("{:02}:{:02}", m / 60, m % 60)
-}
-
-/// Parses "HH:MM" (00:00..23:59, or 24:00) into minutes after midnight.
-pub fn parse_hh_mm(s: &str) -> Option<i64> {
-    let b = s.as_bytes();
-    if b.len() != 5 || b[2] != b':' {
-        return None;
-    }
-    let digits = [b[0], b[1], b[3], b[4]];
-    if !digits.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    let [h1, h2, m1, m2] = digits.map(|d| i64::from(d - b'0'));
-    let (hours, minutes) = (h1 * 10 + h2, m1 * 10 + m2);
-    if minutes > 59 || hours > 24 || (hours == 24 && minutes != 0) {
-        return None;
-    }
-    Some(hours * 60 + minutes)
-}
-
-/// Whole minutes since the epoch at or after `secs` (rounded up).
-pub fn minutes_ceil(secs: i64) -> i64 {
-    secs.div_euclid(SECS_PER_MINUTE) + i64::from(secs.rem_euclid(SECS_PER_MINUTE) != 0)
-}
-
-/// Whole minutes since the epoch at or before `secs` (rounded down).
-pub fn minutes_floor(secs: i64) -> i64 {
-    secs.div_euclid(SECS_PER_MINUTE)
-}
-
-/// Checks a `utc_offset_minutes` argument.
-pub fn check_offset(offset: i32, field: &str) -> ToolResult<()> {
-    check_range(offset, field, -MAX_OFFSET_MINUTES, MAX_OFFSET_MINUTES)
-}
-
-/// This agent's schemas, checked with the validator the host uses (see `aura-testkit`).
-#[cfg(test)]
-pub mod schema_check {
-    pub use aura_testkit::{assert_house_rules, assert_valid, is_valid};
-    use serde_json::Value;
-
-    const SCHEMAS: aura_testkit::AgentSchemas = aura_testkit::AgentSchemas { agent: "wellness" };
-
-    /// Loads `schemas/wellness/<name>`.
-    pub fn load(name: &str) -> Value {
-        SCHEMAS.load(name)
-    }
-
-    /// Checks the top of one of the schemas: draft, `$id`, object, house rules.
-    pub fn assert_header(schema: &Value, name: &str) {
-        SCHEMAS.assert_header(schema, name)
-    }
-
-    /// Both schemas of `tool`, checked, with its args examples.
-    pub fn tool_schemas(tool: &str) -> (Value, Value, Vec<Value>) {
-        SCHEMAS.tool_schemas(tool)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use aura_sdk::time::{
+        format_hh_mm, minutes_ceil, minutes_floor, parse_hh_mm, parse_time, weekday_of_day,
+    };
 
     #[test]
     fn rounding_is_half_away_from_zero() {
@@ -234,10 +150,10 @@ mod tests {
         assert_eq!(format_hh_mm(1410), "23:30");
         assert_eq!(format_hh_mm(1470), "00:30");
         assert_eq!(format_hh_mm(-30), "23:30");
-        assert_eq!(parse_hh_mm("09:30"), Some(570));
-        assert_eq!(parse_hh_mm("24:00"), Some(1440));
+        assert_eq!(parse_hh_mm("09:30", "f").ok(), Some(570));
+        assert_eq!(parse_hh_mm("24:00", "f").ok(), Some(1440));
         for bad in ["24:01", "9:00", "09:60", "0900", ""] {
-            assert_eq!(parse_hh_mm(bad), None, "{bad}");
+            assert_eq!(parse_hh_mm(bad, "f").ok(), None, "{bad}");
         }
     }
 

@@ -34,3 +34,8 @@ aura_sdk::agent! {
         tick_reads: ["now", "utc_offset_minutes", "profile", "readings", "sleep_sessions", "events"],
     }
 }
+
+/// This agent's schemas, checked in the unit tests with the validator the host uses (see
+/// `aura-testkit`).
+#[cfg(test)]
+const SCHEMAS: aura_testkit::AgentSchemas = aura_testkit::AgentSchemas::new(Wellness::NAME);

@@ -34,10 +34,10 @@
 use aura_sdk::{ToolError, ToolResult};
 use serde::{Deserialize, Serialize};
 
-use crate::common::{
-    MINUTES_PER_DAY, check_len, check_offset, check_range, div_round, format_date, format_hh_mm,
-    minutes_floor, parse_time,
-};
+use aura_sdk::args::{check_len, check_range};
+use aura_sdk::time::{MINUTES_PER_DAY, check_offset, format_hh_mm, minutes_floor, parse_time};
+
+use crate::common::{div_round, format_date};
 
 /// Most sessions one call accepts (two weeks of nights plus naps, with room to spare).
 pub const MAX_SESSIONS: usize = 100;
@@ -308,7 +308,7 @@ pub fn bedtime_stats(minutes_of_day: &[i64]) -> Option<(i64, Option<i64>)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::common::schema_check;
+    use crate::SCHEMAS;
     use aura_sdk::ToolErrorKind;
     use serde_json::json;
 
@@ -331,8 +331,8 @@ mod tests {
 
     fn run(args: SleepSummaryArgs) -> SleepSummaryResult {
         let result = sleep_summary(args).unwrap();
-        let schema = schema_check::load("sleep_summary.result.json");
-        schema_check::assert_valid(&schema, &serde_json::to_value(&result).unwrap());
+        let schema = SCHEMAS.load("sleep_summary.result.json");
+        aura_testkit::assert_valid(&schema, &serde_json::to_value(&result).unwrap());
         result
     }
 
@@ -561,11 +561,11 @@ mod tests {
 
     #[test]
     fn schema_examples_deserialize_and_run() {
-        let (args_schema, result_schema, examples) = schema_check::tool_schemas("sleep_summary");
+        let (args_schema, result_schema, examples) = SCHEMAS.tool_schemas("sleep_summary");
         for example in examples {
             let args: SleepSummaryArgs = serde_json::from_value(example).unwrap();
             let result = sleep_summary(args).unwrap();
-            schema_check::assert_valid(&result_schema, &serde_json::to_value(&result).unwrap());
+            aura_testkit::assert_valid(&result_schema, &serde_json::to_value(&result).unwrap());
         }
         let props = &args_schema["properties"];
         assert_eq!(props["target_minutes"]["default"], DEFAULT_TARGET_MINUTES);
@@ -573,6 +573,6 @@ mod tests {
         assert_eq!(props["sessions"]["default"], json!([]));
         let extra = json!({"utc_offset_minutes": 0, "now": "2026-11-25T08:00:00Z", "tz": "x"});
         assert!(serde_json::from_value::<SleepSummaryArgs>(extra.clone()).is_err());
-        assert!(!schema_check::is_valid(&args_schema, &extra));
+        assert!(!aura_testkit::is_valid(&args_schema, &extra));
     }
 }

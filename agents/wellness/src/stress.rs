@@ -28,7 +28,9 @@
 use aura_sdk::{ToolError, ToolResult};
 use serde::{Deserialize, Serialize};
 
-use crate::common::{Level, check_range, div_round, largest_remainder};
+use aura_sdk::args::check_range;
+
+use crate::common::{Level, div_round, largest_remainder};
 
 /// Plausible RMSSD range in whole milliseconds (below 1 is a sensor fault, above 300 is not an
 /// adult at rest).
@@ -292,7 +294,7 @@ pub fn ramp(num: i64, den: i64, (zero, full): (i64, i64)) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::common::schema_check;
+    use crate::SCHEMAS;
     use aura_sdk::ToolErrorKind;
     use serde_json::json;
 
@@ -314,8 +316,8 @@ mod tests {
             baselines: baselines(),
         })
         .unwrap();
-        let schema = schema_check::load("stress_score.result.json");
-        schema_check::assert_valid(&schema, &serde_json::to_value(&result).unwrap());
+        let schema = SCHEMAS.load("stress_score.result.json");
+        aura_testkit::assert_valid(&schema, &serde_json::to_value(&result).unwrap());
         result
     }
 
@@ -451,20 +453,20 @@ mod tests {
 
     #[test]
     fn schema_examples_deserialize_and_run() {
-        let (args_schema, result_schema, examples) = schema_check::tool_schemas("stress_score");
+        let (args_schema, result_schema, examples) = SCHEMAS.tool_schemas("stress_score");
         for example in examples {
             let args: StressScoreArgs = serde_json::from_value(example).unwrap();
             let result = stress_score(args).unwrap();
-            schema_check::assert_valid(&result_schema, &serde_json::to_value(&result).unwrap());
+            aura_testkit::assert_valid(&result_schema, &serde_json::to_value(&result).unwrap());
         }
         // Unknown fields are refused on both sides.
         let extra = json!({"readings": {"hrv_ms": 40, "spo2": 97},
                            "baselines": {"hrv_ms": 60, "resting_hr_bpm": 58, "sleep_minutes": 450}});
         assert!(serde_json::from_value::<StressScoreArgs>(extra.clone()).is_err());
-        assert!(!schema_check::is_valid(&args_schema, &extra));
+        assert!(!aura_testkit::is_valid(&args_schema, &extra));
         // Empty readings pass the schema (the tool refuses them, naming the field).
         let empty = json!({"readings": {},
                            "baselines": {"hrv_ms": 60, "resting_hr_bpm": 58, "sleep_minutes": 450}});
-        assert!(schema_check::is_valid(&args_schema, &empty));
+        assert!(aura_testkit::is_valid(&args_schema, &empty));
     }
 }

@@ -50,17 +50,20 @@
 //! Proposals come in that order; `ts` is `now` as given; `confirm_required` is false for every
 //! wellness tool. The tick must not read a clock or keep state.
 
-use aura_sdk::{ToolError, ToolResult, call_id_from};
-use serde_json::{Map, Value, json};
+use aura_sdk::envelope::{Proposal, Signals, Surface, ToolCall, answer};
+use aura_sdk::time::{
+    MINUTES_PER_DAY, SECS_PER_MINUTE, minutes_floor, offset_minutes_of, parse_hh_mm, parse_time,
+    weekday_of_day,
+};
+use aura_sdk::{ToolError, ToolResult};
+use serde::Serialize;
+use serde_json::{Map, Value};
 
 use crate::breaks::{
     BUSY_MAX, BusySpan, DEFAULT_MIN_BREAK_MINUTES, Stress, SuggestBreakArgs, WorkingHours,
     free_slots_call,
 };
-use crate::common::{
-    LEVEL_HIGH_MIN, Level, MAX_OFFSET_MINUTES, MINUTES_PER_DAY, SECS_PER_MINUTE, format_date,
-    minutes_floor, parse_hh_mm, parse_time, weekday_of_day,
-};
+use crate::common::{LEVEL_HIGH_MIN, Level, format_date};
 use crate::sleep::{
     DEFAULT_NIGHTS, DEFAULT_TARGET_MINUTES, MAX_SESSION_MINUTES, MAX_SESSIONS, SleepSession,
     SleepSummaryArgs, sleep_summary,
@@ -91,15 +94,11 @@ pub fn tick(context: Value) -> ToolResult<Value> {
     let (context, now_text, now) = aura_sdk::args::tick_context(&context)?;
     let offset = match context.get("utc_offset_minutes") {
         None | Some(Value::Null) => 0,
-        Some(value) => value
-            .as_i64()
-            .filter(|o| o.abs() <= i64::from(MAX_OFFSET_MINUTES))
-            .and_then(|o| i32::try_from(o).ok())
-            .ok_or_else(|| {
-                ToolError::invalid_args(
-                    "tick context: `utc_offset_minutes` must be an integer in -840..840",
-                )
-            })?,
+        Some(value) => offset_minutes_of(value).ok_or_else(|| {
+            ToolError::invalid_args(
+                "tick context: `utc_offset_minutes` must be an integer in -840..840",
+            )
+        })?,
     };
     let local_minute = minutes_floor(now) + i64::from(offset);
     let today = local_minute.div_euclid(MINUTES_PER_DAY);
@@ -121,20 +120,18 @@ pub fn tick(context: Value) -> ToolResult<Value> {
     {
         proposals.push(proposal);
     }
-    Ok(json!({ "proposals": proposals }))
+    Ok(answer(proposals))
 }
 
-/// A toolcall.v1 envelope proposed by this agent.
-fn envelope(seed: &str, tool: &str, args: Value, now: &str, surface: &str) -> Value {
-    json!({
-        "call_id": call_id_from(seed),
-        "agent": AGENT,
-        "tool": tool,
-        "args": args,
-        "ts": now,
-        "confirm_required": false,
-        "expected_surface": surface,
-    })
+/// A call this agent proposes, about `now`.
+fn proposed_call(
+    seed: &str,
+    tool: &str,
+    args: &impl Serialize,
+    now: &str,
+    surface: Surface,
+) -> ToolResult<ToolCall> {
+    Ok(ToolCall::new(seed, AGENT, tool, args, now)?.expected_surface(surface))
 }
 
 /// An integer field of `object` inside `lo..=hi`.
@@ -152,7 +149,7 @@ fn stress_proposal(
     profile: Option<&Map<String, Value>>,
     now_text: &str,
     date: &str,
-) -> ToolResult<Option<(Value, u32)>> {
+) -> ToolResult<Option<(Proposal, u32)>> {
     let raw = context.get("readings").and_then(Value::as_object);
     let fields = [
         ("hrv_ms", HRV_MS),
@@ -236,14 +233,12 @@ fn stress_proposal(
         b.sleep_minutes
     );
     let surface = if result.level == Level::Low {
-        "SILENT"
+        Surface::Silent
     } else {
-        "WATCH"
+        Surface::Watch
     };
-    let args = serde_json::to_value(&args)
-        .map_err(|e| ToolError::failed(format!("stress_score args: {e}")))?;
-    let call = envelope(&seed, "stress_score", args, now_text, surface);
-    let proposal = json!({ "call": call, "signals": all, "priority": result.score / 2 });
+    let call = proposed_call(&seed, "stress_score", &args, now_text, surface)?;
+    let proposal = Proposal::new(call, Signals::capped(all), i64::from(result.score / 2));
     Ok(Some((proposal, result.score)))
 }
 
@@ -255,7 +250,7 @@ fn break_proposal(
     now: i64,
     offset: i32,
     score: u32,
-) -> ToolResult<Option<Value>> {
+) -> ToolResult<Option<Proposal>> {
     let Some(hours) = profile
         .and_then(|p| p.get("working_hours"))
         .and_then(working_hours)
@@ -292,16 +287,16 @@ fn break_proposal(
     // The tool's own checks, so a proposal is always a call it accepts. (It only builds the
     // calendar call; nothing is asked here.)
     free_slots_call(&args)?;
-    let args = serde_json::to_value(&args)
-        .map_err(|e| ToolError::failed(format!("suggest_break args: {e}")))?;
     let seed = format!(
         "wellness/tick\nsuggest_break\n{}",
         aura_sdk::to_canonical(&args)?
     );
-    let call = envelope(&seed, "suggest_break", args, now_text, "WATCH");
-    Ok(Some(
-        json!({ "call": call, "signals": signals, "priority": 40 + score / 2 }),
-    ))
+    let call = proposed_call(&seed, "suggest_break", &args, now_text, Surface::Watch)?;
+    Ok(Some(Proposal::new(
+        call,
+        Signals::capped(signals),
+        i64::from(40 + score / 2),
+    )))
 }
 
 /// Usable working hours from the profile.
@@ -319,8 +314,8 @@ fn working_hours(value: &Value) -> Option<Hours> {
     let object = value.as_object()?;
     let start_text = object.get("start")?.as_str()?;
     let end_text = object.get("end")?.as_str()?;
-    let start = parse_hh_mm(start_text)?;
-    let end = parse_hh_mm(end_text)?;
+    let start = parse_hh_mm(start_text, "start").ok()?;
+    let end = parse_hh_mm(end_text, "end").ok()?;
     if end <= start {
         return None;
     }
@@ -382,7 +377,7 @@ fn sleep_proposal(
     now: i64,
     offset: i32,
     date: &str,
-) -> ToolResult<Option<Value>> {
+) -> ToolResult<Option<Proposal>> {
     let raw = match context.get("sleep_sessions") {
         Some(Value::Array(sessions)) => sessions.as_slice(),
         _ => return Ok(None),
@@ -438,24 +433,25 @@ fn sleep_proposal(
     ];
     let priority = 20 + (debt / 30).min(40);
     let seed = format!("wellness/tick\nsleep_summary\n{date}");
-    let args = serde_json::to_value(&args)
-        .map_err(|e| ToolError::failed(format!("sleep_summary args: {e}")))?;
-    let call = envelope(&seed, "sleep_summary", args, now_text, "PHONE_CARD");
-    Ok(Some(
-        json!({ "call": call, "signals": signals, "priority": priority }),
-    ))
+    let call = proposed_call(&seed, "sleep_summary", &args, now_text, Surface::PhoneCard)?;
+    Ok(Some(Proposal::new(
+        call,
+        Signals::capped(signals),
+        priority,
+    )))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::common::schema_check;
-    use aura_sdk::ToolErrorKind;
+    use crate::SCHEMAS;
+    use aura_sdk::{ToolErrorKind, call_id_from};
+    use serde_json::json;
 
+    /// The tick's proposals, each checked against proposals.v1, toolcall.v1 and its tool's
+    /// args schema (see `aura_testkit`), and run.
     fn proposals(context: Value) -> Vec<Value> {
-        let answer = tick(context).unwrap();
-        assert_eq!(answer.as_object().unwrap().len(), 1);
-        let list = answer["proposals"].as_array().unwrap().clone();
+        let list = SCHEMAS.tick_proposals(&tick(context).unwrap());
         for p in &list {
             check_proposal(p);
         }
@@ -468,24 +464,11 @@ mod tests {
             .collect()
     }
 
-    /// The proposal is well formed, its args satisfy the tool's schema and the tool accepts them.
+    /// The proposed call (checked by `proposals`) is accepted by the tool.
     fn check_proposal(p: &Value) {
-        assert_eq!(p.as_object().unwrap().len(), 3);
-        let signals = p["signals"].as_array().unwrap();
-        assert!(signals.len() <= 16);
-        for s in signals {
-            let n = s.as_str().unwrap().chars().count();
-            assert!((1..=200).contains(&n));
-        }
-        assert!((0..=100).contains(&p["priority"].as_i64().unwrap()));
         let call = &p["call"];
-        assert_eq!(call["agent"], "wellness");
         assert_eq!(call["confirm_required"], false);
-        let id = call["call_id"].as_str().unwrap();
-        assert!(id.len() == 12 && id.starts_with("t_"));
         let tool = call["tool"].as_str().unwrap();
-        let schema = schema_check::load(&format!("{tool}.args.json"));
-        schema_check::assert_valid(&schema, &call["args"]);
         let reply =
             crate::Wellness::invoke(&json!({"tool": tool, "args": call["args"]}).to_string());
         if tool == "suggest_break" {
@@ -774,8 +757,8 @@ mod tests {
         let sessions: Vec<Value> = (0..120)
             .map(|i| {
                 let end = parse_time("2026-11-23T06:00:00Z", "t").unwrap() - i * 86_400;
-                json!({"start": crate::common::format_time(end - 3600, 0).unwrap(),
-                       "end": crate::common::format_time(end, 0).unwrap()})
+                json!({"start": aura_sdk::time::format_time(end - 3600, 0).unwrap(),
+                       "end": aura_sdk::time::format_time(end, 0).unwrap()})
             })
             .collect();
         let c = json!({"now": "2026-11-23T07:00:00Z", "sleep_sessions": sessions});
@@ -841,14 +824,15 @@ mod tests {
 
     #[test]
     fn bad_context_is_invalid_args() {
-        for context in [
-            json!([]),
-            json!({}),
-            json!({"now": 5}),
-            json!({"now": "soon"}),
+        // Every tick refuses a context without a usable `now` (see `aura_testkit`).
+        let own = [
             json!({"now": "2026-11-23T08:00:00Z", "utc_offset_minutes": 900}),
             json!({"now": "2026-11-23T08:00:00Z", "utc_offset_minutes": "+01:00"}),
-        ] {
+        ];
+        for context in aura_testkit::contexts_without_a_usable_now()
+            .into_iter()
+            .chain(own)
+        {
             let e = tick(context).unwrap_err();
             assert_eq!(e.kind, ToolErrorKind::InvalidArgs);
         }

@@ -1,0 +1,384 @@
+//! Time as every agent handles it: the unit constants, the bound on a UTC offset, "HH:MM"
+//! clock times, RFC 3339 date-times in and out, and day arithmetic at a fixed offset.
+//!
+//! Conventions: an instant is whole Unix seconds (UTC; fractions in the input are dropped); a
+//! day is a number of days since 1970-01-01; the user's local time is UTC plus a fixed
+//! `offset_minutes` for the whole call (no time-zone rules, no daylight-saving changes).
+//!
+//! This module owns these conversions and the wording of their errors, each a
+//! [`ToolError::invalid_args`] naming the field. It must not read a clock (every instant comes
+//! from the args or the tick context), must not panic on bad input (parsing and formatting
+//! fail with an error; the day arithmetic takes instants already parsed, within the years
+//! 0000..9999), and must not hold an agent's rules (working hours, quiet hours, what an absent
+//! offset means: the agents decide).
+
+use ::time::format_description::well_known::Rfc3339;
+use ::time::{OffsetDateTime, UtcOffset};
+use serde_json::Value;
+
+use crate::args::check_range;
+use crate::{ToolError, ToolResult};
+
+/// Seconds in a minute.
+pub const SECS_PER_MINUTE: i64 = 60;
+/// Minutes in an hour.
+pub const MINUTES_PER_HOUR: i64 = 60;
+/// Seconds in an hour.
+pub const SECS_PER_HOUR: i64 = MINUTES_PER_HOUR * SECS_PER_MINUTE;
+/// Minutes in a day (no leap seconds: Unix time has none).
+pub const MINUTES_PER_DAY: i64 = 24 * MINUTES_PER_HOUR;
+/// Seconds in a day.
+pub const SECS_PER_DAY: i64 = MINUTES_PER_DAY * SECS_PER_MINUTE;
+
+/// Largest `utc_offset_minutes` magnitude: UTC-14:00 .. UTC+14:00. The offsets in use reach
+/// +14:00 (Kiribati's Line Islands) and -12:00; the schemas take the symmetric ±14:00, so any
+/// real user's offset passes and nothing further does.
+pub const UTC_OFFSET_MINUTES_MAX: i32 = 840;
+
+/// Longest RFC 3339 date-time accepted (the schemas' `maxLength` for `date-time` strings):
+/// "2026-11-23T09:00:00.123456789+01:00" is 35 characters, so 40 holds any real one.
+pub const TIME_CHARS_MAX: usize = 40;
+
+/// Checks a `utc_offset_minutes` argument: within ±[`UTC_OFFSET_MINUTES_MAX`].
+pub fn check_offset(offset_minutes: i32, field: &str) -> ToolResult<()> {
+    check_range(
+        offset_minutes,
+        field,
+        -UTC_OFFSET_MINUTES_MAX,
+        UTC_OFFSET_MINUTES_MAX,
+    )
+}
+
+/// A JSON value read as a `utc_offset_minutes`: an integer within ±[`UTC_OFFSET_MINUTES_MAX`],
+/// else None (for the lenient tick contexts; what None means is the caller's rule).
+pub fn offset_minutes_of(value: &Value) -> Option<i32> {
+    value
+        .as_i64()
+        .filter(|offset| offset.abs() <= i64::from(UTC_OFFSET_MINUTES_MAX))
+        .and_then(|offset| i32::try_from(offset).ok())
+}
+
+/// Hours and minutes of a strict "HH:MM" (two digits each), not yet range-checked.
+fn hh_mm_parts(s: &str) -> Option<(i64, i64)> {
+    let b = s.as_bytes();
+    if b.len() != 5 || b[2] != b':' {
+        return None;
+    }
+    let digits = [b[0], b[1], b[3], b[4]];
+    if !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let [h1, h2, m1, m2] = digits.map(|d| i64::from(d - b'0'));
+    Some((h1 * 10 + h2, m1 * 10 + m2))
+}
+
+/// Parses "HH:MM" as the bound of a span of the day (working hours): 00:00..23:59 or 24:00,
+/// the end of the day. Minutes after midnight, 0..=1440.
+pub fn parse_hh_mm(s: &str, field: &str) -> ToolResult<i64> {
+    match hh_mm_parts(s) {
+        Some((hours, minutes)) if (hours < 24 && minutes < 60) || (hours, minutes) == (24, 0) => {
+            Ok(hours * MINUTES_PER_HOUR + minutes)
+        }
+        _ => Err(ToolError::invalid_args(format!(
+            "{field}: {s:?} is not a time \"HH:MM\" (00:00..24:00)"
+        ))),
+    }
+}
+
+/// Parses "HH:MM" as a moment in the day (quiet hours start and end): 00:00..23:59 only, since
+/// 24:00 is the end of a day, not a time in it. Minutes after midnight, 0..=1439.
+pub fn parse_time_of_day(s: &str, field: &str) -> ToolResult<i64> {
+    match hh_mm_parts(s) {
+        Some((hours, minutes)) if hours < 24 && minutes < 60 => {
+            Ok(hours * MINUTES_PER_HOUR + minutes)
+        }
+        _ => Err(ToolError::invalid_args(format!(
+            "{field}: {s:?} is not a time \"HH:MM\" (00:00..23:59)"
+        ))),
+    }
+}
+
+/// "HH:MM" of a minute of the day; any integer is taken modulo a day first.
+pub fn format_hh_mm(minute_of_day: i64) -> String {
+    let minute = minute_of_day.rem_euclid(MINUTES_PER_DAY);
+    format!(
+        "{:02}:{:02}",
+        minute / MINUTES_PER_HOUR,
+        minute % MINUTES_PER_HOUR
+    )
+}
+
+/// Parses an RFC 3339 date-time with offset into Unix seconds (UTC), dropping any fraction.
+pub fn parse_time(s: &str, field: &str) -> ToolResult<i64> {
+    parse_date_time(s, field).map(OffsetDateTime::unix_timestamp)
+}
+
+/// Parses an RFC 3339 date-time with offset as written, keeping its offset (for text that
+/// shows the time as the sender wrote it); [`parse_time`] is this in Unix seconds.
+pub fn parse_date_time(s: &str, field: &str) -> ToolResult<OffsetDateTime> {
+    if s.chars().count() > TIME_CHARS_MAX {
+        return Err(ToolError::invalid_args(format!(
+            "{field}: longer than {TIME_CHARS_MAX} characters"
+        )));
+    }
+    OffsetDateTime::parse(s, &Rfc3339).map_err(|e| {
+        ToolError::invalid_args(format!(
+            "{field}: {s:?} is not an RFC 3339 date-time with offset ({e})"
+        ))
+    })
+}
+
+/// [`parse_time`] without building an error: the same answer as `parse_time(s, _).ok()`, for
+/// hot loops that name the field only when a time fails. (It bounds bytes rather than
+/// characters: a string over [`TIME_CHARS_MAX`] bytes but not characters has a non-ASCII
+/// character, which RFC 3339 never does.)
+pub fn try_parse_time(s: &str) -> Option<i64> {
+    if s.len() > TIME_CHARS_MAX {
+        return None;
+    }
+    OffsetDateTime::parse(s, &Rfc3339)
+        .ok()
+        .map(|t| t.unix_timestamp())
+}
+
+/// Formats Unix seconds as RFC 3339 at `offset_minutes` ("Z" when the offset is 0). Fails when
+/// the offset is not one (beyond ±25:59) or the local time falls outside the years 0000..9999;
+/// a caller that wants an `Option` uses `.ok()`.
+pub fn format_time(unix_secs: i64, offset_minutes: i32) -> ToolResult<String> {
+    let offset = offset_minutes
+        .checked_mul(SECS_PER_MINUTE as i32)
+        .ok_or_else(|| ToolError::invalid_args(format!("utc offset {offset_minutes}: too large")))
+        .and_then(|secs| {
+            UtcOffset::from_whole_seconds(secs)
+                .map_err(|e| ToolError::invalid_args(format!("utc offset {offset_minutes}: {e}")))
+        })?;
+    OffsetDateTime::from_unix_timestamp(unix_secs)
+        .ok()
+        .and_then(|t| t.checked_to_offset(offset))
+        .and_then(|t| t.format(&Rfc3339).ok())
+        .ok_or_else(|| {
+            ToolError::invalid_args(format!(
+                "time {unix_secs}s after the epoch is outside the RFC 3339 year range 0000..9999"
+            ))
+        })
+}
+
+/// Formats Unix seconds as RFC 3339 in UTC, e.g. "2026-11-23T08:00:00Z".
+pub fn format_utc(unix_secs: i64) -> ToolResult<String> {
+    format_time(unix_secs, 0)
+}
+
+/// Whole minutes in `secs` seconds, rounded down (toward the past for instants).
+pub fn minutes_floor(secs: i64) -> i64 {
+    secs.div_euclid(SECS_PER_MINUTE)
+}
+
+/// Whole minutes in `secs` seconds, rounded up (a positive span never shows as 0 minutes).
+pub fn minutes_ceil(secs: i64) -> i64 {
+    minutes_floor(secs) + i64::from(secs.rem_euclid(SECS_PER_MINUTE) != 0)
+}
+
+/// The local day (days since 1970-01-01) of the instant `unix_secs` at `offset_minutes`.
+pub fn local_day(unix_secs: i64, offset_minutes: i32) -> i64 {
+    (unix_secs + i64::from(offset_minutes) * SECS_PER_MINUTE).div_euclid(SECS_PER_DAY)
+}
+
+/// The local minute of the day (0..=1439) of the instant `unix_secs` at `offset_minutes`.
+pub fn local_minute_of_day(unix_secs: i64, offset_minutes: i32) -> i64 {
+    (unix_secs + i64::from(offset_minutes) * SECS_PER_MINUTE).rem_euclid(SECS_PER_DAY)
+        / SECS_PER_MINUTE
+}
+
+/// The instant (Unix seconds) of local day `day` at local minute `minute` of the day.
+pub fn local_instant(day: i64, minute: i64, offset_minutes: i32) -> i64 {
+    day * SECS_PER_DAY + minute * SECS_PER_MINUTE - i64::from(offset_minutes) * SECS_PER_MINUTE
+}
+
+/// ISO weekday (1 = Monday .. 7 = Sunday) of the day `day` days after 1970-01-01 (a Thursday).
+pub fn weekday_of_day(day: i64) -> u8 {
+    // rem_euclid(7) is in 0..7, so the cast cannot truncate.
+    ((day + 3).rem_euclid(7) + 1) as u8
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ToolErrorKind;
+
+    #[test]
+    fn units_multiply_out() {
+        // 60 s × 60 = 3600 s an hour; 24 h × 60 = 1440 min a day; 1440 × 60 = 86 400 s.
+        assert_eq!(SECS_PER_HOUR, 3_600);
+        assert_eq!(MINUTES_PER_DAY, 1_440);
+        assert_eq!(SECS_PER_DAY, 86_400);
+    }
+
+    #[test]
+    fn offsets_at_their_bounds() {
+        assert!(check_offset(840, "o").is_ok());
+        assert!(check_offset(-840, "o").is_ok());
+        let e = check_offset(841, "utc_offset_minutes").unwrap_err();
+        assert_eq!(e.kind, ToolErrorKind::InvalidArgs);
+        assert_eq!(e.message, "utc_offset_minutes: 841 is outside -840..840");
+        assert!(check_offset(-841, "o").is_err());
+        let of = |v: Value| offset_minutes_of(&v);
+        assert_eq!(of(serde_json::json!(840)), Some(840));
+        assert_eq!(of(serde_json::json!(-840)), Some(-840));
+        assert_eq!(of(serde_json::json!(841)), None);
+        assert_eq!(of(serde_json::json!(-841)), None);
+        assert_eq!(of(serde_json::json!(60.5)), None);
+        assert_eq!(of(serde_json::json!("+01:00")), None);
+        assert_eq!(of(Value::Null), None);
+    }
+
+    #[test]
+    fn hh_mm_spans_take_24_00_and_moments_do_not() {
+        // 09:30 = 9·60 + 30 = 570; 23:59 = 23·60 + 59 = 1439; 24:00 = 24·60 = 1440.
+        for parse in [parse_hh_mm, parse_time_of_day] {
+            assert_eq!(parse("00:00", "f").unwrap(), 0);
+            assert_eq!(parse("09:30", "f").unwrap(), 570);
+            assert_eq!(parse("22:30", "f").unwrap(), 1350); // 22·60 + 30
+            assert_eq!(parse("23:59", "f").unwrap(), 1439);
+            for bad in [
+                "24:01", "9:00", "09:60", "25:00", "0900", "09:0a", "ab:cd", "", "09:000", "+9:00",
+                "09-00",
+            ] {
+                let e = parse(bad, "f").unwrap_err();
+                assert_eq!(e.kind, ToolErrorKind::InvalidArgs, "{bad}");
+            }
+        }
+        // The end of the day bounds a span; it is no moment in the day.
+        assert_eq!(parse_hh_mm("24:00", "f").unwrap(), 1440);
+        let e = parse_time_of_day("24:00", "quiet_hours.end").unwrap_err();
+        assert_eq!(e.kind, ToolErrorKind::InvalidArgs);
+        assert_eq!(
+            e.message,
+            "quiet_hours.end: \"24:00\" is not a time \"HH:MM\" (00:00..23:59)"
+        );
+        assert_eq!(
+            parse_hh_mm("24:01", "working_hours.end")
+                .unwrap_err()
+                .message,
+            "working_hours.end: \"24:01\" is not a time \"HH:MM\" (00:00..24:00)"
+        );
+    }
+
+    #[test]
+    fn hh_mm_formats_modulo_a_day() {
+        assert_eq!(format_hh_mm(0), "00:00");
+        assert_eq!(format_hh_mm(1410), "23:30"); // 23·60 + 30
+        assert_eq!(format_hh_mm(1439), "23:59");
+        assert_eq!(format_hh_mm(1440), "00:00"); // a whole day: the next midnight
+        assert_eq!(format_hh_mm(1470), "00:30"); // 1470 − 1440 = 30
+        assert_eq!(format_hh_mm(-30), "23:30"); // −30 + 1440 = 1410
+    }
+
+    #[test]
+    fn rfc3339_round_trips_and_drops_fractions() {
+        // 2026-11-23T00:00Z is day 20 780 (20 780 × 86 400 = 1 795 392 000 s), a Monday.
+        // 09:00+01:00 = 08:00Z = 1 795 392 000 + 8 × 3600 = 1 795 420 800.
+        let t = parse_time("2026-11-23T09:00:00+01:00", "t").unwrap();
+        assert_eq!(t, 1_795_420_800);
+        assert_eq!(parse_time("2026-11-23T08:00:00Z", "t").unwrap(), t);
+        assert_eq!(parse_time("2026-11-23T08:00:00.999Z", "t").unwrap(), t);
+        assert_eq!(parse_time("2026-11-23T08:00:00.5Z", "t").unwrap(), t);
+        assert_eq!(parse_time("1970-01-02T00:00:00.9Z", "t").unwrap(), 86_400);
+        assert_eq!(format_utc(t).unwrap(), "2026-11-23T08:00:00Z");
+        assert_eq!(format_time(t, 0).unwrap(), "2026-11-23T08:00:00Z");
+        assert_eq!(format_time(t, 60).unwrap(), "2026-11-23T09:00:00+01:00");
+        // −330 min = −05:30: 08:00 − 5:30 = 02:30.
+        assert_eq!(format_time(t, -330).unwrap(), "2026-11-23T02:30:00-05:30");
+        assert_eq!(weekday_of_day(t.div_euclid(SECS_PER_DAY)), 1);
+        for bad in [
+            "2026-11-23T09:00:00",
+            "2026-11-23",
+            "2026-11-23 08:00",
+            "today",
+        ] {
+            assert!(parse_time(bad, "t").is_err(), "{bad}");
+            assert_eq!(try_parse_time(bad), None, "{bad}");
+        }
+        assert_eq!(try_parse_time("2026-11-23T09:00:00+01:00"), Some(t));
+        let written = parse_date_time("2026-11-23T09:00:00+01:00", "t").unwrap();
+        assert_eq!(written.unix_timestamp(), t);
+        assert_eq!(written.offset().whole_minutes(), 60);
+        assert_eq!(written.hour(), 9);
+    }
+
+    #[test]
+    fn time_strings_at_their_length_bound() {
+        // "2026-11-23T09:00:00" (19) + "." + 14 digits (15) + "+01:00" (6) = 40: accepted.
+        let at_bound = format!("2026-11-23T09:00:00.{}+01:00", "0".repeat(14));
+        assert_eq!(at_bound.len(), TIME_CHARS_MAX);
+        assert_eq!(parse_time(&at_bound, "t").unwrap(), 1_795_420_800);
+        assert_eq!(try_parse_time(&at_bound), Some(1_795_420_800));
+        // One more digit: 41, refused before parsing.
+        let over = format!("2026-11-23T09:00:00.{}+01:00", "0".repeat(15));
+        assert_eq!(
+            parse_time(&over, "now").unwrap_err().message,
+            "now: longer than 40 characters"
+        );
+        assert_eq!(try_parse_time(&over), None);
+        assert!(parse_time(&"9".repeat(41), "t").is_err());
+    }
+
+    #[test]
+    fn formatting_outside_the_years_fails_without_panicking() {
+        // 10000-01-01T00:00:00Z = 253 402 300 800 s: one second past 9999-12-31T23:59:59Z.
+        assert_eq!(format_utc(253_402_300_799).unwrap(), "9999-12-31T23:59:59Z");
+        assert!(format_utc(253_402_300_800).is_err());
+        // 9999-12-31T23:46:40Z is 10000-01-01T00:46:40 at +01:00.
+        assert!(format_time(253_402_300_000, 0).is_ok());
+        assert!(format_time(253_402_300_000, 60).is_err());
+        assert!(format_time(253_402_300_000, 60).ok().is_none());
+        // The offsets in use, ±14:00 (840 min), format; beyond ±25:59:59 (1560 min = 26 h) is
+        // no offset, and i32::MAX minutes overflows the seconds.
+        assert_eq!(format_time(0, 840).unwrap(), "1970-01-01T14:00:00+14:00");
+        assert_eq!(format_time(0, -840).unwrap(), "1969-12-31T10:00:00-14:00");
+        assert!(format_time(0, 1560).is_err());
+        assert!(format_time(0, i32::MAX).is_err());
+        assert!(format_time(i64::MAX, 0).is_err());
+    }
+
+    #[test]
+    fn minute_rounding() {
+        assert_eq!(minutes_ceil(0), 0);
+        assert_eq!(minutes_ceil(1), 1);
+        assert_eq!(minutes_ceil(60), 1);
+        assert_eq!(minutes_ceil(61), 2);
+        assert_eq!(minutes_ceil(-1), 0); // −1 s is in the minute −1 .. 0: up to 0
+        assert_eq!(minutes_floor(119), 1);
+        assert_eq!(minutes_floor(120), 2);
+        assert_eq!(minutes_floor(-1), -1);
+    }
+
+    #[test]
+    fn local_days_minutes_and_instants() {
+        // 2026-11-23T00:00Z = day 20 780 = 1 795 392 000 s.
+        let midnight = 1_795_392_000;
+        assert_eq!(local_day(midnight, 0), 20_780);
+        assert_eq!(local_day(midnight - 1, 0), 20_779);
+        // At −00:01 the last second before midnight UTC is still the 22nd; at +00:01 the
+        // midnight minute is already the 23rd.
+        assert_eq!(local_day(midnight, -1), 20_779);
+        assert_eq!(local_day(midnight - 60, 1), 20_780);
+        // 04:30Z on the 23rd (+ 4·3600 + 1800) is 23:30 on the 22nd at −05:00.
+        let t = midnight + 4 * 3600 + 1800;
+        assert_eq!(local_day(t, -300), 20_779);
+        assert_eq!(local_minute_of_day(t, -300), 23 * 60 + 30);
+        assert_eq!(local_minute_of_day(t, 0), 4 * 60 + 30);
+        assert_eq!(local_instant(20_779, 23 * 60 + 30, -300), t);
+        assert_eq!(local_instant(20_780, 0, 0), midnight);
+        assert_eq!(local_day(-1, 0), -1);
+        assert_eq!(local_minute_of_day(-1, 0), 1439);
+    }
+
+    #[test]
+    fn weekdays_of_known_days() {
+        assert_eq!(weekday_of_day(0), 4); // 1970-01-01 Thursday
+        assert_eq!(weekday_of_day(3), 7); // Sunday: (3 + 3) mod 7 + 1
+        assert_eq!(weekday_of_day(4), 1); // Monday: (4 + 3) mod 7 = 0
+        assert_eq!(weekday_of_day(-1), 3); // 1969-12-31 Wednesday
+        assert_eq!(weekday_of_day(20_780), 1); // 2026-11-23: (20 783 mod 7) = 0
+    }
+}
