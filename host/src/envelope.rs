@@ -11,19 +11,9 @@ use crate::canonical::to_canonical_string;
 use crate::error::{CrossingError, Phase};
 use crate::limits::{LENIENT_ID_CHARS_MAX, RESULT_MESSAGE_CHARS_MAX};
 
-/// Where the user sees a call's result (toolcall.v1 `expected_surface`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum Surface {
-    /// A glance on the watch.
-    Watch,
-    /// A card on the phone.
-    PhoneCard,
-    /// Spoken in the earbuds.
-    EarbudTts,
-    /// Recorded, not shown.
-    Silent,
-}
+/// Where the user sees a call's result (toolcall.v1 `expected_surface`), as the guest SDK
+/// names it too.
+pub use aura_protocol::Surface;
 
 /// One toolcall.v1 envelope.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

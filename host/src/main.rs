@@ -309,7 +309,7 @@ fn print_decision(
     trace: &aura::trace::Trace,
     verbose: bool,
 ) -> std::io::Result<()> {
-    use aura::trace::{Decision, surface_name};
+    use aura::trace::Decision;
     let what = match trace.decision {
         Decision::Executed => "",
         Decision::Asked => "asks: ",
@@ -329,7 +329,7 @@ fn print_decision(
         out,
         "{}  {:<10}  {:<31} {what}{}{status}",
         clock(&trace.at),
-        surface_name(trace.surface),
+        trace.surface.as_str(),
         format!("{}.{}", trace.call.agent, trace.call.tool),
         trace.outcome.summary,
     )?;

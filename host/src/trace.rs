@@ -229,7 +229,7 @@ pub fn rationale(facts: &RationaleFacts<'_>) -> String {
         true => "no signals given".to_owned(),
         false => facts.signals.join(", "),
     };
-    let surface = surface_name(facts.surface);
+    let surface = facts.surface.as_str();
     let mut text = format!(
         "{lead} ({}.{}): {signals}. Priority {}",
         facts.agent, facts.tool, facts.priority
@@ -243,7 +243,7 @@ pub fn rationale(facts: &RationaleFacts<'_>) -> String {
     let tail = match facts.decision {
         Decision::Executed | Decision::Confirmed if facts.requested != facts.surface => format!(
             "; quiet hours: {surface} instead of {}",
-            surface_name(facts.requested)
+            facts.requested.as_str()
         ),
         Decision::Executed => format!("; shown on {surface}"),
         Decision::Confirmed => format!("; you confirmed it, shown on {surface}"),
@@ -254,16 +254,6 @@ pub fn rationale(facts: &RationaleFacts<'_>) -> String {
     text.push_str(&tail);
     text.push('.');
     cut_chars(text, RATIONALE_CHARS_MAX)
-}
-
-/// The surface's name as in toolcall.v1.
-pub fn surface_name(surface: Surface) -> &'static str {
-    match surface {
-        Surface::Watch => "WATCH",
-        Surface::PhoneCard => "PHONE_CARD",
-        Surface::EarbudTts => "EARBUD_TTS",
-        Surface::Silent => "SILENT",
-    }
 }
 
 /// `text` cut to `max` characters (an ellipsis marks the cut).

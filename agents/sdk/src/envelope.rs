@@ -31,31 +31,8 @@ pub const DEADLINE_MS_MIN: u64 = 50;
 pub const DEADLINE_MS_MAX: u64 = 10_000;
 
 /// Where the orchestrator is expected to show a call's outcome (toolcall.v1
-/// `expected_surface`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum Surface {
-    /// A glance on the watch: a nudge that matters now.
-    Watch,
-    /// A card on the phone: something to read or answer.
-    PhoneCard,
-    /// Spoken in the earbuds: urgent and hands-free.
-    EarbudTts,
-    /// Recorded, not shown.
-    Silent,
-}
-
-impl Surface {
-    /// The surface as it appears in JSON.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Surface::Watch => "WATCH",
-            Surface::PhoneCard => "PHONE_CARD",
-            Surface::EarbudTts => "EARBUD_TTS",
-            Surface::Silent => "SILENT",
-        }
-    }
-}
+/// `expected_surface`), as the host names it too.
+pub use aura_protocol::Surface;
 
 /// One toolcall.v1 envelope, built by [`ToolCall::new`] and the setters after it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
