@@ -13,7 +13,6 @@
 mod common;
 
 use std::hint::black_box;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -24,11 +23,13 @@ use aura::limits::{
     CONCURRENT_CALLS_MAX, CROSSING_BYTES_MAX, DEADLINE_MS_DEFAULT, DEADLINE_MS_MAX,
     FUEL_PER_MS_DEFAULT, TICK_DEADLINE_MS,
 };
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use aura::sandbox::{EngineTuning, PoolReset};
+use common::harness::{
+    Figures, Series, WARM_UP_PERCENT, nanos, out_dir, scale, scaled, time, wanted,
+};
 use common::probe::Probe;
-
 /// Timed iterations of a µs-scale figure (the crossing, its parts, the native call).
 const FAST_ITERS: usize = 20_000;
 /// Timed iterations of the sandbox-only figures and the hop (tens of µs each).
@@ -37,8 +38,6 @@ const SANDBOX_ITERS: usize = 5_000;
 const HEAVY_ITERS: usize = 60;
 /// Passes over the day's 69 tick contexts (each pass ~1 s through the host).
 const DAY_PASSES: usize = 3;
-/// Untimed iterations before each series, as a share of its timed ones (caches, the pool).
-const WARM_UP_PERCENT: usize = 5;
 /// Calls one pool variant makes in a row before the next variant's turn.
 const POOL_BLOCK_CALLS: usize = 100;
 /// Probe calls in the `profile` loop (~40 µs each).
@@ -49,85 +48,6 @@ const THROUGHPUT_CALLS: usize = 20_000;
 const THROUGHPUT_TASKS: usize = CONCURRENT_CALLS_MAX as usize;
 /// The machine's cores: the throughput run on "both cores" uses this many tokio workers.
 const CORES: usize = 2;
-
-/// One series of per-iteration wall times.
-struct Series(Vec<u64>);
-
-impl Series {
-    /// p50, p90, p99, mean, min and max in µs, and the count.
-    fn summary(mut self) -> Value {
-        self.0.sort_unstable();
-        let us = |ns: u64| (ns as f64 / 1_000.0 * 100.0).round() / 100.0;
-        let n = self.0.len();
-        let mean = self.0.iter().sum::<u64>() as f64 / n.max(1) as f64;
-        json!({
-            "n": n,
-            "p50_us": us(common::nearest_rank(&self.0, 50)),
-            "p90_us": us(common::nearest_rank(&self.0, 90)),
-            "p95_us": us(common::nearest_rank(&self.0, 95)),
-            "p99_us": us(common::nearest_rank(&self.0, 99)),
-            "mean_us": us(mean as u64),
-            "min_us": us(self.0.first().copied().unwrap_or(0)),
-            "max_us": us(self.0.last().copied().unwrap_or(0)),
-        })
-    }
-}
-
-fn nanos(took: Duration) -> u64 {
-    u64::try_from(took.as_nanos()).unwrap_or(u64::MAX)
-}
-
-/// The scale factor of every iteration count (`AURA_BENCH_SCALE`, default 1).
-fn scale() -> f64 {
-    std::env::var("AURA_BENCH_SCALE")
-        .ok()
-        .and_then(|s| s.parse::<f64>().ok())
-        .filter(|s| *s > 0.0)
-        .unwrap_or(1.0)
-}
-
-fn scaled(iters: usize) -> usize {
-    ((iters as f64 * scale()) as usize).max(1)
-}
-
-/// Times `f` once per iteration, after an untimed warm-up.
-fn time<R>(iters: usize, mut f: impl FnMut() -> R) -> Series {
-    let iters = scaled(iters);
-    for _ in 0..(iters * WARM_UP_PERCENT / 100).max(1) {
-        black_box(f());
-    }
-    let mut ns = Vec::with_capacity(iters);
-    for _ in 0..iters {
-        let started = Instant::now();
-        black_box(f());
-        ns.push(nanos(started.elapsed()));
-    }
-    Series(ns)
-}
-
-/// Whether section `name` runs: all do unless `AURA_BENCH_ONLY` lists some (comma-separated:
-/// crossing, sandbox, hop, fuel, tick, throughput), e.g. to profile one under perf.
-fn wanted(name: &str) -> bool {
-    std::env::var("AURA_BENCH_ONLY").map_or(true, |only| only.split(',').any(|s| s.trim() == name))
-}
-
-/// Where the results go.
-fn out_dir() -> PathBuf {
-    std::env::var_os("AURA_BENCH_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../target/bench")))
-}
-
-/// Figures by name, printed as they come.
-#[derive(Default)]
-struct Figures(Map<String, Value>);
-
-impl Figures {
-    fn record(&mut self, name: &str, value: Value) {
-        println!("{name:<34} {value}");
-        self.0.insert(name.to_owned(), value);
-    }
-}
 
 /// What the sections share: a single-threaded runtime, a host over every agent, and the
 /// small call, checked, with its native reply.

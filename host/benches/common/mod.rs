@@ -7,6 +7,7 @@
 
 #![allow(dead_code)] // each bench uses its own subset
 
+pub mod harness;
 pub mod probe;
 
 use std::path::{Path, PathBuf};
