@@ -21,6 +21,21 @@
 //!   per ms on this device);
 //! - the day: [`scenario`] (a day of signals), [`orchestrator`] (ticks and arbitration) and
 //!   [`trace`] (reasoning traces).
+//!
+//! A front opens a host and hands it calls through [`Host::dispatch`]:
+//!
+//! ```no_run
+//! # async fn front() -> Result<(), Box<dyn std::error::Error>> {
+//! let host = aura::Host::open(&aura::HostConfig::new("plugins", "aura-data")).await?;
+//! let args = serde_json::json!({"readings": {"hrv_ms": 42}, "baselines": {"hrv_ms": 60}});
+//! let call = aura::ToolCall::new("wellness", "stress_score", args, None); // call_id, ts: new
+//! match host.dispatch(&call).await {
+//!     Ok(result) => println!("{}", result.to_canonical()), // ok, or the tool's own error
+//!     Err(refused) => eprintln!("refused: {}", refused.error), // typed; in the quarantine log
+//! }
+//! # Ok(())
+//! # }
+//! ```
 #![warn(missing_docs)]
 
 pub mod admission;

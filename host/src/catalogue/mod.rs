@@ -286,6 +286,35 @@ mod tests {
         }
     }
 
+    /// What the README's "write an agent" walk-through promises: a new tool touches its
+    /// catalogue entry, its schemas and its agent, and nothing in the modules that run calls,
+    /// ticks and the day. None of them names a tool outside its tests.
+    #[test]
+    fn no_module_that_runs_calls_or_the_day_names_a_tool() {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let generic = [
+            "admission.rs",
+            "agent_calls.rs",
+            "call.rs",
+            "crossing.rs",
+            "host.rs",
+            "orchestrator.rs",
+            "scenario.rs",
+            "tick.rs",
+            "trace.rs",
+        ];
+        for file in generic {
+            let text = std::fs::read_to_string(src.join(file)).unwrap();
+            let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+            for agent in CATALOGUE {
+                for tool in agent.tools {
+                    let quoted = format!("\"{}\"", tool.name);
+                    assert!(!code.contains(&quoted), "{file} names {}", tool.name);
+                }
+            }
+        }
+    }
+
     #[test]
     fn a_tool_without_its_own_question_is_asked_plainly() {
         let spec = tool("finance", "budget_status").unwrap();
