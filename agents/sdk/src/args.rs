@@ -38,11 +38,13 @@ pub fn check_len<T>(items: &[T], field: &str, max: usize) -> ToolResult<()> {
 }
 
 /// Checks that `s` has between `min` and `max` characters.
+#[inline]
 pub fn check_chars(s: &str, field: &str, min: usize, max: usize) -> ToolResult<()> {
     check_chars_at(s, min, max, || field.to_owned())
 }
 
 /// [`check_chars`] with the field name built only on error (hot loops over many items).
+#[inline]
 pub fn check_chars_at(
     s: &str,
     min: usize,

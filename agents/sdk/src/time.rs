@@ -109,12 +109,14 @@ pub fn format_hh_mm(minute_of_day: i64) -> String {
 }
 
 /// Parses an RFC 3339 date-time with offset into Unix seconds (UTC), dropping any fraction.
+#[inline]
 pub fn parse_time(s: &str, field: &str) -> ToolResult<i64> {
     parse_date_time(s, field).map(OffsetDateTime::unix_timestamp)
 }
 
 /// Parses an RFC 3339 date-time with offset as written, keeping its offset (for text that
 /// shows the time as the sender wrote it); [`parse_time`] is this in Unix seconds.
+#[inline]
 pub fn parse_date_time(s: &str, field: &str) -> ToolResult<OffsetDateTime> {
     if s.chars().count() > TIME_CHARS_MAX {
         return Err(ToolError::invalid_args(format!(
@@ -169,11 +171,13 @@ pub fn format_utc(unix_secs: i64) -> ToolResult<String> {
 }
 
 /// Whole minutes in `secs` seconds, rounded down (toward the past for instants).
+#[inline]
 pub fn minutes_floor(secs: i64) -> i64 {
     secs.div_euclid(SECS_PER_MINUTE)
 }
 
 /// Whole minutes in `secs` seconds, rounded up (a positive span never shows as 0 minutes).
+#[inline]
 pub fn minutes_ceil(secs: i64) -> i64 {
     minutes_floor(secs) + i64::from(secs.rem_euclid(SECS_PER_MINUTE) != 0)
 }
