@@ -82,6 +82,29 @@ fn crossing(c: &mut Criterion) {
             schemas.validate(result_schema, black_box(&reply_value["result"]), "")
         })
     });
+    // Least privilege (issue 15): the check each proposal of a tick passes (its own agent's
+    // tool), and the one each host.call passes (the caller's catalogue entry lists the tool),
+    // on the small call (calendar.detect_conflicts), both the allowed and the refused way.
+    group.bench_function("check_own_tool", |b| {
+        b.iter(|| aura::crossing::check_own_tool(black_box("calendar"), black_box(&checked)))
+    });
+    group.bench_function("check_own_tool_refused", |b| {
+        b.iter(|| aura::crossing::check_own_tool(black_box("wellness"), black_box(&checked)))
+    });
+    let slots = serde_json::json!({"call_id": "t_bench00001", "agent": "calendar",
+        "tool": "find_free_slots", "ts": "2026-11-23T08:00:00Z", "confirm_required": false,
+        "args": {"working_hours": {"start": "09:00", "end": "17:00"}, "utc_offset_minutes": 0,
+            "duration_minutes": 30, "from": "2026-11-23T08:00:00Z", "horizon_days": 1}});
+    let slots = host
+        .crossing()
+        .check_call(&slots.to_string())
+        .unwrap_or_else(|e| panic!("find_free_slots: {e}"));
+    group.bench_function("check_may_call", |b| {
+        b.iter(|| aura::crossing::check_may_call(black_box("wellness"), black_box(&slots)))
+    });
+    group.bench_function("check_may_call_refused", |b| {
+        b.iter(|| aura::crossing::check_may_call(black_box("wellness"), black_box(&checked)))
+    });
     group.finish();
 
     let mut group = c.benchmark_group("sandbox");

@@ -46,6 +46,10 @@ const PROFILE_ITERS: usize = 200_000;
 const THROUGHPUT_CALLS: usize = 20_000;
 /// Tasks issuing calls at once in the throughput runs: as many as the sandbox admits.
 const THROUGHPUT_TASKS: usize = CONCURRENT_CALLS_MAX as usize;
+/// Runs of each random request size in the host-work section (~0.1 ms each at 64 KiB).
+const RANDOM_RUNS: usize = 1_000;
+/// Runs of the calibration workload there (~5 ms each), for guest code's fuel per ns.
+const WORKLOAD_RUNS: usize = 40;
 /// The machine's cores: the throughput run on "both cores" uses this many tokio workers.
 const CORES: usize = 2;
 
@@ -80,7 +84,7 @@ fn main() {
         reply_value,
     };
     let mut figures = Figures::default();
-    let sections: [(&str, Section); 7] = [
+    let sections: [(&str, Section); 8] = [
         ("crossing", crossing),
         ("sandbox", sandbox),
         ("pool", pool),
@@ -88,6 +92,7 @@ fn main() {
         ("fuel", fuel),
         ("tick", tick),
         ("throughput", throughput),
+        ("host_work", host_work),
     ];
     for (name, section) in sections {
         if wanted(name) {
@@ -493,6 +498,88 @@ fn fuel(b: &Bench, figures: &mut Figures) {
     figures.record(
         "fuel_workload",
         json!({ "events": aura::calibrate::WORKLOAD_EVENTS, "fuel_per_run": workload_fuel }),
+    );
+}
+
+/// Host work done for a guest against what it is charged: tests/guests/randomflood, loaded as
+/// wellness, asks WASI random for 1 KiB and for 64 KiB (the most one request may have) in one
+/// request, timed in the sandbox alone (`Host::measure`, median of [`RANDOM_RUNS`] each); the
+/// difference over 63 KiB is the host's time and the guest's charge per byte asked. Guest
+/// code's fuel per ns, from the calibration workload on the same host, turns the charge into
+/// time: `charge_over_cost` ≥ 1 means a guest pays for host work at least as dearly as for its
+/// own code. The guest stays under target/plugins (never in plugins/).
+fn host_work(b: &Bench, figures: &mut Figures) {
+    let rt = &b.rt;
+    let plugins = common::data_dir("host-work-plugins");
+    let read = |path: std::path::PathBuf| {
+        std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    };
+    let guests = std::path::Path::new(env!("AURA_TEST_GUESTS_DIR"));
+    let mut components = vec![("wellness", read(guests.join("randomflood_guest.wasm")))];
+    for agent in ["calendar", "finance", "comms"] {
+        components.push((
+            agent,
+            read(common::plugins_dir().join(format!("{agent}.wasm"))),
+        ));
+    }
+    aura::plugins::write_components(&plugins, &components)
+        .unwrap_or_else(|e| panic!("{}: {e}", plugins.display()));
+    let config = aura::HostConfig::new(&plugins, common::data_dir("host-work"));
+    let host = rt
+        .block_on(aura::Host::open(&config))
+        .unwrap_or_else(|e| panic!("cannot open the host: {e}"));
+    let asking = |kib: u64| {
+        let call = json!({"call_id": "t_hostwork01", "agent": "wellness", "tool": "stress_score",
+            "ts": "2026-11-23T08:00:00Z", "confirm_required": false,
+            "args": {"readings": {"sleep_minutes": kib},
+                     "baselines": {"hrv_ms": 60, "resting_hr_bpm": 58, "sleep_minutes": 450}}});
+        let checked = host
+            .crossing()
+            .check_call(&call.to_string())
+            .unwrap_or_else(|e| panic!("the random call is refused: {e}"));
+        let runs = rt
+            .block_on(host.measure(&checked, scaled(RANDOM_RUNS)))
+            .unwrap_or_else(|e| panic!("measure: {e}"));
+        let fuel = runs.first().map_or(0, |(fuel, _)| *fuel);
+        (
+            fuel,
+            Series(runs.iter().map(|(_, took)| nanos(*took)).collect()),
+        )
+    };
+    let (small_fuel, small) = asking(1);
+    let (large_fuel, large) = asking(64);
+    let (small, large) = (small.summary(), large.summary());
+    let median = |summary: &Value| summary["p50_us"].as_f64().unwrap_or(0.0) * 1_000.0;
+    let asked_bytes = 63.0 * 1024.0;
+    let ns_per_byte = (median(&large) - median(&small)) / asked_bytes;
+    let fuel_per_byte = (large_fuel - small_fuel) as f64 / asked_bytes;
+
+    let workload = serde_json::to_string(&aura::calibrate::workload_call()).unwrap_or_default();
+    let workload = b
+        .host
+        .crossing()
+        .check_call(&workload)
+        .unwrap_or_else(|e| panic!("workload: {e}"));
+    let runs = rt
+        .block_on(b.host.measure(&workload, scaled(WORKLOAD_RUNS)))
+        .unwrap_or_else(|e| panic!("measure: {e}"));
+    let workload_fuel = runs.first().map_or(0, |(fuel, _)| *fuel);
+    let workload_ns =
+        median(&Series(runs.iter().map(|(_, took)| nanos(*took)).collect()).summary());
+    let guest_fuel_per_ns = workload_fuel as f64 / workload_ns;
+
+    figures.record("host_work_random_1kib", small);
+    figures.record("host_work_random_64kib", large);
+    figures.record(
+        "host_work_random",
+        json!({
+            "fuel_1kib": small_fuel,
+            "fuel_64kib": large_fuel,
+            "host_ns_per_asked_byte": ns_per_byte,
+            "fuel_per_asked_byte": fuel_per_byte,
+            "guest_fuel_per_ns": guest_fuel_per_ns,
+            "charge_over_cost": fuel_per_byte / (ns_per_byte * guest_fuel_per_ns),
+        }),
     );
 }
 

@@ -20,6 +20,7 @@ use crate::error::{CrossingError, Phase};
 use crate::host::{Host, Shared};
 use crate::journal::{CallIds, JournalError, QuarantineRecord};
 use crate::sandbox::{Budget, Frame};
+use crate::visible::visible;
 
 /// What a front hands the host to run.
 #[derive(Debug, Clone, Copy)]
@@ -149,7 +150,7 @@ impl Host {
                     shared.clone(),
                 )
                 .await
-                .map_err(|error| shared.refuse(error, ids_of(call), call.canonical()))?;
+                .map_err(|error| shared.refuse(error, ids_of(call, &[]), call.canonical()))?;
             measured.push((invocation.fuel_used, started.elapsed()));
         }
         Ok(measured)
@@ -181,13 +182,15 @@ impl Host {
     }
 }
 
-/// What a quarantine record says of a checked call.
-pub(crate) fn ids_of(checked: &CheckedCall) -> CallIds<'_> {
+/// What a quarantine record says of a checked call made from `callers` (root first; empty
+/// for a root call).
+pub(crate) fn ids_of<'a>(checked: &'a CheckedCall, callers: &'a [&'static str]) -> CallIds<'a> {
     let call = checked.call();
     CallIds {
         call_id: Some(&call.call_id),
         agent: Some(&call.agent),
         tool: Some(&call.tool),
+        callers,
     }
 }
 
@@ -242,6 +245,7 @@ impl Shared {
     ) -> Result<ResultEnvelope, Refused> {
         let call = checked.call();
         tracing::info!(depth = frame.chain_above.len() + 1, "agent.started");
+        let callers = frame.chain_above.clone();
         let invocation = match self
             .sandbox
             .invoke(
@@ -255,8 +259,13 @@ impl Shared {
         {
             Ok(invocation) => invocation,
             Err(error) => {
-                tracing::warn!(kind = error.kind(), fuel_used = error.fuel_used(), %error, "agent.error");
-                return Err(self.refuse(error, ids_of(checked), checked.canonical()));
+                tracing::warn!(
+                    kind = error.kind(),
+                    fuel_used = error.fuel_used(),
+                    error = %visible(&error.to_string()),
+                    "agent.error"
+                );
+                return Err(self.refuse(error, ids_of(checked, &callers), checked.canonical()));
             }
         };
         tracing::info!(fuel_used = invocation.fuel_used, "agent.completed");
@@ -280,7 +289,7 @@ impl Shared {
                 ))
             }
             Err(error) => {
-                let mut refused = self.refuse(error, ids_of(checked), &invocation.output);
+                let mut refused = self.refuse(error, ids_of(checked, &callers), &invocation.output);
                 refused.fuel_used = invocation.fuel_used;
                 Err(refused)
             }
@@ -308,6 +317,7 @@ impl Shared {
             call_id: call_id.as_deref(),
             agent: agent.as_deref(),
             tool: tool.as_deref(),
+            callers: &[],
         };
         self.refuse(error, ids, text)
     }
@@ -323,7 +333,7 @@ impl Shared {
             call_id = ids.call_id,
             kind = error.kind(),
             phase = error.phase().as_str(),
-            %error,
+            error = %visible(&error.to_string()),
             "call quarantined"
         );
         let record = QuarantineRecord::new(&error, ids, offending);

@@ -22,6 +22,7 @@ use crate::schema::{SchemaCompileError, SchemaRegistry};
 pub struct CheckedCall {
     call: ToolCall,
     canonical: String,
+    agent: &'static str,
     spec: &'static ToolSpec,
     deadline_ms: u64,
 }
@@ -40,6 +41,11 @@ impl CheckedCall {
     /// The catalogue entry of its tool.
     pub fn spec(&self) -> &'static ToolSpec {
         self.spec
+    }
+
+    /// Its agent's name, as the catalogue spells it.
+    pub fn agent(&self) -> &'static str {
+        self.agent
     }
 
     /// The envelope's deadline, else the tool's default.
@@ -152,6 +158,44 @@ pub fn check_chain(chain: &[&str], target: &str) -> Result<(), CrossingError> {
     Ok(())
 }
 
+/// Checks that a tick of `agent` proposes one of its own tools: an agent may suggest what it
+/// can do, never what another agent does.
+pub fn check_own_tool(agent: &str, proposed: &CheckedCall) -> Result<(), CrossingError> {
+    let call = proposed.call();
+    if call.agent == agent {
+        return Ok(());
+    }
+    Err(CrossingError::CallNotAllowed {
+        caller: agent.to_owned(),
+        agent: call.agent.clone(),
+        tool: call.tool.clone(),
+        reason: "a tick proposes only its own agent's tools",
+    })
+}
+
+/// Checks that `caller` may reach `target` through `host.call`: its catalogue entry lists the
+/// tool (`may_call`), and the tool needs no confirmation, which only the user's yes gives.
+pub fn check_may_call(caller: &str, target: &CheckedCall) -> Result<(), CrossingError> {
+    let call = target.call();
+    let refused = |reason| CrossingError::CallNotAllowed {
+        caller: caller.to_owned(),
+        agent: call.agent.clone(),
+        tool: call.tool.clone(),
+        reason,
+    };
+    if target.spec().confirm_required {
+        return Err(refused(
+            "it needs the user's confirmation, and only the user's yes starts it",
+        ));
+    }
+    if !catalogue::agent(caller).is_some_and(|spec| spec.may_call(&call.agent, &call.tool)) {
+        return Err(refused(
+            "its catalogue entry does not list it among the calls it may make",
+        ));
+    }
+    Ok(())
+}
+
 /// The checks, with every schema compiled once.
 #[derive(Debug)]
 pub struct Crossing {
@@ -179,6 +223,25 @@ impl Crossing {
         };
         let canonical = parse_canonical(text, CROSSING_BYTES_MAX).map_err(json)?;
         self.check_envelope(canonical.value, canonical.text)
+    }
+
+    /// Checks an agent's `host.call` envelope as [`Crossing::check_call`] does, after giving it
+    /// `call_id` (the host names nested calls; whatever id the guest wrote is replaced).
+    pub fn check_nested_call(
+        &self,
+        text: &str,
+        call_id: &str,
+    ) -> Result<CheckedCall, CrossingError> {
+        let json = |error| CrossingError::Json {
+            phase: Phase::Envelope,
+            error,
+        };
+        let mut value = parse_i_json(text, CROSSING_BYTES_MAX).map_err(json)?;
+        if let Value::Object(members) = &mut value {
+            members.insert("call_id".to_owned(), Value::String(call_id.to_owned()));
+        }
+        let canonical = to_canonical_string(&value).map_err(json)?;
+        self.check_envelope(value, canonical)
     }
 
     /// Checks a call an agent proposed in its tick output: the output was already parsed and
@@ -211,9 +274,9 @@ impl Crossing {
                 message: e.to_string(),
             },
         })?;
-        if catalogue::agent(&call.agent).is_none() {
+        let Some(agent) = catalogue::agent(&call.agent) else {
             return Err(CrossingError::UnknownAgent { agent: call.agent });
-        }
+        };
         let spec =
             catalogue::tool(&call.agent, &call.tool).ok_or_else(|| CrossingError::UnknownTool {
                 agent: call.agent.clone(),
@@ -229,6 +292,7 @@ impl Crossing {
         Ok(CheckedCall {
             call,
             canonical,
+            agent: agent.name,
             spec,
             deadline_ms,
         })
@@ -316,6 +380,73 @@ mod tests {
 
     fn crossing() -> Crossing {
         Crossing::new().unwrap()
+    }
+
+    #[test]
+    fn a_nested_call_gets_the_id_the_host_gives_it() {
+        let checked = crossing().check_nested_call(CALL, "t_nested0001").unwrap();
+        assert_eq!(checked.call().call_id, "t_nested0001");
+        assert!(checked.canonical().contains(r#""call_id":"t_nested0001""#));
+        // With no call_id at all, or one toolcall.v1 would refuse, it still gets its own.
+        let bare = CALL.replace(r#""call_id":"t_unit000001","#, "");
+        assert_eq!(
+            crossing()
+                .check_nested_call(&bare, "t_nested0002")
+                .unwrap()
+                .call()
+                .call_id,
+            "t_nested0002"
+        );
+        let error = crossing()
+            .check_nested_call("[1]", "t_nested0003")
+            .unwrap_err();
+        assert_eq!(
+            (error.phase(), error.kind()),
+            (Phase::Envelope, "schema_error")
+        );
+    }
+
+    #[test]
+    fn least_privilege_holds_in_ticks_and_host_calls() {
+        let crossing = crossing();
+        let detect = crossing.check_call(CALL).unwrap();
+        assert!(check_own_tool("calendar", &detect).is_ok());
+        let error = check_own_tool("wellness", &detect).unwrap_err();
+        assert_eq!(error.kind(), "call_not_allowed");
+        assert_eq!(
+            error.to_string(),
+            "agent `wellness` may not call `calendar.detect_conflicts`: a tick proposes only its \
+             own agent's tools"
+        );
+        // wellness may ask calendar for free slots, and for nothing else.
+        let slots = CALL
+            .replace("detect_conflicts", "find_free_slots")
+            .replace(
+                r#""args":{"travel_gap_minutes":10,"events":[]}"#,
+                r#""args":{"working_hours":{"start":"09:00","end":"17:00"},"utc_offset_minutes":0,"duration_minutes":30,"from":"2026-11-23T08:00:00Z","horizon_days":1}"#,
+            );
+        let slots = crossing.check_call(&slots).unwrap();
+        assert!(check_may_call("wellness", &slots).is_ok());
+        assert_eq!(
+            check_may_call("wellness", &detect).unwrap_err().kind(),
+            "call_not_allowed"
+        );
+        assert_eq!(
+            check_may_call("comms", &slots).unwrap_err().kind(),
+            "call_not_allowed"
+        );
+        // A tool that needs the user's yes is refused to everyone, whatever the envelope says.
+        let schedule = crossing
+            .check_call(&CALL.replace("detect_conflicts", "schedule_event").replace(
+                r#""args":{"travel_gap_minutes":10,"events":[]}"#,
+                r#""args":{"event":{"title":"t","start":"2026-11-23T10:00:00Z","end":"2026-11-23T11:00:00Z"}}"#,
+            ))
+            .unwrap();
+        let error = check_may_call("wellness", &schedule).unwrap_err();
+        assert!(
+            error.to_string().contains("only the user's yes starts it"),
+            "{error}"
+        );
     }
 
     #[test]

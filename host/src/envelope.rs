@@ -7,6 +7,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use aura_protocol::CALL_ID_SUFFIX_CHARS;
+
 use crate::canonical::to_canonical_string;
 use crate::error::{CrossingError, Phase};
 use crate::limits::{LENIENT_ID_CHARS_MAX, RESULT_MESSAGE_CHARS_MAX};
@@ -14,6 +16,16 @@ use crate::limits::{LENIENT_ID_CHARS_MAX, RESULT_MESSAGE_CHARS_MAX};
 /// Where the user sees a call's result (toolcall.v1 `expected_surface`), as the guest SDK
 /// names it too.
 pub use aura_protocol::Surface;
+
+/// The call_id of a nested call (`host.call`): derived by the host from its caller's call and
+/// its place among the caller's host calls, never chosen by the guest, so every call in a tree
+/// has an id of its own and a replay names them alike.
+pub fn nested_call_id(caller_call_id: Option<&str>, caller_agent: &str, index: u32) -> String {
+    aura_protocol::call_id_from(&format!(
+        "host.call\n{}\n{caller_agent}\n{index}",
+        caller_call_id.unwrap_or("tick")
+    ))
+}
 
 /// One toolcall.v1 envelope.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -38,9 +50,6 @@ pub struct ToolCall {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deadline_ms: Option<u64>,
 }
-
-/// Characters after `t_` in a call_id.
-const CALL_ID_SUFFIX_CHARS: usize = 10;
 
 /// A fresh random call_id (`t_` + 10 of `[a-z0-9]`), from the OS's random source.
 pub fn new_call_id() -> String {
@@ -243,11 +252,14 @@ pub fn read_ids(text: &str) -> (Option<String>, Option<String>, Option<String>) 
 }
 
 /// What to answer an agent whose `host.call` envelope `text` was refused: a result.v1 built
-/// from whatever of the envelope can be read (placeholders otherwise).
-pub fn refusal_for_host_call(text: &str, error: &CrossingError) -> String {
-    let (call_id, agent, tool) = read_ids(text);
+/// from whatever of the envelope can be read (placeholders otherwise), under the call_id the
+/// host gave the call, if it got that far.
+pub fn refusal_for_host_call(text: &str, call_id: Option<&str>, error: &CrossingError) -> String {
+    let (guest_call_id, agent, tool) = read_ids(text);
     let call = ToolCall {
         call_id: call_id
+            .map(str::to_owned)
+            .or(guest_call_id)
             .filter(|id| id.len() == 12 && id.starts_with("t_"))
             .unwrap_or_else(|| "t_0000000000".into()),
         agent: agent.unwrap_or_else(|| "unknown".into()),
@@ -269,13 +281,7 @@ mod tests {
     fn call_ids_match_the_pattern() {
         for _ in 0..1000 {
             let id = new_call_id();
-            assert_eq!(id.len(), 12);
-            assert!(id.starts_with("t_"));
-            assert!(
-                id[2..]
-                    .bytes()
-                    .all(|b| b.is_ascii_digit() || b.is_ascii_lowercase())
-            );
+            assert!(aura_protocol::is_call_id(&id), "{id}");
         }
         assert_ne!(new_call_id(), new_call_id());
     }
@@ -329,14 +335,17 @@ mod tests {
         };
         let text = refusal_for_host_call(
             r#"{"call_id":"t_0123456789","agent":"mallory","tool":"steal"}"#,
+            None,
             &error,
         );
         assert_eq!(
             text,
             r#"{"agent":"mallory","call_id":"t_0123456789","error":{"kind":"unknown_agent","message":"envelope: unknown agent `mallory`","phase":"envelope"},"fuel_used":0,"ok":false,"tool":"steal"}"#
         );
-        let text = refusal_for_host_call("garbage", &error);
+        let text = refusal_for_host_call("garbage", None, &error);
         assert!(text.contains(r#""call_id":"t_0000000000""#));
+        let text = refusal_for_host_call("garbage", Some("t_hostgiven1"), &error);
+        assert!(text.contains(r#""call_id":"t_hostgiven1""#));
     }
 
     #[test]

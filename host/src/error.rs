@@ -134,6 +134,20 @@ pub enum CrossingError {
         /// Why not.
         reason: String,
     },
+    /// An agent asked for a tool it may not reach: a tick proposing another agent's tool, or a
+    /// `host.call` to a tool its catalogue entry does not list (or one that needs the user's
+    /// confirmation). Refused before the callee is touched.
+    #[error("agent `{caller}` may not call `{agent}.{tool}`: {reason}")]
+    CallNotAllowed {
+        /// The agent that asked.
+        caller: String,
+        /// The agent it named.
+        agent: String,
+        /// The tool it named.
+        tool: String,
+        /// Which rule refused it.
+        reason: &'static str,
+    },
     /// An agent called an agent already in its call chain (A → B → A): refused at once, so a
     /// cycle can never hang the host.
     #[error("agent `{caller}` called `{target}`, already in the call chain {}", chain.join(" → "))]
@@ -172,6 +186,30 @@ pub enum CrossingError {
         /// Fuel burned before the limit was hit.
         fuel_used: u64,
     },
+    /// The agent asked the host for more work in one import than the host does for a guest
+    /// (more random bytes than one request may have, more data handed to an import than a
+    /// crossing carries).
+    #[error("agent `{agent}` {what}")]
+    HostWorkLimit {
+        /// The agent.
+        agent: String,
+        /// What it asked for.
+        what: String,
+        /// Fuel burned before the request.
+        fuel_used: u64,
+    },
+    /// The agent exited (WASI `exit`) instead of answering.
+    #[error(
+        "agent `{agent}` exited before answering (exit status {status}; WASI 0.2 carries only success, 0, or failure, 1)"
+    )]
+    AgentExited {
+        /// The agent.
+        agent: String,
+        /// The status WASI reported.
+        status: i32,
+        /// Fuel burned before it exited.
+        fuel_used: u64,
+    },
     /// The agent tried to grow memory or tables past its limit.
     #[error("agent `{agent}` exceeded its memory limit: {reason}")]
     MemoryLimit {
@@ -198,7 +236,10 @@ impl CrossingError {
             CrossingError::DeadlineExceeded { .. } => "deadline_exceeded",
             CrossingError::WallClockExceeded { .. } => "wall_clock_exceeded",
             CrossingError::ImportLimit { .. } => "import_limit",
+            CrossingError::HostWorkLimit { .. } => "host_work_limit",
+            CrossingError::AgentExited { .. } => "agent_exited",
             CrossingError::AgentCallUnsupported { .. } => "agent_call_unsupported",
+            CrossingError::CallNotAllowed { .. } => "call_not_allowed",
             CrossingError::CycleDetected { .. } => "cycle_detected",
             CrossingError::DepthExceeded { .. } => "depth_exceeded",
             CrossingError::MemoryLimit { .. } => "memory_limit",
@@ -212,6 +253,7 @@ impl CrossingError {
             CrossingError::UnknownAgent { .. }
             | CrossingError::UnknownTool { .. }
             | CrossingError::AgentCallUnsupported { .. }
+            | CrossingError::CallNotAllowed { .. }
             | CrossingError::CycleDetected { .. }
             | CrossingError::DepthExceeded { .. } => Phase::Envelope,
             CrossingError::AgentUnavailable { .. }
@@ -220,6 +262,8 @@ impl CrossingError {
             | CrossingError::DeadlineExceeded { .. }
             | CrossingError::WallClockExceeded { .. }
             | CrossingError::ImportLimit { .. }
+            | CrossingError::HostWorkLimit { .. }
+            | CrossingError::AgentExited { .. }
             | CrossingError::MemoryLimit { .. } => Phase::Agent,
         }
     }
@@ -231,7 +275,8 @@ impl CrossingError {
             CrossingError::Json {
                 error:
                     JsonError::DuplicateKey { pointer, .. }
-                    | JsonError::NumberOutOfRange { pointer, .. },
+                    | JsonError::NumberOutOfRange { pointer, .. }
+                    | JsonError::Noncharacter { pointer, .. },
                 ..
             } => Some(pointer),
             _ => None,
@@ -254,6 +299,8 @@ impl CrossingError {
             | CrossingError::DeadlineExceeded { fuel_used, .. }
             | CrossingError::WallClockExceeded { fuel_used, .. }
             | CrossingError::ImportLimit { fuel_used, .. }
+            | CrossingError::HostWorkLimit { fuel_used, .. }
+            | CrossingError::AgentExited { fuel_used, .. }
             | CrossingError::MemoryLimit { fuel_used, .. } => *fuel_used,
             _ => 0,
         }
@@ -278,9 +325,12 @@ mod tests {
             | CrossingError::DeadlineExceeded { .. }
             | CrossingError::WallClockExceeded { .. }
             | CrossingError::AgentCallUnsupported { .. }
+            | CrossingError::CallNotAllowed { .. }
             | CrossingError::CycleDetected { .. }
             | CrossingError::DepthExceeded { .. }
             | CrossingError::ImportLimit { .. }
+            | CrossingError::HostWorkLimit { .. }
+            | CrossingError::AgentExited { .. }
             | CrossingError::MemoryLimit { .. } => {}
         }
     }
@@ -294,7 +344,7 @@ mod tests {
         };
         vec![
             json(JsonError::TooLarge {
-                bytes: 2,
+                bytes: Some(2),
                 bytes_max: 1,
             }),
             json(JsonError::Malformed {
@@ -308,6 +358,10 @@ mod tests {
             }),
             json(JsonError::NumberOutOfRange {
                 literal_or_value: String::new(),
+                pointer: String::new(),
+            }),
+            json(JsonError::Noncharacter {
+                code_point: 0xFFFF,
                 pointer: String::new(),
             }),
             json(JsonError::TooDeep { depth_max: 1 }),
@@ -353,6 +407,12 @@ mod tests {
                 caller: agent(),
                 reason: String::new(),
             },
+            CrossingError::CallNotAllowed {
+                caller: agent(),
+                agent: agent(),
+                tool: agent(),
+                reason: "",
+            },
             CrossingError::CycleDetected {
                 caller: agent(),
                 target: agent(),
@@ -369,6 +429,16 @@ mod tests {
                 agent: agent(),
                 import: "host.call",
                 limit: 1,
+                fuel_used: 0,
+            },
+            CrossingError::HostWorkLimit {
+                agent: agent(),
+                what: String::new(),
+                fuel_used: 0,
+            },
+            CrossingError::AgentExited {
+                agent: agent(),
+                status: 1,
                 fuel_used: 0,
             },
             CrossingError::MemoryLimit {
@@ -411,6 +481,11 @@ mod tests {
             kinds.len(),
             errors.len() + 2,
             "result.v1 lists a kind nothing produces"
+        );
+        assert_eq!(
+            kinds,
+            aura_protocol::ERROR_KINDS,
+            "the guests' list is result.v1's"
         );
     }
 }

@@ -139,7 +139,11 @@ impl Host {
                 Ok(()) => {}
                 Err(error) if config.agents.is_some() => return Err(error),
                 Err(error) => {
-                    tracing::error!(agent = spec.name, %error, "plugin refused");
+                    tracing::error!(
+                        agent = spec.name,
+                        error = %crate::visible::visible(&error.to_string()),
+                        "plugin refused"
+                    );
                     load_failures.push(error);
                 }
             }

@@ -53,6 +53,9 @@ pub struct QuarantineRecord {
     pub agent: Option<String>,
     /// The envelope's tool, if known.
     pub tool: Option<String>,
+    /// For a call one agent made to another through `host.call`: the agents of the calls it
+    /// was made from, root first, the calling agent last. Empty for a root call or a tick.
+    pub callers: Vec<String>,
     /// Which check failed.
     pub phase: Phase,
     /// Stable error kind (as in result.v1).
@@ -83,6 +86,7 @@ impl QuarantineRecord {
             call_id: ids.call_id.map(str::to_owned),
             agent: ids.agent.map(str::to_owned),
             tool: ids.tool.map(str::to_owned),
+            callers: ids.callers.iter().map(|&agent| agent.to_owned()).collect(),
             phase: error.phase(),
             kind: error.kind(),
             reason: error.to_string(),
@@ -105,6 +109,8 @@ pub struct CallIds<'a> {
     pub agent: Option<&'a str>,
     /// The envelope's tool.
     pub tool: Option<&'a str>,
+    /// The agents of the calls above it, root first (see [`QuarantineRecord::callers`]).
+    pub callers: &'a [&'static str],
 }
 
 /// The largest index ≤ `index` that is a char boundary of `text`.
@@ -263,7 +269,7 @@ mod tests {
         CrossingError::Json {
             phase: Phase::Envelope,
             error: JsonError::TooLarge {
-                bytes: 10,
+                bytes: Some(10),
                 bytes_max: 5,
             },
         }

@@ -19,8 +19,8 @@
 //! - what it stands on: [`sandbox`] (wasmtime: engine, store, guest, imports), [`plugins`]
 //!   (components on disk), [`journal`] (the quarantine log and traces), [`calibrate`] (fuel
 //!   per ms on this device);
-//! - the day: [`scenario`] (a day of signals), [`orchestrator`] (ticks and arbitration) and
-//!   [`trace`] (reasoning traces).
+//! - the day: [`scenario`] (a day of signals), [`orchestrator`] (ticks and arbitration),
+//!   [`trace`] (reasoning traces) and [`visible`] (agent text made safe to read).
 //!
 //! A front opens a host and hands it calls through [`Host::dispatch`]:
 //!
@@ -59,6 +59,7 @@ pub mod scenario;
 pub mod schema;
 pub mod tick;
 pub mod trace;
+pub mod visible;
 
 pub use call::{CallInput, Refused};
 pub use envelope::{ResultEnvelope, ToolCall};

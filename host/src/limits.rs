@@ -137,6 +137,30 @@ pub const INSTANCE_SLOTS: u32 = CONCURRENT_CALLS_MAX * AGENT_CALL_DEPTH_MAX as u
 /// often it reads, so replays are identical.
 pub const GUEST_CLOCK_STEP_NS: u64 = 1_000;
 
+/// Random bytes a guest may ask the host for in one WASI request (`get-random-bytes`). Agents
+/// seed their hash maps with 16 bytes; nothing an agent does needs more than a few KiB. The
+/// host builds the whole answer before the guest runs again, outside fuel and the epoch: a
+/// request of 64 MiB ran ~11 s with a 50 ms deadline and held 64 MiB of host memory. Past
+/// this bound the call ends (`host_work_limit`).
+pub const GUEST_RANDOM_BYTES_PER_REQUEST_MAX: u64 = 64 * 1024;
+
+/// Fuel charged to a guest per byte its random generators produce for it (taken when the
+/// import returns, like a callee's fuel), so host work done for a guest counts against its
+/// deadline at least as dearly as it costs, and fuel, not the wall clock, ends a guest that
+/// keeps the host generating. wasmtime-wasi draws one `u32` (4 bytes) per byte a guest asks
+/// for, so a byte asked costs 64 fuel. Measured (BENCHMARKS.md, "Host work for a guest"):
+/// 3.0 ns of host time per byte asked in a release build, lowering into the guest included,
+/// where guest code runs at 8.8 fuel/ns: 64 fuel is 7.3 ns of guest work, ×2.4 the cost (×4.8
+/// at the calibrated rate, which keeps half), a margin for cores whose generator is slower
+/// against their wasm. A debug build took 168 ns per byte asked; its default rate, 0.1
+/// fuel/ns, makes 64 fuel 640 ns. Agents draw none (they read the 16-byte insecure seed).
+pub const FUEL_PER_RANDOM_BYTE: u64 = 16;
+
+/// Deadline of an agent's `manifest` export when it is loaded: it answers three strings, and
+/// every start waits for it. Its fuel is [`MANIFEST_FUEL`]; this also bounds its wall time
+/// (with [`EPOCH_BACKSTOP_MARGIN_MS`]), which was 10.5 s for a manifest that slept.
+pub const MANIFEST_DEADLINE_MS: u64 = 100;
+
 /// Guest wasm stack. 512 KiB is ample for the agents' recursion depth (bounded JSON) and far
 /// below the host thread's stack.
 pub const WASM_STACK_BYTES_MAX: usize = 512 * 1024;
@@ -144,8 +168,10 @@ pub const WASM_STACK_BYTES_MAX: usize = 512 * 1024;
 /// Stack of the fiber each async call runs on: the wasm stack plus room for host frames.
 pub const ASYNC_STACK_BYTES: usize = WASM_STACK_BYTES_MAX + 512 * 1024;
 
-/// What a guest may write to stdout or stderr during one call; more traps the call. Agents
-/// report through their reply and `emit`, not by printing.
+/// What a guest may write to stdout or stderr during one call. Past it the stream reports
+/// itself closed to the guest (a write fails, as on a closed pipe) and nothing more is kept;
+/// the call goes on, and what was written is logged. Agents report through their reply and
+/// `emit`, not by printing, so this only bounds the host's buffer.
 pub const GUEST_OUTPUT_BYTES_MAX: usize = 64 * 1024;
 
 /// Agents the host loads at once (the catalogue has four; room for the agents issue to grow).
@@ -220,6 +246,9 @@ const _: () = assert!(EMIT_BYTES_MAX <= CROSSING_BYTES_MAX);
 const _: () = assert!(ASYNC_STACK_BYTES > WASM_STACK_BYTES_MAX);
 const _: () = assert!(MEMORY_BYTES_MAX <= MEMORY_BYTES_CEILING);
 const _: () = assert!(EPOCH_TICK_MS < EPOCH_BACKSTOP_MARGIN_MS);
+const _: () =
+    assert!(DEADLINE_MS_MIN <= MANIFEST_DEADLINE_MS && MANIFEST_DEADLINE_MS <= DEADLINE_MS_MAX);
+const _: () = assert!(GUEST_RANDOM_BYTES_PER_REQUEST_MAX <= CROSSING_BYTES_MAX as u64);
 // The largest fuel budget must not overflow u64.
 const _: () = assert!(DEADLINE_MS_MAX.checked_mul(FUEL_PER_MS_DEFAULT).is_some());
 

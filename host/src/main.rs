@@ -1,6 +1,8 @@
 //! `aura`: the command line over the aura library. Parses arguments, calls one library entry
-//! point, prints the result or the error chain, and picks the exit status. Nothing here is worth
-//! testing on its own: the work is in the library.
+//! point, prints the result or the error chain, and picks the exit status. Everything it writes
+//! for people passes through [`visible`] (agent text never reaches the terminal raw); what it
+//! writes for programs is JSON. Nothing here is worth testing on its own: the work is in the
+//! library.
 
 use std::io::Read;
 use std::path::PathBuf;
@@ -9,6 +11,7 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use clap::{Parser, Subcommand};
 
+use aura::visible::visible;
 use aura::{CallInput, Host, HostConfig, Refused, ToolCall};
 
 /// Exit status when the crossing or the catalogue refused the call.
@@ -103,7 +106,7 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(code) => code,
         Err(error) => {
-            eprintln!("aura: {error:#}");
+            eprintln!("aura: {}", visible(&format!("{error:#}")));
             ExitCode::from(EXIT_HOST_ERROR)
         }
     }
@@ -188,7 +191,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let code = runtime.block_on(async {
         let host = Host::open(&config).await.context("cannot start the host")?;
         for failure in host.load_failures() {
-            eprintln!("aura: warning: {failure}");
+            eprintln!("aura: warning: {}", visible(&failure.to_string()));
         }
         let code = match host.dispatch(input).await {
             Ok(result) => {
@@ -256,7 +259,7 @@ fn run_scenario(
     let summary = runtime()?.block_on(async {
         let host = Host::open(&config).await.context("cannot start the host")?;
         for failure in host.load_failures() {
-            eprintln!("aura: warning: {failure}");
+            eprintln!("aura: warning: {}", visible(&failure.to_string()));
         }
         let scenario = aura::scenario::Scenario::load(path, host.crossing().schemas())?;
         let progress = !output.json && std::io::stderr().is_terminal();
@@ -316,6 +319,14 @@ fn print_decision(
         Decision::Confirmed => "confirmed: ",
         Decision::Declined => "declined: ",
         Decision::Held => "held: ",
+        Decision::AnswerUnmatched | Decision::AnswerAmbiguous => "answer: ",
+    };
+    // A decision about a call names it; an answer that reached no single question names
+    // what it answered (names the catalogue and the scenario's schema bound).
+    let (agent, tool) = match (&trace.call, &trace.answer) {
+        (Some(call), _) => (call.agent.as_str(), call.tool.as_str()),
+        (None, Some(answer)) => (answer.agent.as_str(), answer.tool.as_str()),
+        (None, None) => ("?", "?"),
     };
     let status = match trace.outcome.status.is_failure() {
         false => String::new(),
@@ -325,12 +336,13 @@ fn print_decision(
             trace.outcome.kind.as_deref().unwrap_or("")
         ),
     };
+    // The trace's summary and rationale are already made visible by the library.
     writeln!(
         out,
         "{}  {:<10}  {:<31} {what}{}{status}",
         clock(&trace.at),
         trace.surface.as_str(),
-        format!("{}.{}", trace.call.agent, trace.call.tool),
+        visible(&format!("{agent}.{tool}")),
         trace.outcome.summary,
     )?;
     if verbose {
@@ -355,8 +367,13 @@ fn print_summary(
         shown.WATCH, shown.PHONE_CARD, shown.EARBUD_TTS, shown.SILENT
     );
     println!(
-        "  questions: {} asked, {} confirmed, {} declined, {} held for quiet hours, {} answers unmatched",
-        summary.asked, summary.confirmed, summary.declined, summary.held, summary.answers_unmatched
+        "  questions: {} asked, {} confirmed, {} declined, {} held for quiet hours; answers: {} unmatched, {} ambiguous",
+        summary.asked,
+        summary.confirmed,
+        summary.declined,
+        summary.held,
+        summary.answers_unmatched,
+        summary.answers_ambiguous
     );
     println!(
         "  proposals: {} repeats suppressed, {} lost their surface, {} refused and quarantined; {} ticks failed, {} calls failed",
@@ -386,9 +403,10 @@ fn print_summary(
 fn report_refusal(refused: &Refused) -> anyhow::Result<ExitCode> {
     let call_id = refused.call_id.as_deref().unwrap_or("-");
     eprintln!(
-        "aura: refused {call_id} ({}): {}",
+        "aura: refused {} ({}): {}",
+        visible(call_id),
         refused.error.kind(),
-        refused.error
+        visible(&refused.error.to_string())
     );
     if let Some(journal_error) = &refused.journal_error {
         bail!("the refusal could not be quarantined: {journal_error}");

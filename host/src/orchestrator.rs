@@ -7,7 +7,11 @@
 //! - a proposal already shown (same call_id, or same agent, tool, surface and signals) is a
 //!   repeat and is suppressed;
 //! - confirm_required calls are never run unasked: they become questions on PHONE_CARD, run
-//!   only when the scenario's user confirms (held back during quiet hours);
+//!   only when the scenario's user confirms (held back during quiet hours). A question is
+//!   bound by the host to the user's pending item it asks about (the tool's catalogue entry
+//!   says how its args match one), never to what the agent's signals claim; an answer about an
+//!   item runs the one question bound to it, and an answer that matches none, or several, is
+//!   recorded and runs nothing. A second question about an item already asked is a repeat;
 //! - in quiet hours PHONE_CARD and EARBUD_TTS become SILENT (only SILENT and WATCH at night);
 //! - one interruption per surface per tick (WATCH, PHONE_CARD, EARBUD_TTS): the highest
 //!   priority wins, ties by catalogue order of agents then the agent's own order; the others
@@ -28,7 +32,8 @@ use crate::host::{Host, TraceRecordError};
 use crate::scenario::{Answer, Scenario, World};
 use crate::tick::Proposal;
 use crate::trace::{
-    Decision, LostReason, NotChosen, Outcome, RationaleFacts, Status, Trace, TracedCall, rationale,
+    Decision, LostReason, NotChosen, Outcome, RationaleFacts, Status, Trace, TracedAnswer,
+    TracedCall, rationale, unplaced_answer_rationale,
 };
 
 /// Why a run stopped.
@@ -79,8 +84,10 @@ pub struct RunSummary {
     pub declined: usize,
     /// Questions held for quiet hours.
     pub held: usize,
-    /// Answers that matched no pending question.
+    /// Answers that matched no pending question (each traced; nothing ran).
     pub answers_unmatched: usize,
+    /// Answers that matched more than one pending question (each traced; nothing ran).
+    pub answers_ambiguous: usize,
     /// Proposals suppressed as repeats of something already shown or asked.
     pub repeats: usize,
     /// Proposals that lost their surface in their tick.
@@ -135,6 +142,8 @@ impl SurfaceCounts {
 struct Question {
     proposal: Proposal,
     surface: Surface,
+    /// The user's item it is about (`<kind>:<id>`), as the host bound it.
+    about: Option<String>,
 }
 
 /// What a run remembers between ticks.
@@ -157,6 +166,40 @@ struct Choice {
     requested: Surface,
     surface: Surface,
     beaten: Vec<NotChosen>,
+    /// For a question: the item it is about.
+    about: Option<String>,
+    /// For a confirmed or declined question: the answer.
+    answer: Option<TracedAnswer>,
+}
+
+/// Where in `pending` the questions `answer` is about are: those the host bound to the item it
+/// names, of its agent and tool. One is an answer; none, or several, run nothing.
+fn questions_answered(pending: &[Question], answer: &Answer) -> Vec<usize> {
+    pending
+        .iter()
+        .enumerate()
+        .filter(|(_, q)| {
+            let call = q.proposal.call.call();
+            q.about.as_deref() == Some(answer.signal.as_str())
+                && call.agent == answer.agent
+                && call.tool == answer.tool
+        })
+        .map(|(index, _)| index)
+        .collect()
+}
+
+/// The user's pending item a question of `proposal` is about, as the host binds it: the item
+/// of its tool's kind whose content the call's args match (first in the world's order). What
+/// the proposing agent's signals say plays no part.
+fn bind_question(proposal: &Proposal, world: &World) -> Option<String> {
+    let about = proposal.call.spec().about?;
+    let args = &proposal.call.call().args;
+    world
+        .pending(about.kind)
+        .iter()
+        .find(|item| (about.matches)(args, item))
+        .and_then(|item| item["id"].as_str())
+        .map(|id| format!("{}:{id}", about.kind))
 }
 
 /// Runs `scenario` on `host`, writing every decision to the data dir's traces.jsonl and
@@ -214,7 +257,7 @@ pub async fn run(
             }
         }
         let quiet = scenario.is_quiet(now);
-        for choice in arbitrate(proposals, quiet, &mut memory, &mut summary) {
+        for choice in arbitrate(proposals, quiet, &world, &mut memory, &mut summary) {
             tick.decide(choice, &mut world, &mut memory, &mut summary, &mut report)
                 .await?;
         }
@@ -262,6 +305,7 @@ fn content_key(proposal: &Proposal) -> String {
 fn arbitrate(
     proposals: Vec<Proposal>,
     quiet: bool,
+    world: &World,
     memory: &mut Memory,
     summary: &mut RunSummary,
 ) -> Vec<Choice> {
@@ -272,6 +316,19 @@ fn arbitrate(
     for proposal in proposals {
         let call_id = proposal.call.call().call_id.clone();
         let key = content_key(&proposal);
+        let about = match proposal.call.needs_confirmation() {
+            true => bind_question(&proposal, world),
+            false => None,
+        };
+        // One question per item: a second one about an item already asked, or asked this
+        // tick, is a repeat (the first one asked holds the item until it is answered).
+        let item_taken = about.as_ref().is_some_and(|item| {
+            memory
+                .pending
+                .iter()
+                .any(|q| q.about.as_ref() == Some(item))
+                || !seen_this_tick.insert(item.clone())
+        });
         let repeat = memory.shown.contains(&call_id)
             || memory.shown.contains(&key)
             || memory.answered.contains(&call_id)
@@ -279,7 +336,8 @@ fn arbitrate(
                 .pending
                 .iter()
                 .any(|q| q.proposal.call.call().call_id == call_id)
-            || !seen_this_tick.insert(call_id.clone());
+            || !seen_this_tick.insert(call_id.clone())
+            || item_taken;
         if repeat {
             summary.repeats += 1;
             continue;
@@ -307,6 +365,8 @@ fn arbitrate(
             requested,
             surface,
             beaten: Vec::new(),
+            about,
+            answer: None,
         };
         if surface == Surface::Silent {
             choices.push(choice);
@@ -353,8 +413,9 @@ struct TickRun<'a> {
 }
 
 impl TickRun<'_> {
-    /// Resolves the user's answer to a pending question: confirm runs the call, decline drops
-    /// it. An answer for no pending question is counted and logged.
+    /// Resolves the user's answer: it is about an item, and runs the one pending question the
+    /// host bound to that item (confirm runs the call, decline drops it). An answer that
+    /// matches no question, or several, runs nothing and is traced as such.
     async fn answer(
         &mut self,
         answer: &Answer,
@@ -363,21 +424,26 @@ impl TickRun<'_> {
         summary: &mut RunSummary,
         report: &mut impl FnMut(RunEvent<'_>),
     ) -> Result<(), RunError> {
-        let found = memory.pending.iter().position(|q| {
-            let call = q.proposal.call.call();
-            call.agent == answer.agent
-                && call.tool == answer.tool
-                && q.proposal.signals.contains(&answer.signal)
-        });
-        let Some(found) = found else {
-            summary.answers_unmatched += 1;
+        let traced = TracedAnswer {
+            agent: answer.agent.clone(),
+            tool: answer.tool.clone(),
+            item: answer.signal.clone(),
+            confirm: answer.confirm,
+        };
+        let questions = questions_answered(&memory.pending, answer);
+        let [found] = questions[..] else {
+            match questions.len() {
+                0 => summary.answers_unmatched += 1,
+                _ => summary.answers_ambiguous += 1,
+            }
             tracing::warn!(
                 agent = %answer.agent,
                 tool = %answer.tool,
-                signal = %answer.signal,
-                "answer matches no pending question"
+                item = %crate::visible::visible(&answer.signal),
+                questions = questions.len(),
+                "answer matches no single pending question"
             );
-            return Ok(());
+            return self.record_unplaced(traced, questions.len(), summary, report);
         };
         let question = memory.pending.remove(found);
         memory
@@ -393,8 +459,64 @@ impl TickRun<'_> {
             requested: question.surface,
             surface: question.surface,
             beaten: Vec::new(),
+            about: question.about,
+            answer: Some(traced),
         };
         self.decide(choice, world, memory, summary, report).await
+    }
+
+    /// Records an answer that matched `questions` pending questions (none, or several).
+    fn record_unplaced(
+        &mut self,
+        answer: TracedAnswer,
+        questions: usize,
+        summary: &mut RunSummary,
+        report: &mut impl FnMut(RunEvent<'_>),
+    ) -> Result<(), RunError> {
+        let trace = Trace {
+            trace_id: self.next_trace_id(),
+            scenario: self.scenario.name.clone(),
+            seed: self.seed,
+            tick: self.index,
+            at: self.at.to_owned(),
+            decision: match questions {
+                0 => Decision::AnswerUnmatched,
+                _ => Decision::AnswerAmbiguous,
+            },
+            call: None,
+            proposed_by: None,
+            about: None,
+            signals: vec![answer.item.clone()],
+            priority: 0,
+            requested_surface: Surface::PhoneCard,
+            surface: Surface::PhoneCard,
+            rationale: unplaced_answer_rationale(&answer, questions),
+            outcome: Outcome::answer_unresolved(&answer.item, questions),
+            answer: Some(answer),
+            fuel_used: 0,
+            not_chosen: Vec::new(),
+        };
+        self.record(trace, summary, report)
+    }
+
+    /// `tr_<tick>_<n>`, the next decision of this tick.
+    fn next_trace_id(&mut self) -> String {
+        let id = format!("tr_{:05}_{:03}", self.index, self.decisions);
+        self.decisions += 1;
+        id
+    }
+
+    /// Records a trace (checked against trace.v1, durable), then reports it.
+    fn record(
+        &mut self,
+        trace: Trace,
+        summary: &mut RunSummary,
+        report: &mut impl FnMut(RunEvent<'_>),
+    ) -> Result<(), RunError> {
+        self.host.record_trace(&trace)?;
+        summary.decisions += 1;
+        report(RunEvent::Decision(&trace));
+        Ok(())
     }
 
     /// Carries out one decision, records its trace, then reports it.
@@ -412,6 +534,8 @@ impl TickRun<'_> {
             requested,
             surface,
             beaten,
+            about,
+            answer,
         } = choice;
         let call = proposal.call.call();
         let spec = proposal.call.spec();
@@ -439,6 +563,7 @@ impl TickRun<'_> {
                 memory.pending.push(Question {
                     proposal: proposal.clone(),
                     surface,
+                    about: about.clone(),
                 });
                 summary.asked += 1;
                 let question = spec.question_text(&call.agent, &call.args);
@@ -451,6 +576,10 @@ impl TickRun<'_> {
             Decision::Held => {
                 summary.held += 1;
                 (Outcome::held(), 0)
+            }
+            // Answers that reach no single question never come here (`record_unplaced`).
+            Decision::AnswerUnmatched | Decision::AnswerAmbiguous => {
+                (Outcome::answer_unresolved(&call.tool, 0), 0)
             }
         };
         let rationale = rationale(&RationaleFacts {
@@ -465,18 +594,21 @@ impl TickRun<'_> {
             beaten: beaten.len(),
         });
         let trace = Trace {
-            trace_id: format!("tr_{:05}_{:03}", self.index, self.decisions),
+            trace_id: self.next_trace_id(),
             scenario: self.scenario.name.clone(),
             seed: self.seed,
             tick: self.index,
             at: self.at.to_owned(),
             decision,
-            call: TracedCall {
+            call: Some(TracedCall {
                 call_id: call.call_id.clone(),
                 agent: call.agent.clone(),
                 tool: call.tool.clone(),
                 confirm_required: proposal.call.needs_confirmation(),
-            },
+            }),
+            proposed_by: Some(proposal.proposed_by.to_owned()),
+            about,
+            answer,
             signals: proposal.signals.clone(),
             priority: proposal.priority,
             requested_surface: requested,
@@ -486,11 +618,7 @@ impl TickRun<'_> {
             fuel_used,
             not_chosen: beaten,
         };
-        self.host.record_trace(&trace)?;
-        self.decisions += 1;
-        summary.decisions += 1;
-        report(RunEvent::Decision(&trace));
-        Ok(())
+        self.record(trace, summary, report)
     }
 
     /// Runs a chosen call: it passed the crossing when it was proposed, so it runs as it is
@@ -517,7 +645,61 @@ impl TickRun<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::nearest_rank;
+    use super::*;
+
+    /// A pending schedule_event question with `call_id` and `title`, bound to `about`.
+    fn question(call_id: &str, title: &str, about: Option<&str>) -> Question {
+        let crossing = crate::crossing::Crossing::new().unwrap();
+        let envelope = serde_json::json!({"call_id": call_id, "agent": "calendar",
+            "tool": "schedule_event", "args": {"event": {"title": title,
+                "start": "2026-11-23T14:00:00+01:00", "end": "2026-11-23T14:45:00+01:00"}},
+            "ts": "2026-11-23T08:00:00Z", "confirm_required": true});
+        Question {
+            proposal: Proposal {
+                proposed_by: "calendar",
+                call: crossing.check_call(&envelope.to_string()).unwrap(),
+                signals: vec!["invitation:i1".into()],
+                priority: 60,
+            },
+            surface: Surface::PhoneCard,
+            about: about.map(str::to_owned),
+        }
+    }
+
+    fn yes(item: &str) -> Answer {
+        Answer {
+            agent: "calendar".into(),
+            tool: "schedule_event".into(),
+            signal: item.into(),
+            confirm: true,
+        }
+    }
+
+    #[test]
+    fn an_answer_reaches_the_question_bound_to_its_item_and_not_the_ones_claiming_it() {
+        // The first two carry i1's signal but are not bound to it (another title: the host
+        // found no pending invitation they schedule); the third is.
+        let pending = [
+            question("t_forged0001", "Wire money", None),
+            question("t_other00001", "Lunch", Some("invitation:i2")),
+            question("t_real000001", "Dentist", Some("invitation:i1")),
+        ];
+        assert_eq!(questions_answered(&pending, &yes("invitation:i1")), [2]);
+        assert_eq!(
+            questions_answered(&pending, &yes("invitation:i9")),
+            Vec::<usize>::new()
+        );
+        let mut other_tool = yes("invitation:i1");
+        other_tool.tool = "find_free_slots".into();
+        assert!(questions_answered(&pending, &other_tool).is_empty());
+        // Two bound to the same item (the orchestrator asks only one, but the rule does not
+        // lean on that): ambiguous, so nothing runs.
+        let twice = [
+            question("t_real000001", "Dentist", Some("invitation:i1")),
+            question("t_real000002", "Dentist", Some("invitation:i1")),
+        ];
+        assert_eq!(questions_answered(&twice, &yes("invitation:i1")), [0, 1]);
+    }
 
     #[test]
     fn percentiles_by_nearest_rank() {

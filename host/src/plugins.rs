@@ -158,6 +158,38 @@ pub fn write_precompiled(
     precompiled: Precompiled,
     components: &[(String, String, String, Vec<u8>)],
 ) -> Result<PluginManifest, PluginError> {
+    let files = components
+        .iter()
+        .map(|(agent, file, source_sha256, bytes)| {
+            (
+                agent.as_str(),
+                file.clone(),
+                Some(source_sha256.as_str()),
+                bytes.as_slice(),
+            )
+        });
+    write_dir(out, Some(precompiled), files)
+}
+
+/// Writes plain components (.wasm) and their manifest into `out` (created if needed): each
+/// `(agent, bytes)` becomes `out/<agent>.wasm`, manifest last. A plugins dir of one's own
+/// choosing: a test's or a benchmark's guest served as an agent.
+pub fn write_components(
+    out: &Path,
+    components: &[(&str, Vec<u8>)],
+) -> Result<PluginManifest, PluginError> {
+    let files = components
+        .iter()
+        .map(|(agent, bytes)| (*agent, format!("{agent}.wasm"), None, bytes.as_slice()));
+    write_dir(out, None, files)
+}
+
+/// The files, then the manifest that lists them.
+fn write_dir<'a>(
+    out: &Path,
+    precompiled: Option<Precompiled>,
+    components: impl Iterator<Item = (&'a str, String, Option<&'a str>, &'a [u8])>,
+) -> Result<PluginManifest, PluginError> {
     let io = |path: &Path| {
         let path = path.to_owned();
         move |source| PluginError::Io { path, source }
@@ -165,21 +197,21 @@ pub fn write_precompiled(
     std::fs::create_dir_all(out).map_err(io(out))?;
     let mut entries = BTreeMap::new();
     for (agent, file, source_sha256, bytes) in components {
-        let path = out.join(file);
+        let path = out.join(&file);
         std::fs::write(&path, bytes).map_err(io(&path))?;
         entries.insert(
-            agent.clone(),
+            agent.to_owned(),
             ComponentEntry {
-                file: file.clone(),
+                file,
                 sha256: sha256_hex(bytes),
                 bytes: bytes.len() as u64,
-                source_sha256: Some(source_sha256.clone()),
+                source_sha256: source_sha256.map(str::to_owned),
             },
         );
     }
     let manifest = PluginManifest {
         format: MANIFEST_FORMAT.to_owned(),
-        precompiled: Some(precompiled),
+        precompiled,
         components: entries,
     };
     let mut text =
@@ -403,6 +435,24 @@ mod tests {
             plugins.read_component("comms"),
             Err(PluginError::NotInManifest { .. })
         ));
+    }
+
+    #[test]
+    fn written_components_read_back_by_digest() {
+        let dir = std::env::temp_dir().join(format!("aura-plugins-written-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let manifest = write_components(&dir, &[("wellness", b"abc".to_vec())]).unwrap();
+        let entry = &manifest.components["wellness"];
+        assert_eq!(entry.file, "wellness.wasm");
+        // FIPS 180-2, appendix B.1 (as above).
+        assert_eq!(
+            entry.sha256,
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+        assert_eq!((entry.bytes, &entry.source_sha256), (3, &None));
+        let plugins = PluginsDir::open(&dir).unwrap();
+        assert_eq!(plugins.manifest().precompiled, None);
+        assert_eq!(plugins.read_component("wellness").unwrap(), b"abc");
     }
 
     #[test]

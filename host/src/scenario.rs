@@ -17,8 +17,9 @@ use crate::limits::{
 };
 use crate::schema::{SchemaRegistry, SchemaViolation};
 
-/// The signal a proposal about a pending invitation carries: `invitation:<id>`.
-pub const INVITATION_SIGNAL_PREFIX: &str = "invitation:";
+/// The kind of the items the user is asked about: a pending invitation, named in answers as
+/// `invitation:<id>`.
+pub const INVITATION: &str = "invitation";
 
 /// Why a scenario could not be used.
 #[derive(Debug, thiserror::Error)]
@@ -275,11 +276,22 @@ impl World {
         self.next_signal
     }
 
-    /// The user answered a question about the item `signal` names: an invitation
-    /// (`invitation:<id>`) is no longer pending, whatever the answer. Other signals name
-    /// nothing the world keeps.
-    pub fn answered(&mut self, signal: &str) {
-        if let Some(id) = signal.strip_prefix(INVITATION_SIGNAL_PREFIX) {
+    /// The user's pending items of `kind`, as the scenario gave them (each with an `id`): what
+    /// a question can be about.
+    pub fn pending(&self, kind: &str) -> &[Value] {
+        match kind {
+            INVITATION => &self.invitations,
+            _ => &[],
+        }
+    }
+
+    /// The user answered the question about `item` (`<kind>:<id>`): an invitation is no longer
+    /// pending, whatever the answer.
+    pub fn answered(&mut self, item: &str) {
+        if let Some(id) = item
+            .strip_prefix(INVITATION)
+            .and_then(|rest| rest.strip_prefix(':'))
+        {
             self.invitations.retain(|i| i["id"] != id);
         }
     }
@@ -361,6 +373,26 @@ mod tests {
         world.advance(&scenario, ticks[2]);
         assert_eq!(world.context(&scenario, ticks[2])["events"], json!([]));
         assert_eq!(world.signals_applied(), 4);
+    }
+
+    #[test]
+    fn invitations_are_pending_until_answered_whatever_the_answer() {
+        let text = SMALL.replace(
+            r#"{"at": "2026-11-23T06:40:00+01:00", "kind": "cancel_event", "data": {"id": "e0"}},"#,
+            r#"{"at": "2026-11-23T06:05:00+01:00", "kind": "invitation", "data": {"id": "i1", "from": "a@b.c", "title": "T", "start": "2026-11-23T09:00:00+01:00", "end": "2026-11-23T10:00:00+01:00"}},"#,
+        );
+        let scenario = Scenario::parse(&text, &schemas()).unwrap();
+        let mut world = scenario.world();
+        world.advance(&scenario, scenario.ticks()[1]);
+        assert_eq!(world.pending(INVITATION).len(), 1);
+        assert_eq!(world.pending(INVITATION)[0]["id"], "i1");
+        assert!(world.pending("parcel").is_empty());
+        world.answered("invitation:i2");
+        assert_eq!(world.pending(INVITATION).len(), 1, "another item");
+        world.answered("invitationi1");
+        assert_eq!(world.pending(INVITATION).len(), 1, "not an item's name");
+        world.answered("invitation:i1");
+        assert!(world.pending(INVITATION).is_empty());
     }
 
     #[test]

@@ -12,7 +12,7 @@ use tracing::Instrument;
 
 use crate::call::Refused;
 use crate::canonical::{JsonError, to_canonical_string};
-use crate::crossing::{CheckedCall, RawProposal};
+use crate::crossing::{CheckedCall, RawProposal, check_own_tool};
 use crate::envelope;
 use crate::error::{CrossingError, Phase};
 use crate::host::{Host, Shared};
@@ -23,6 +23,8 @@ use crate::sandbox::{Budget, Frame};
 /// One proposal of a tick whose call passed every inbound check.
 #[derive(Debug, Clone)]
 pub struct Proposal {
+    /// The agent whose tick proposed it (only ever one of its own tools).
+    pub proposed_by: &'static str,
     /// The proposed call, checked.
     pub call: CheckedCall,
     /// What drove it.
@@ -166,7 +168,12 @@ impl Shared {
             .tick(agent, context, frame, self.clone())
             .await
             .map_err(|error| {
-                tracing::warn!(kind = error.kind(), fuel_used = error.fuel_used(), %error, "agent.error");
+                tracing::warn!(
+                    kind = error.kind(),
+                    fuel_used = error.fuel_used(),
+                    error = %crate::visible::visible(&error.to_string()),
+                    "agent.error"
+                );
                 self.refuse(error, tick_ids(agent), context)
             })?;
         tracing::debug!(fuel_used = invocation.fuel_used, "agent.completed");
@@ -174,7 +181,7 @@ impl Shared {
             .crossing
             .check_tick(&invocation.output)
             .map_err(|error| self.refuse(error, tick_ids(agent), &invocation.output))?;
-        let (proposals, refused) = self.check_proposals(raw);
+        let (proposals, refused) = self.check_proposals(agent, raw);
         Ok(TickOutcome {
             proposals,
             refused,
@@ -182,14 +189,20 @@ impl Shared {
         })
     }
 
-    /// Checks each proposed call on its own; the refused ones are quarantined.
-    fn check_proposals(&self, raw: Vec<RawProposal>) -> (Vec<Proposal>, Vec<Refused>) {
+    /// Checks each call `agent` proposed on its own (the crossing, then that it is one of the
+    /// agent's own tools); the refused ones are quarantined.
+    fn check_proposals(&self, agent: &str, raw: Vec<RawProposal>) -> (Vec<Proposal>, Vec<Refused>) {
         let mut proposals = Vec::with_capacity(raw.len());
         let mut refused = Vec::new();
         for proposal in raw {
             let offending = proposal.call.to_string();
-            match self.crossing.check_proposed_call(proposal.call) {
+            let checked = self
+                .crossing
+                .check_proposed_call(proposal.call)
+                .and_then(|call| check_own_tool(agent, &call).map(|()| call));
+            match checked {
                 Ok(call) => proposals.push(Proposal {
+                    proposed_by: call.agent(),
                     call,
                     signals: proposal.signals,
                     priority: proposal.priority,
@@ -212,7 +225,7 @@ mod tests {
     }
 
     #[test]
-    fn a_bad_proposal_is_quarantined_and_spoils_none_of_the_others() {
+    fn a_bad_or_foreign_proposal_is_quarantined_and_spoils_none_of_the_others() {
         let (shared, data) = crate::host::tests::shared("tick-proposals");
         let good = |id: &str| RawProposal {
             call: call(id, "calendar", "detect_conflicts", json!({"events": []})),
@@ -234,12 +247,27 @@ mod tests {
             signals: vec![],
             priority: 100,
         };
-        let (proposals, refused) = shared.check_proposals(vec![
-            good("t_good000001"),
-            unknown_tool,
-            bad_args,
-            good("t_good000002"),
-        ]);
+        let someone_elses = RawProposal {
+            call: call(
+                "t_bad0000003",
+                "comms",
+                "draft_reply",
+                json!({"message": {"sender":
+                "a@b.c", "subject": "s", "body": "b"}, "intent": "accept", "tone": "brief"}),
+            ),
+            signals: vec![],
+            priority: 100,
+        };
+        let (proposals, refused) = shared.check_proposals(
+            "calendar",
+            vec![
+                good("t_good000001"),
+                unknown_tool,
+                bad_args,
+                someone_elses,
+                good("t_good000002"),
+            ],
+        );
         let ids: Vec<&str> = proposals
             .iter()
             .map(|p| p.call.call().call_id.as_str())
@@ -255,10 +283,11 @@ mod tests {
             kinds,
             [
                 ("unknown_tool", Some("t_bad0000001")),
-                ("schema_error", Some("t_bad0000002"))
+                ("schema_error", Some("t_bad0000002")),
+                ("call_not_allowed", Some("t_bad0000003"))
             ]
         );
-        assert_eq!(crate::host::tests::quarantine_count(&data), 2);
+        assert_eq!(crate::host::tests::quarantine_count(&data), 3);
     }
 
     #[tokio::test]

@@ -15,6 +15,7 @@ use crate::error::CrossingError;
 
 use crate::envelope::Surface;
 use crate::limits::{RATIONALE_CHARS_MAX, SUMMARY_CHARS_MAX};
+use crate::visible::visible;
 
 /// What became of a proposal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -30,6 +31,23 @@ pub enum Decision {
     Declined,
     /// A question kept back during quiet hours.
     Held,
+    /// An answer of the user's that matched no pending question: nothing ran.
+    AnswerUnmatched,
+    /// An answer that matched more than one pending question: nothing ran.
+    AnswerAmbiguous,
+}
+
+/// An answer of the user's, as the scenario gave it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TracedAnswer {
+    /// The agent of the question it answers.
+    pub agent: String,
+    /// Its tool.
+    pub tool: String,
+    /// The item it is about (`invitation:<id>`).
+    pub item: String,
+    /// Yes or no.
+    pub confirm: bool,
 }
 
 /// The call a trace is about.
@@ -61,6 +79,10 @@ pub enum Status {
     Declined,
     /// A question kept back during quiet hours.
     Held,
+    /// An answer that matched no question.
+    Unmatched,
+    /// An answer that matched several questions.
+    Ambiguous,
 }
 
 impl Status {
@@ -73,6 +95,8 @@ impl Status {
             Self::Pending => "pending",
             Self::Declined => "declined",
             Self::Held => "held",
+            Self::Unmatched => "unmatched",
+            Self::Ambiguous => "ambiguous",
         }
     }
 
@@ -90,7 +114,8 @@ pub struct Outcome {
     /// result.v1 error kind, for tool_error and refused.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
-    /// What the surface shows, at most [`SUMMARY_CHARS_MAX`] characters.
+    /// What the surface shows, at most [`SUMMARY_CHARS_MAX`] characters, agent text in it
+    /// made [`visible`].
     pub summary: String,
 }
 
@@ -131,11 +156,28 @@ impl Outcome {
         Self::new(Status::Held, None, "Question kept for the morning".into())
     }
 
+    /// An answer about `item` that matched `questions` pending questions (none, or several):
+    /// nothing ran.
+    pub fn answer_unresolved(item: &str, questions: usize) -> Self {
+        match questions {
+            0 => Self::new(
+                Status::Unmatched,
+                None,
+                format!("Your answer about {item} matched no question; nothing was done"),
+            ),
+            n => Self::new(
+                Status::Ambiguous,
+                None,
+                format!("Your answer about {item} matched {n} questions; nothing was done"),
+            ),
+        }
+    }
+
     fn new(status: Status, kind: Option<String>, summary: String) -> Self {
         Self {
             status,
             kind,
-            summary: cut_chars(summary, SUMMARY_CHARS_MAX),
+            summary: cut_chars(visible(&summary), SUMMARY_CHARS_MAX),
         }
     }
 }
@@ -178,8 +220,18 @@ pub struct Trace {
     pub at: String,
     /// What was decided.
     pub decision: Decision,
-    /// The call.
-    pub call: TracedCall,
+    /// The call (absent for an answer that matched no single question).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub call: Option<TracedCall>,
+    /// The agent whose tick proposed the call.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proposed_by: Option<String>,
+    /// For a question: the user's item it is about (`invitation:<id>`), as the host bound it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub about: Option<String>,
+    /// The user's answer this decision carries out (confirmed, declined) or could not place.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub answer: Option<TracedAnswer>,
     /// What drove the proposal.
     pub signals: Vec<String>,
     /// Its priority.
@@ -221,13 +273,30 @@ pub struct RationaleFacts<'a> {
     pub beaten: usize,
 }
 
+/// The rationale of an answer that reached `questions` pending questions (none, or several).
+pub fn unplaced_answer_rationale(answer: &TracedAnswer, questions: usize) -> String {
+    let said = match answer.confirm {
+        true => "yes",
+        false => "no",
+    };
+    let found = match questions {
+        0 => "no question is pending about it".to_owned(),
+        n => format!("{n} questions are pending about it, so it is not clear which one you meant"),
+    };
+    let text = format!(
+        "You answered {said} about {} ({}.{}), but {found}; nothing was run.",
+        answer.item, answer.agent, answer.tool
+    );
+    cut_chars(visible(&text), RATIONALE_CHARS_MAX)
+}
+
 /// The rationale: the tool's fixed lead, the signals, then the arbitration, at most
 /// [`RATIONALE_CHARS_MAX`] characters.
 pub fn rationale(facts: &RationaleFacts<'_>) -> String {
     let lead = facts.lead;
     let signals = match facts.signals.is_empty() {
         true => "no signals given".to_owned(),
-        false => facts.signals.join(", "),
+        false => visible(&facts.signals.join(", ")),
     };
     let surface = facts.surface.as_str();
     let mut text = format!(
@@ -250,6 +319,9 @@ pub fn rationale(facts: &RationaleFacts<'_>) -> String {
         Decision::Asked => "; it needs your confirmation, asked on PHONE_CARD".to_owned(),
         Decision::Declined => "; you declined it, so it was not run".to_owned(),
         Decision::Held => "; quiet hours: the question waits for the morning".to_owned(),
+        Decision::AnswerUnmatched | Decision::AnswerAmbiguous => {
+            "; the answer reached no single question, so nothing was run".to_owned()
+        }
     };
     text.push_str(&tail);
     text.push('.');
@@ -280,12 +352,15 @@ pub(crate) mod tests {
             tick: 0,
             at: "2026-11-23T08:45:00+01:00".into(),
             decision: Decision::Executed,
-            call: TracedCall {
+            call: Some(TracedCall {
                 call_id: "t_0123456789".into(),
                 agent: "calendar".into(),
                 tool: "detect_conflicts".into(),
                 confirm_required: false,
-            },
+            }),
+            proposed_by: Some("calendar".into()),
+            about: None,
+            answer: None,
             signals: vec!["overlap:e1/e2".into()],
             priority: 90,
             requested_surface: Surface::Watch,

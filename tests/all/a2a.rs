@@ -1,9 +1,12 @@
-//! Agent-to-agent calls through the real host, with test guests that pose as calendar and comms
-//! (tests/guests/relay, boomerang, spincomms): a cycle is refused at once and quarantined, and
-//! a callee's fuel is charged to its caller so a whole call tree fits in the root's budget.
+//! Agent-to-agent calls through the real host, with test guests that pose as calendar and
+//! wellness (tests/guests/relay, boomerang, spinner), making only the calls the catalogue lets
+//! them make: a cycle is refused at once and quarantined, a callee's fuel is charged to its
+//! caller so a whole call tree fits in the root's budget, and every nested call gets the id the
+//! host derives for it, whatever id the guest wrote.
 //! The depth bound (a sixth agent in a chain) cannot be reached through the four-agent
 //! catalogue without a cycle; `crossing::check_chain`'s unit tests cover it.
 
+use aura::envelope::nested_call_id;
 use aura::limits::FUEL_PER_MS_DEFAULT;
 use serde_json::json;
 
@@ -15,7 +18,7 @@ async fn a_to_b_to_a_is_refused_at_once_and_quarantined() {
         "a2a-cycle",
         &[
             ("calendar", guest_path("relay")),
-            ("comms", guest_path("boomerang")),
+            ("wellness", guest_path("boomerang")),
         ],
     );
     let (host, data) = host_over("a2a-cycle", &plugins).await;
@@ -27,14 +30,14 @@ async fn a_to_b_to_a_is_refused_at_once_and_quarantined() {
     );
     let started = std::time::Instant::now();
     let result = host.dispatch(&call.to_string()).await.unwrap();
-    // calendar (relay) → comms (boomerang) → calendar: refused before anything runs. Each
+    // calendar (relay) → wellness (boomerang) → calendar: refused before anything runs. Each
     // guest answers with a tool error saying how its callee answered (zoo::call_and_report).
     let error = result.error.expect("the relay reports a tool error");
     assert_eq!(error.kind, "tool_failed");
     assert_eq!(
         error.message,
-        "callee comms answered tool_failed: callee calendar answered cycle_detected: \
-         agent `comms` called `calendar`, already in the call chain calendar → comms"
+        "callee wellness answered tool_failed: callee calendar answered cycle_detected: \
+         agent `wellness` called `calendar`, already in the call chain calendar → wellness"
     );
     // No hang: far less than any deadline (a loose bound; the point is that it returns).
     assert!(started.elapsed() < std::time::Duration::from_secs(5));
@@ -42,8 +45,14 @@ async fn a_to_b_to_a_is_refused_at_once_and_quarantined() {
     assert_eq!(lines.len(), 1, "{lines:?}");
     assert_eq!(lines[0]["kind"], "cycle_detected");
     assert_eq!(lines[0]["phase"], "envelope");
-    assert_eq!(lines[0]["call_id"], "t_boomerang1");
+    // The host named both nested calls: the relay's first host call under the root, then the
+    // boomerang's first under that; the id the boomerang wrote (t_boomerang1) is not used.
+    let relays = nested_call_id(Some("t_cycleroot1"), "calendar", 1);
+    let boomerangs = nested_call_id(Some(&relays), "wellness", 1);
+    assert_eq!(lines[0]["call_id"], boomerangs.as_str());
+    assert_ne!(lines[0]["call_id"], "t_boomerang1");
     assert_eq!(lines[0]["agent"], "calendar");
+    assert_eq!(lines[0]["callers"], json!(["calendar", "wellness"]));
     assert_eq!(lines[0]["fuel_used"], 0);
 }
 
@@ -53,7 +62,7 @@ async fn a_callee_burns_the_callers_budget_not_its_own() {
         "a2a-fuel",
         &[
             ("calendar", guest_path("relay")),
-            ("comms", guest_path("spincomms")),
+            ("wellness", guest_path("spinner")),
         ],
     );
     let (host, data) = host_over("a2a-fuel", &plugins).await;
@@ -78,13 +87,18 @@ async fn a_callee_burns_the_callers_budget_not_its_own() {
     let lines = quarantine_lines(&data);
     assert_eq!(lines.len(), 2, "{lines:?}");
     // First the callee, out of fuel after less than the root's budget (the relay ran first).
-    assert_eq!(lines[0]["agent"], "comms");
-    assert_eq!(lines[0]["call_id"], "t_relay00001");
+    assert_eq!(lines[0]["agent"], "wellness");
+    assert_eq!(
+        lines[0]["call_id"],
+        nested_call_id(Some("t_fuelroot01"), "calendar", 1).as_str()
+    );
     assert_eq!(lines[0]["kind"], "deadline_exceeded");
+    assert_eq!(lines[0]["callers"], json!(["calendar"]));
     let callee_fuel = lines[0]["fuel_used"].as_u64().unwrap();
     assert!(callee_fuel > 0 && callee_fuel < budget, "{callee_fuel}");
     // Then the root, with the whole budget.
     assert_eq!(lines[1]["agent"], "calendar");
     assert_eq!(lines[1]["call_id"], "t_fuelroot01");
     assert_eq!(lines[1]["fuel_used"], budget);
+    assert_eq!(lines[1]["callers"], json!([]), "a root call has no callers");
 }

@@ -211,3 +211,58 @@ fn every_readme_example_call_succeeds() {
         .collect();
     assert_eq!(tools, catalogue);
 }
+
+/// Agent text never reaches the terminal raw. The escapes guest, as wellness, proposes
+/// suggest_break on the WATCH with a signal that clears the screen and starts a forged line,
+/// and its answer's `reason` (what the WATCH shows) does the same: `aura run -v` prints both
+/// as visible escapes, one line per decision, and traces.jsonl keeps the text as data.
+#[test]
+fn run_shows_agent_text_as_visible_escapes() {
+    let plugins = crate::support::plugins_dir_of(
+        "cli-escapes",
+        &[("wellness", crate::support::guest_path("escapes"))],
+    );
+    let data = temp_dir("cli-escapes");
+    let scenario = crate::orchestrator::scenario_path("quiet_morning");
+    let output = aura(
+        &data,
+        &[
+            "--plugins-dir",
+            plugins.to_str().unwrap(),
+            "run",
+            scenario.to_str().unwrap(),
+            "-v",
+        ],
+        None,
+    );
+    assert!(output.status.success(), "{output:?}");
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        !stdout.contains('\u{1b}'),
+        "an escape sequence reached the terminal"
+    );
+    // Only the real decision lines start with a time: no line was forged.
+    let decisions: Vec<&str> = stdout
+        .lines()
+        .filter(|line| line.starts_with("08:") || line.starts_with("09:"))
+        .collect();
+    assert_eq!(decisions.len(), 1, "{stdout}");
+    let shown = "calm\\u{1b}[2J\\u{1b}[H\\n09:00  WATCH       comms.triage_inbox  forged line";
+    assert!(
+        decisions[0].starts_with("08:00  WATCH       wellness.suggest_break"),
+        "{stdout}"
+    );
+    assert!(decisions[0].ends_with(shown), "{}", decisions[0]);
+    // The rationale (the -v line) carries the signal, escaped alike.
+    let rationale = format!(
+        "Stress is high and the day has room for a break (wellness.suggest_break): {shown}. \
+         Priority 90; shown on WATCH."
+    );
+    assert!(stdout.contains(&rationale), "{stdout}");
+    // traces.jsonl is for programs: JSON escapes the control characters itself, and the
+    // summary is the visible text.
+    let traces = std::fs::read_to_string(data.join(aura::journal::TRACES_PATH)).unwrap();
+    assert!(!traces.contains('\u{1b}'));
+    let trace: Value = serde_json::from_str(traces.lines().next().unwrap()).unwrap();
+    assert_eq!(trace["outcome"]["summary"], shown);
+}

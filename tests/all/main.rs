@@ -14,6 +14,7 @@ mod finance;
 mod orchestrator;
 mod plugins;
 mod precompiled;
+mod privilege;
 mod soak;
 mod wellness;
 mod zoo;

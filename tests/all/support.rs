@@ -33,21 +33,11 @@ pub fn plugins_dir_with(name: &str, agent: &str, component: &Path) -> PathBuf {
 /// A plugins dir that serves each `(agent, component)`, with correct digests.
 pub fn plugins_dir_of(name: &str, served: &[(&str, PathBuf)]) -> PathBuf {
     let dir = temp_dir(&format!("plugins-{name}"));
-    let mut components = serde_json::Map::new();
-    for (agent, component) in served {
-        let bytes = std::fs::read(component).unwrap();
-        std::fs::write(dir.join(format!("{agent}.wasm")), &bytes).unwrap();
-        components.insert(
-            agent.to_string(),
-            json!({
-                "file": format!("{agent}.wasm"),
-                "sha256": aura::plugins::sha256_hex(&bytes),
-                "bytes": bytes.len(),
-            }),
-        );
-    }
-    let manifest = json!({"format": "aura-plugins.v1", "components": components});
-    std::fs::write(dir.join("manifest.json"), manifest.to_string()).unwrap();
+    let components: Vec<(&str, Vec<u8>)> = served
+        .iter()
+        .map(|(agent, component)| (*agent, std::fs::read(component).unwrap()))
+        .collect();
+    aura::plugins::write_components(&dir, &components).unwrap();
     dir
 }
 

@@ -156,13 +156,14 @@ async fn sleeping_in_an_import_is_stopped_by_the_wall_clock_backstop() {
 async fn a_flood_of_malformed_host_calls_ends_the_call() {
     let zoo = expect_kind("flood", "t_flood00001", 1000, "import_limit").await;
     let lines = zoo.quarantine();
-    // Each malformed host call was refused and quarantined, up to the bound; then the call.
+    // Each malformed host call was refused and quarantined, up to the bound, each under the
+    // id the host gave it (the n-th host call of t_flood00001); then the call.
     assert_eq!(lines.len(), HOST_CALLS_PER_CALL_MAX as usize + 1);
-    assert!(
-        lines[..HOST_CALLS_PER_CALL_MAX as usize]
-            .iter()
-            .all(|l| l["kind"] == "malformed_json" && l["call_id"].is_null())
-    );
+    for (n, line) in lines[..HOST_CALLS_PER_CALL_MAX as usize].iter().enumerate() {
+        assert_eq!(line["kind"], "malformed_json");
+        let own = aura::envelope::nested_call_id(Some("t_flood00001"), "calendar", n as u32 + 1);
+        assert_eq!(line["call_id"], own.as_str());
+    }
 }
 
 #[tokio::test]
@@ -174,7 +175,9 @@ async fn a_host_call_to_a_tool_outside_the_catalogue_is_refused_to_the_guest() {
     let lines = zoo.quarantine();
     assert_eq!(lines.len(), 2);
     assert_eq!(lines[0]["kind"], "unknown_tool");
-    assert_eq!(lines[0]["call_id"], "t_unknown001");
+    // Recorded under the id the host gave the nested call, not the one the guest wrote.
+    let own = aura::envelope::nested_call_id(Some("t_callunk001"), "calendar", 1);
+    assert_eq!(lines[0]["call_id"], own.as_str());
     let offending: Value = serde_json::from_str(lines[1]["offending"].as_str().unwrap()).unwrap();
     let answer: Value =
         serde_json::from_str(offending["result"]["findings"].as_str().unwrap()).unwrap();
@@ -326,4 +329,223 @@ async fn an_answer_that_violates_the_result_schema_is_refused() {
     let line = &zoo.quarantine()[0];
     assert_eq!(line["phase"], "result");
     assert_eq!(line["instance_path"], "/result/overlaps");
+}
+
+// What issue 15's hostile guest got through, each ending naming its real cause.
+
+#[tokio::test]
+async fn a_refused_growth_then_a_spin_ends_out_of_fuel_not_at_the_growth() {
+    // The limiter refused the 48 MiB growth (so its flag is set), but what ended the call was
+    // the fuel: classified by wasmtime's trap first.
+    let zoo = expect_kind("growspin", "t_growspin01", 200, "deadline_exceeded").await;
+    let line = &zoo.quarantine()[0];
+    assert_eq!(line["fuel_used"], 200 * FUEL_PER_MS_DEFAULT);
+}
+
+#[tokio::test]
+async fn an_answer_over_the_crossings_bound_is_refused_as_too_large() {
+    // 2 MiB: within the guest's 32 MiB, over the crossing's 1 MiB. wasmtime stops copying it
+    // to the host at the bound; the crossing names it, with no byte count it never learnt.
+    let zoo = expect_kind("bigreply", "t_bigreply01", 1000, "too_large").await;
+    let line = &zoo.quarantine()[0];
+    assert_eq!(line["phase"], "reply");
+    assert_eq!(
+        line["reason"],
+        format!(
+            "reply: JSON text is more than the limit of {} bytes",
+            aura::limits::CROSSING_BYTES_MAX
+        )
+    );
+}
+
+#[tokio::test]
+async fn an_answer_holding_a_noncharacter_is_refused() {
+    let zoo = expect_kind("nonchar", "t_nonchar001", 1000, "noncharacter").await;
+    let line = &zoo.quarantine()[0];
+    assert_eq!(line["phase"], "reply");
+    assert_eq!(line["instance_path"], "/result/note");
+}
+
+#[tokio::test]
+async fn exiting_instead_of_answering_is_named_as_an_exit() {
+    let zoo = expect_kind("exiter", "t_exiter0001", 1000, "agent_exited").await;
+    let reason = zoo.quarantine()[0]["reason"].as_str().unwrap().to_owned();
+    // WASI 0.2's `exit` carries success or failure only: exit(7) arrives as failure, 1.
+    assert_eq!(
+        reason,
+        "agent `calendar` exited before answering (exit status 1; WASI 0.2 carries only \
+         success, 0, or failure, 1)"
+    );
+}
+
+#[tokio::test]
+async fn writing_past_the_stdout_bound_fails_the_writes_not_the_call() {
+    // As limits.rs says: once GUEST_OUTPUT_BYTES_MAX bytes are held the stream reports itself
+    // closed, and the call goes on (its answer, the report, is what the crossing judges). The
+    // 64th KiB fills the pipe; its flush already finds the stream closed, so the guest saw 63
+    // writes succeed and the 64th fail as on a closed pipe.
+    let report = escape_attempt("chatty", "t_chatty0001").await;
+    let bound = aura::limits::GUEST_OUTPUT_BYTES_MAX;
+    assert_eq!(
+        report,
+        format!(
+            "accepted {} bytes; first failure: broken pipe",
+            bound - 1024
+        )
+    );
+}
+
+#[tokio::test]
+async fn a_manifest_that_sleeps_delays_a_start_only_by_its_own_short_bound() {
+    let plugins = plugins_dir_of(
+        "zoo-slowmanifest",
+        &[
+            ("calendar", guest_path("slowmanifest")),
+            ("finance", plugins_dir().join("finance.wasm")),
+        ],
+    );
+    let data = temp_dir("zoo-data-slowmanifest");
+    let started = std::time::Instant::now();
+    let host = aura::Host::open(&aura::HostConfig::new(&plugins, &data))
+        .await
+        .unwrap();
+    // The manifest sleeps 20 s; its wall bound is MANIFEST_DEADLINE_MS plus the margin.
+    assert_within_backstop(started.elapsed(), aura::limits::MANIFEST_DEADLINE_MS);
+    match host.load_failures() {
+        [aura::admission::LoadError::ManifestInvalid { agent, error }] => {
+            assert_eq!(agent, "calendar");
+            assert_eq!(error.kind(), "wall_clock_exceeded");
+        }
+        other => panic!("expected the slow manifest refused, got {other:?}"),
+    }
+    assert_eq!(host.agents(), ["finance"]);
+}
+
+#[tokio::test]
+async fn a_random_request_over_its_bound_ends_the_call_before_the_host_builds_it() {
+    // 64 MiB in one request, with a 50 ms deadline: it ran ~11 s and held 64 MiB of host
+    // memory before the bound.
+    let plugins = plugins_dir_of(
+        "zoo-randomflood",
+        &[
+            ("wellness", guest_path("randomflood")),
+            ("finance", plugins_dir().join("finance.wasm")),
+        ],
+    );
+    let data = temp_dir("zoo-data-randomflood");
+    let host = aura::Host::open(&aura::HostConfig::new(&plugins, &data))
+        .await
+        .unwrap();
+    let mut call = envelope(
+        "t_random0001",
+        "wellness",
+        "stress_score",
+        // No sleep_minutes: randomflood asks for 64 MiB.
+        json!({"readings": {"hrv_ms": 42, "resting_hr_bpm": 65},
+               "baselines": {"hrv_ms": 60, "resting_hr_bpm": 58, "sleep_minutes": 450}}),
+    );
+    call["deadline_ms"] = json!(50);
+    let started = std::time::Instant::now();
+    let refused = host.dispatch(&call.to_string()).await.unwrap_err();
+    assert_within_backstop(started.elapsed(), 50);
+    assert_eq!(refused.error.kind(), "host_work_limit");
+    assert_eq!(
+        refused.error.to_string(),
+        format!(
+            "agent `wellness` asked for more than {} random bytes in one request",
+            aura::limits::GUEST_RANDOM_BYTES_PER_REQUEST_MAX
+        )
+    );
+}
+
+#[tokio::test]
+async fn random_bytes_are_charged_to_the_guest_by_the_byte_up_to_the_bound() {
+    // randomflood's invoke asks for `sleep_minutes` KiB in one request. wasmtime-wasi draws
+    // one u32 (4 bytes) per byte asked, and each byte drawn costs FUEL_PER_RANDOM_BYTE: 1 KiB
+    // more costs 1024 × 4 × 16 = 65,536 fuel more, and nothing else differs between the calls
+    // (same-length numbers in, same-length text out).
+    let plugins = plugins_dir_of(
+        "zoo-randomcharge",
+        &[("wellness", guest_path("randomflood"))],
+    );
+    let data = temp_dir("zoo-data-randomcharge");
+    let host = aura::Host::open(&aura::HostConfig::new(&plugins, &data))
+        .await
+        .unwrap();
+    let asking = |kib: u64| {
+        envelope(
+            "t_random0002",
+            "wellness",
+            "stress_score",
+            json!({"readings": {"sleep_minutes": kib},
+                   "baselines": {"hrv_ms": 60, "resting_hr_bpm": 58, "sleep_minutes": 450}}),
+        )
+        .to_string()
+    };
+    // Its report is not a stress_score result, so each answer is refused after it ran
+    // (schema_error) and quarantined with what the guest said.
+    let fuel = |kib: u64| {
+        let host = &host;
+        let call = asking(kib);
+        async move {
+            let refused = host.dispatch(&call).await.unwrap_err();
+            assert_eq!(refused.error.kind(), "schema_error");
+            refused.fuel_used
+        }
+    };
+    let one_kib = fuel(1).await;
+    let two_kib = fuel(2).await;
+    assert_eq!(aura::limits::FUEL_PER_RANDOM_BYTE, 16, "the figure above");
+    assert_eq!(two_kib - one_kib, 65_536);
+    // The bound itself is allowed; one KiB more is not.
+    fuel(64).await;
+    let said: Vec<String> = quarantine_lines(&data)
+        .iter()
+        .map(|line| line["offending"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        said,
+        ["1024", "2048", "65536"]
+            .map(|n| format!(r#"{{"ok":true,"result":{{"findings":"got {n} random bytes"}}}}"#))
+    );
+    let refused = host.dispatch(&asking(65)).await.unwrap_err();
+    assert_eq!(refused.error.kind(), "host_work_limit");
+}
+
+#[tokio::test]
+async fn random_asked_for_again_and_again_is_charged_to_the_guest_and_fails_no_one_else() {
+    // randomflood's tick asks for 64 KiB at a time, forever: every byte is charged to its
+    // fuel, so its tick ends out of fuel, and the three real agents ticking beside it on the
+    // same context are not made to fail (nor blamed).
+    let plugins = plugins_dir_of(
+        "zoo-randomtick",
+        &[
+            ("calendar", plugins_dir().join("calendar.wasm")),
+            ("wellness", guest_path("randomflood")),
+            ("finance", plugins_dir().join("finance.wasm")),
+            ("comms", plugins_dir().join("comms.wasm")),
+        ],
+    );
+    let data = temp_dir("zoo-data-randomtick");
+    let host = aura::Host::open(&aura::HostConfig::new(&plugins, &data))
+        .await
+        .unwrap();
+    let context = json!({"now": "2026-11-23T08:00:00+01:00", "utc_offset_minutes": 60,
+        "events": [], "messages": [], "transactions": []});
+    let outcomes = host
+        .tick_all(&["calendar", "wellness", "finance", "comms"], &context)
+        .await;
+    let kinds: Vec<&str> = outcomes
+        .iter()
+        .map(|outcome| match outcome {
+            Ok(_) => "ok",
+            Err(refused) => refused.error.kind(),
+        })
+        .collect();
+    assert_eq!(kinds, ["ok", "deadline_exceeded", "ok", "ok"]);
+    let budget = aura::limits::TICK_DEADLINE_MS * FUEL_PER_MS_DEFAULT;
+    assert_eq!(outcomes[1].as_ref().unwrap_err().error.fuel_used(), budget);
+    let lines = quarantine_lines(&data);
+    assert_eq!(lines.len(), 1, "only the flood is quarantined: {lines:?}");
+    assert_eq!(lines[0]["agent"], "wellness");
 }

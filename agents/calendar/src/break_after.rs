@@ -54,31 +54,6 @@ pub const BREAK_MINUTES_MAX: u64 = 60;
 /// Longest `break.kind` and `break.none_reason`: short snake_case words from wellness's enums
 /// (the longest today is `no_slot_long_enough`, 19).
 pub const BREAK_WORD_CHARS_MAX: usize = 32;
-/// The error kinds of `schemas/result.v1.json` (kept equal by a test): the words looked for in
-/// an error message to name the nested failure.
-pub const RESULT_ERROR_KINDS: [&str; 21] = [
-    "too_large",
-    "malformed_json",
-    "duplicate_key",
-    "number_out_of_range",
-    "too_deep",
-    "canonicalize_failed",
-    "schema_error",
-    "unknown_agent",
-    "unknown_tool",
-    "agent_unavailable",
-    "agent_trapped",
-    "stack_overflow",
-    "deadline_exceeded",
-    "wall_clock_exceeded",
-    "import_limit",
-    "memory_limit",
-    "tool_invalid_args",
-    "tool_failed",
-    "agent_call_unsupported",
-    "cycle_detected",
-    "depth_exceeded",
-];
 /// The kind in `reason` when `aura_sdk::call` itself failed (the host answered garbage, or
 /// there is no host: native builds).
 pub const CALL_FAILED: &str = "call_failed";
@@ -303,7 +278,7 @@ fn is_word(s: &str) -> bool {
 fn first_kind_named(message: &str) -> Option<&'static str> {
     let word_byte = |b: u8| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_';
     let bytes = message.as_bytes();
-    RESULT_ERROR_KINDS
+    aura_sdk::ERROR_KINDS
         .iter()
         .filter_map(|kind| {
             message
@@ -555,13 +530,6 @@ mod tests {
         let long = reason(outcome(failed("tool_failed", &"é".repeat(300))));
         assert_eq!(long.chars().count(), BREAK_REASON_CHARS_MAX);
         assert!(long.starts_with("tool_failed: é"));
-    }
-
-    #[test]
-    fn the_kind_list_is_result_v1s() {
-        let schema = aura_testkit::load_schema("result.v1.json");
-        let kinds = &schema["$defs"]["error"]["properties"]["kind"]["enum"];
-        assert_eq!(*kinds, json!(RESULT_ERROR_KINDS));
     }
 
     #[test]

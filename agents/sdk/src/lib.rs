@@ -102,30 +102,11 @@ impl std::fmt::Display for ToolError {
 
 impl std::error::Error for ToolError {}
 
-/// Length of the random part of a `toolcall.v1` call_id (`^t_[a-z0-9]{10}$`).
-const CALL_ID_SUFFIX_CHARS: usize = 10;
-
-/// A deterministic `toolcall.v1` call id (`t_` + 10 chars of `[a-z0-9]`) derived from `seed`.
-///
-/// Agents have no trustworthy randomness (and replay must be deterministic), so ids of proposed
-/// calls are a hash of what the call is about: FNV-1a 64-bit, written in base 36.
-pub fn call_id_from(seed: &str) -> String {
-    const FNV_OFFSET_BASIS: u64 = 0xcbf2_9ce4_8422_2325;
-    const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
-    const ALPHABET: &[u8; 36] = b"0123456789abcdefghijklmnopqrstuvwxyz";
-    let mut hash = FNV_OFFSET_BASIS;
-    for byte in seed.bytes() {
-        hash ^= u64::from(byte);
-        hash = hash.wrapping_mul(FNV_PRIME);
-    }
-    let mut id = String::with_capacity(2 + CALL_ID_SUFFIX_CHARS);
-    id.push_str("t_");
-    for _ in 0..CALL_ID_SUFFIX_CHARS {
-        id.push(ALPHABET[(hash % 36) as usize] as char);
-        hash /= 36;
-    }
-    id
-}
+/// Every result.v1 `error.kind` (see [`aura_protocol::ERROR_KINDS`]).
+pub use aura_protocol::ERROR_KINDS;
+/// A deterministic `toolcall.v1` call id derived from a seed (see [`aura_protocol::call_id_from`]):
+/// agents have no trustworthy randomness, and replays must be deterministic.
+pub use aura_protocol::call_id_from;
 
 /// Serializes `value` as canonical JSON (RFC 8785).
 ///
@@ -370,35 +351,6 @@ macro_rules! agent {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn call_id_matches_the_toolcall_pattern_and_is_deterministic() {
-        for seed in ["", "a", "calendar/detect_conflicts/2026-11-22T09:00:00Z"] {
-            let id = call_id_from(seed);
-            assert_eq!(id.len(), 12);
-            assert!(id.starts_with("t_"));
-            assert!(
-                id[2..]
-                    .bytes()
-                    .all(|b| b.is_ascii_digit() || b.is_ascii_lowercase())
-            );
-            assert_eq!(id, call_id_from(seed));
-        }
-        assert_ne!(call_id_from("a"), call_id_from("b"));
-    }
-
-    #[test]
-    fn call_id_of_empty_seed_is_fnv_offset_basis_in_base36() {
-        // FNV-1a of "" is the offset basis 0xcbf29ce484222325 = 14695981039346656037;
-        // its base-36 digits, least significant first, worked out by repeated division.
-        let mut n: u64 = 14_695_981_039_346_656_037;
-        let mut expected = String::from("t_");
-        for _ in 0..10 {
-            expected.push(char::from_digit((n % 36) as u32, 36).unwrap());
-            n /= 36;
-        }
-        assert_eq!(call_id_from(""), expected);
-    }
 
     #[derive(serde::Deserialize)]
     #[serde(deny_unknown_fields)]

@@ -31,7 +31,7 @@ use crate::limits::{JSON_DEPTH_MAX, LITERAL_SHOWN_MAX};
 pub fn parse_i_json(input: &str, input_bytes_max: usize) -> Result<Value, JsonError> {
     if input.len() > input_bytes_max {
         return Err(JsonError::TooLarge {
-            bytes: input.len(),
+            bytes: Some(input.len()),
             bytes_max: input_bytes_max,
         });
     }
@@ -157,6 +157,18 @@ pub(super) fn integer_literal_out_of_range(token: &[u8]) -> bool {
     value > I_JSON_INTEGER_MAX
 }
 
+/// The first Unicode noncharacter in `text`: U+FDD0..U+FDEF, or a code point whose low 16 bits
+/// are FFFE or FFFF (the last two of each of the 17 planes). In UTF-8 every one of them starts
+/// with a byte of 0xEF or more, so text without such a byte (nearly all of it) is not decoded.
+pub(super) fn first_noncharacter(text: &str) -> Option<u32> {
+    if !text.bytes().any(|byte| byte >= 0xEF) {
+        return None;
+    }
+    text.chars().map(u32::from).find(|&code_point| {
+        (0xFDD0..=0xFDEF).contains(&code_point) || code_point & 0xFFFE == 0xFFFE
+    })
+}
+
 /// Shared by every level of one parse.
 struct Context<'i> {
     input: &'i str,
@@ -168,6 +180,17 @@ struct Context<'i> {
 }
 
 impl Context<'_> {
+    /// Refuses a string (a value or a member name at `path`) that holds a noncharacter.
+    fn check_characters<E: de::Error>(&self, text: &str, path: &Path<'_>) -> Result<(), E> {
+        match first_noncharacter(text) {
+            None => Ok(()),
+            Some(code_point) => Err(self.fail(JsonError::Noncharacter {
+                code_point,
+                pointer: path.pointer(),
+            })),
+        }
+    }
+
     /// Records `error` and returns the serde error that aborts the parse.
     fn fail<E: de::Error>(&self, error: JsonError) -> E {
         let message = error.to_string();
@@ -336,10 +359,12 @@ impl<'de> Visitor<'de> for ValueSeed<'_, '_, '_> {
     }
 
     fn visit_str<E: de::Error>(self, value: &str) -> Result<Value, E> {
+        self.context.check_characters(value, self.path)?;
         Ok(Value::String(value.to_owned()))
     }
 
     fn visit_string<E: de::Error>(self, value: String) -> Result<Value, E> {
+        self.context.check_characters(&value, self.path)?;
         Ok(Value::String(value))
     }
 
@@ -380,6 +405,7 @@ impl<'de> Visitor<'de> for ValueSeed<'_, '_, '_> {
                         parent: Some(self.path),
                         segment: Segment::Key(vacant.key()),
                     };
+                    self.context.check_characters(vacant.key(), &path)?;
                     let member = map.next_value_seed(ValueSeed {
                         context: self.context,
                         path: &path,

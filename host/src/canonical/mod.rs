@@ -8,8 +8,10 @@
 //!   ([`JSON_DEPTH_MAX`]); the strict parser itself is in `ijson.rs`.
 //! - **I-JSON checks (RFC 7493)** that `serde_json` does not do on its own: duplicate object keys
 //!   are rejected instead of silently keeping the last one, and integer literals that an IEEE-754
-//!   double cannot hold exactly (outside ±(2^53−1)) are rejected. Lone surrogates, `NaN`,
-//!   `Infinity` and trailing data are already refused by `serde_json` as malformed JSON.
+//!   double cannot hold exactly (outside ±(2^53−1)) are rejected, and so are strings holding a
+//!   Unicode noncharacter (U+FDD0..U+FDEF, U+xxFFFE, U+xxFFFF), escaped or raw. Lone
+//!   surrogates, `NaN`, `Infinity` and trailing data are already refused by `serde_json` as
+//!   malformed JSON.
 //! - **The RFC 8785 (JCS) canonical form** of a value, via `aura_jcs` (checked against
 //!   `serde_json_canonicalizer`, the reference vectors and 20k ES6 numbers): object
 //!   members sorted by UTF-16 code units, minimal string escaping, ECMAScript number formatting,
@@ -50,10 +52,11 @@ pub struct Canonical {
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
 pub enum JsonError {
     /// The text is longer than the caller's byte limit; checked before any parsing.
-    #[error("JSON text is {bytes} bytes, more than the limit of {bytes_max} bytes")]
+    #[error("JSON text is {}more than the limit of {bytes_max} bytes", bytes.map_or(String::new(), |b| format!("{b} bytes, ")))]
     TooLarge {
-        /// Length of the text in bytes.
-        bytes: usize,
+        /// Length of the text in bytes; `None` when it was refused before anyone learnt it
+        /// (an agent's answer over wasmtime's bound on what a guest hands the host).
+        bytes: Option<usize>,
         /// The caller's limit.
         bytes_max: usize,
     },
@@ -86,6 +89,16 @@ pub enum JsonError {
         /// JSON Pointer (RFC 6901) of the number; `""` is the root.
         pointer: String,
     },
+    /// A string (a member name or a value), escaped or raw, holds a Unicode noncharacter:
+    /// U+FDD0..U+FDEF, or the last two code points of any plane (U+FFFE, U+FFFF, U+1FFFE, ...,
+    /// U+10FFFF). I-JSON (RFC 7493 §2.1) forbids them as it forbids lone surrogates.
+    #[error("the string at JSON pointer {pointer:?} holds the noncharacter U+{code_point:04X}")]
+    Noncharacter {
+        /// The noncharacter's code point.
+        code_point: u32,
+        /// JSON Pointer (RFC 6901) of the string, or of the member whose name holds it.
+        pointer: String,
+    },
     /// Arrays and objects are nested deeper than [`JSON_DEPTH_MAX`].
     #[error("JSON nesting is deeper than {depth_max} levels")]
     TooDeep {
@@ -109,6 +122,7 @@ impl JsonError {
             JsonError::Malformed { .. } => "malformed_json",
             JsonError::DuplicateKey { .. } => "duplicate_key",
             JsonError::NumberOutOfRange { .. } => "number_out_of_range",
+            JsonError::Noncharacter { .. } => "noncharacter",
             JsonError::TooDeep { .. } => "too_deep",
             JsonError::Canonicalize { .. } => "canonicalize_failed",
         }

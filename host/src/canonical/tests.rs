@@ -110,7 +110,7 @@ fn too_large_boundary_and_checked_before_parsing() {
     assert_eq!(
         parse_canonical(text, 6),
         Err(JsonError::TooLarge {
-            bytes: 7,
+            bytes: Some(7),
             bytes_max: 6
         })
     );
@@ -118,14 +118,14 @@ fn too_large_boundary_and_checked_before_parsing() {
     assert_eq!(
         parse_i_json("{{{{", 3),
         Err(JsonError::TooLarge {
-            bytes: 4,
+            bytes: Some(4),
             bytes_max: 3
         })
     );
     // Bytes, not characters.
     assert!(matches!(
         parse_canonical("\"é\"", 3),
-        Err(JsonError::TooLarge { bytes: 4, .. })
+        Err(JsonError::TooLarge { bytes: Some(4), .. })
     ));
 }
 
@@ -356,12 +356,70 @@ fn parse_i_json_does_not_canonicalize() {
     );
 }
 
+/// Every class of noncharacter (RFC 7493 §2.1), at the edges of each range, escaped and raw, in
+/// values and in member names, with the pointer of the string that holds it; the code points
+/// next to them pass.
+#[test]
+fn noncharacters_are_refused_escaped_or_raw() {
+    let noncharacters = [
+        0xFDD0, 0xFDEF, // the block of 32 in the Arabic Presentation Forms-A range
+        0xFFFE, 0xFFFF, // the last two of the Basic Multilingual Plane
+        0x1FFFE, 0x1FFFF, // ... of plane 1
+        0x10FFFE, 0x10FFFF, // ... of plane 16, the last two code points of Unicode
+    ];
+    for code_point in noncharacters {
+        let raw = char::from_u32(code_point).unwrap();
+        let escaped = match code_point {
+            c if c <= 0xFFFF => format!("\\u{c:04x}"),
+            c => {
+                // UTF-16 surrogate pair: 0x10000 is subtracted, the high ten bits go to
+                // 0xD800, the low ten to 0xDC00.
+                let v = c - 0x10000;
+                format!(
+                    "\\u{:04x}\\u{:04x}",
+                    0xD800 + (v >> 10),
+                    0xDC00 + (v & 0x3FF)
+                )
+            }
+        };
+        let expected = |pointer: &str| JsonError::Noncharacter {
+            code_point,
+            pointer: pointer.to_owned(),
+        };
+        for text in [format!("x{raw}"), format!("x{escaped}")] {
+            let value = format!(r#"{{"a":[1,"{text}"]}}"#);
+            assert_eq!(err(&value), expected("/a/1"), "{value}");
+            let key = format!(r#"{{"ok":{{"{text}":1}}}}"#);
+            assert_eq!(err(&key), expected(&format!("/ok/x{raw}")), "{key}");
+        }
+    }
+    // Their neighbours are characters like any other.
+    for code_point in [0xFDCF, 0xFDF0, 0xFFFD, 0x1FFFD, 0x10000, 0x10FFFD] {
+        let raw = char::from_u32(code_point).unwrap();
+        let text = format!(r#"["{raw}"]"#);
+        assert_eq!(canon(&text), text, "U+{code_point:04X}");
+    }
+    assert_eq!(
+        err(r#"{"k":"\ufdd0"}"#).to_string(),
+        r#"the string at JSON pointer "/k" holds the noncharacter U+FDD0"#
+    );
+}
+
+#[test]
+fn the_noncharacter_scan_decodes_only_what_may_hold_one() {
+    use super::ijson::first_noncharacter;
+    assert_eq!(first_noncharacter("plain ascii, and é, and €"), None);
+    assert_eq!(first_noncharacter("emoji 😀 only"), None);
+    assert_eq!(first_noncharacter("a\u{FDD5}b\u{FFFF}"), Some(0xFDD5));
+    assert_eq!(first_noncharacter(""), None);
+}
+
 #[test]
 fn every_kind_is_stable_and_displayed() {
     let errors = [
         (
             JsonError::TooLarge {
-                bytes: 2,
+                bytes: Some(2),
                 bytes_max: 1,
             },
             "too_large",
@@ -369,6 +427,7 @@ fn every_kind_is_stable_and_displayed() {
         (err("x"), "malformed_json"),
         (err(r#"{"a":1,"a":2}"#), "duplicate_key"),
         (err("9007199254740992"), "number_out_of_range"),
+        (err(r#""\uffff""#), "noncharacter"),
         (err(&nested_arrays(JSON_DEPTH_MAX + 1)), "too_deep"),
         (
             JsonError::Canonicalize {

@@ -7,7 +7,7 @@
 use serde_json::{Map, Value};
 
 use super::text::{count, text};
-use super::{AgentSpec, Effect, tool_entry};
+use super::{About, AgentSpec, Effect, tool_entry};
 use crate::limits::{DEADLINE_MS_DEFAULT, MEMORY_BYTES_MAX};
 
 pub(super) const AGENT: AgentSpec = AgentSpec {
@@ -20,22 +20,30 @@ pub(super) const AGENT: AgentSpec = AgentSpec {
             rationale: "Free time was looked for",
             summary: free_slots,
             question: None,
-            on_confirm: None),
+            on_confirm: None,
+            about: None),
         tool_entry!("calendar", "detect_conflicts",
             deadline_ms: DEADLINE_MS_DEFAULT,
             confirm: false,
             rationale: "Calendar conflicts need resolving",
             summary: conflicts,
             question: None,
-            on_confirm: None),
+            on_confirm: None,
+            about: None),
         tool_entry!("calendar", "schedule_event",
-            deadline_ms: DEADLINE_MS_DEFAULT,
-            confirm: true,
-            rationale: "An invitation can go on the calendar, with your yes",
-            summary: scheduled,
-            question: Some(schedule_question),
-            on_confirm: Some(event_added)),
+        deadline_ms: DEADLINE_MS_DEFAULT,
+        confirm: true,
+        rationale: "An invitation can go on the calendar, with your yes",
+        summary: scheduled,
+        question: Some(schedule_question),
+        on_confirm: Some(event_added),
+        about: Some(About {
+            kind: "invitation",
+            matches: event_is_invitation,
+        })),
     ],
+    // A scheduled event asks wellness for a break after it (`break_after`).
+    may_call: &[("wellness", "suggest_break")],
 };
 
 fn free_slots(result: &Value) -> String {
@@ -98,6 +106,15 @@ fn schedule_question(args: &Value) -> String {
     )
 }
 
+/// Whether `schedule_event`'s args put exactly this invitation's event on the calendar: the
+/// title, start and end its question shows are the invitation's own.
+fn event_is_invitation(args: &Value, invitation: &Value) -> bool {
+    let event = &args["event"];
+    ["title", "start", "end"]
+        .iter()
+        .all(|field| event[*field].is_string() && event[*field] == invitation[*field])
+}
+
 /// The scheduled event joins the calendar (when the result names it).
 fn event_added(result: &Value) -> Option<Effect> {
     let event = &result["event"];
@@ -156,5 +173,22 @@ mod tests {
             ))
         );
         assert_eq!(event_added(&json!({"event": {}})), None);
+    }
+
+    #[test]
+    fn a_question_is_about_the_invitation_whose_event_it_shows() {
+        let invitation = json!({"id": "i1", "from": "ana@example.org", "title": "Dentist",
+            "start": "2026-11-23T14:00:00+01:00", "end": "2026-11-23T14:45:00+01:00"});
+        let args = json!({"event": {"title": "Dentist", "start": "2026-11-23T14:00:00+01:00",
+            "end": "2026-11-23T14:45:00+01:00", "location": "Main St 5"}});
+        assert!(event_is_invitation(&args, &invitation));
+        // Another title, or another time, is another question, whatever signals it carries.
+        let mut forged = args.clone();
+        forged["event"]["title"] = json!("Wire 5,000 EUR");
+        assert!(!event_is_invitation(&forged, &invitation));
+        let mut moved = args.clone();
+        moved["event"]["end"] = json!("2026-11-23T15:45:00+01:00");
+        assert!(!event_is_invitation(&moved, &invitation));
+        assert!(!event_is_invitation(&json!({}), &json!({})));
     }
 }

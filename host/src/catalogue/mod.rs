@@ -52,6 +52,21 @@ pub struct ToolSpec {
     /// What running it on the user's yes changes in the user's world, from its result.
     #[serde(skip)]
     pub on_confirm: Option<fn(&Value) -> Option<Effect>>,
+    /// For a tool asked before it runs: which of the user's pending items a question is about,
+    /// decided by the host from the call's args (never from what the proposing agent claims),
+    /// so the user's answer about that item reaches exactly that question.
+    #[serde(skip)]
+    pub about: Option<About>,
+}
+
+/// How a question is bound to the item of the user's world it asks about.
+#[derive(Debug, Clone, Copy)]
+pub struct About {
+    /// The kind of item (`invitation`): the world keeps items of this kind pending, and the
+    /// user's answers name one as `<kind>:<id>`.
+    pub kind: &'static str,
+    /// Whether a call with these args asks about this pending item (as the scenario gave it).
+    pub matches: fn(args: &Value, item: &Value) -> bool,
 }
 
 impl ToolSpec {
@@ -83,6 +98,17 @@ pub struct AgentSpec {
     pub memory_bytes_max: usize,
     /// Every tool of the agent, no more and no less than its manifest must claim.
     pub tools: &'static [ToolSpec],
+    /// The tools of other agents this agent may call through `host.call`, as (agent, tool):
+    /// anything else is refused (`call_not_allowed`) before the callee is touched. A tool that
+    /// needs the user's confirmation may never be listed: only the user's yes starts one.
+    pub may_call: &'static [(&'static str, &'static str)],
+}
+
+impl AgentSpec {
+    /// Whether this agent may call `agent`.`tool` through `host.call`.
+    pub fn may_call(&self, agent: &str, tool: &str) -> bool {
+        self.may_call.iter().any(|&(a, t)| a == agent && t == tool)
+    }
 }
 
 fn serialize_schema_id<S: serde::Serializer>(
@@ -102,7 +128,8 @@ macro_rules! tool_entry {
         rationale: $lead:expr,
         summary: $summary:expr,
         question: $question:expr,
-        on_confirm: $effect:expr $(,)?
+        on_confirm: $effect:expr,
+        about: $about:expr $(,)?
     ) => {
         $crate::catalogue::ToolSpec {
             name: $tool,
@@ -114,6 +141,7 @@ macro_rules! tool_entry {
             summarize: $summary,
             question: $question,
             on_confirm: $effect,
+            about: $about,
         }
     };
 }
@@ -278,8 +306,9 @@ mod tests {
                 for result in [serde_json::json!({}), Value::Null] {
                     assert!(!(tool.summarize)(&result).is_empty(), "{}", tool.name);
                 }
-                // Only a tool that is asked before it runs changes the world on a yes.
-                if tool.on_confirm.is_some() || tool.question.is_some() {
+                // Only a tool that is asked before it runs changes the world on a yes, or is
+                // bound to an item the user answers about.
+                if tool.on_confirm.is_some() || tool.question.is_some() || tool.about.is_some() {
                     assert!(tool.confirm_required, "{}.{}", agent.name, tool.name);
                 }
             }
@@ -313,6 +342,41 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn every_allowed_call_names_a_catalogue_tool_of_another_agent_that_needs_no_yes() {
+        for agent in CATALOGUE {
+            for &(callee, name) in agent.may_call {
+                let spec = tool(callee, name)
+                    .unwrap_or_else(|| panic!("{}: {callee}.{name} is not catalogued", agent.name));
+                assert_ne!(callee, agent.name, "{}: calls itself", agent.name);
+                assert!(
+                    !spec.confirm_required,
+                    "{}: {callee}.{name} needs the user's yes",
+                    agent.name
+                );
+                assert!(agent.may_call(callee, name));
+            }
+        }
+        // What the agents do today: wellness's break asks calendar for free slots, and
+        // calendar's scheduled event asks wellness for a break after it.
+        assert!(
+            agent("wellness")
+                .unwrap()
+                .may_call("calendar", "find_free_slots")
+        );
+        assert!(
+            agent("calendar")
+                .unwrap()
+                .may_call("wellness", "suggest_break")
+        );
+        assert!(
+            !agent("wellness")
+                .unwrap()
+                .may_call("calendar", "schedule_event")
+        );
+        assert!(!agent("comms").unwrap().may_call("finance", "budget_status"));
     }
 
     #[test]

@@ -6,38 +6,76 @@
 //! source. It must never give a guest the machine's time, a file, a socket, an environment
 //! variable or an argument.
 
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use rand::SeedableRng;
 use rand::rngs::StdRng;
+use rand::{SeedableRng, TryRng};
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{WasiCtx, WasiCtxBuilder};
 
-use crate::limits::GUEST_CLOCK_STEP_NS;
+use crate::limits::{GUEST_CLOCK_STEP_NS, GUEST_RANDOM_BYTES_PER_REQUEST_MAX};
 
 /// A guest's WASI context. Deny by default: no args, no env, no preopened dirs, stdin closed,
 /// no network; stdout and stderr go to bounded pipes. Randomness is seeded from `seed` (per
 /// agent, from the host's guest seed): a guest's HashMaps (and whatever else draws on WASI
 /// random) behave the same on every call, so the same call on the same input burns the same
-/// fuel every time. The clocks are virtual, starting at `clock_start_unix_ns`.
+/// fuel every time. One request for random bytes is bounded
+/// ([`GUEST_RANDOM_BYTES_PER_REQUEST_MAX`]) and every byte the generators produce is counted
+/// in `random_produced`, for the store to charge. The clocks are virtual, starting at
+/// `clock_start_unix_ns`.
 pub(super) fn guest_wasi(
     seed: u64,
     clock_start_unix_ns: u64,
     stdout: &MemoryOutputPipe,
     stderr: &MemoryOutputPipe,
+    random_produced: &Arc<AtomicU64>,
 ) -> WasiCtx {
+    let metered = |rng| Metered {
+        rng,
+        produced: random_produced.clone(),
+    };
     WasiCtxBuilder::new()
         .stdout(stdout.clone())
         .stderr(stderr.clone())
         .allow_tcp(false)
         .allow_udp(false)
         .allow_ip_name_lookup(false)
-        .secure_random(StdRng::seed_from_u64(seed))
-        .insecure_random(StdRng::seed_from_u64(seed.rotate_left(32)))
+        .secure_random(metered(StdRng::seed_from_u64(seed)))
+        .insecure_random(metered(StdRng::seed_from_u64(seed.rotate_left(32))))
         .insecure_random_seed(u128::from(seed))
+        .max_random_size(GUEST_RANDOM_BYTES_PER_REQUEST_MAX)
         .wall_clock(VirtualWallClock::starting_at(clock_start_unix_ns))
         .monotonic_clock(VirtualMonotonicClock::default())
         .build()
+}
+
+/// A random generator that counts the bytes it produces (a `u32` is 4, a `u64` 8): what the
+/// host did for the guest, which the store charges to the guest's fuel.
+struct Metered<R> {
+    rng: R,
+    produced: Arc<AtomicU64>,
+}
+
+impl<R: TryRng<Error = Infallible>> TryRng for Metered<R> {
+    type Error = Infallible;
+
+    fn try_next_u32(&mut self) -> Result<u32, Infallible> {
+        self.produced.fetch_add(4, Ordering::Relaxed);
+        self.rng.try_next_u32()
+    }
+
+    fn try_next_u64(&mut self) -> Result<u64, Infallible> {
+        self.produced.fetch_add(8, Ordering::Relaxed);
+        self.rng.try_next_u64()
+    }
+
+    fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Infallible> {
+        self.produced.fetch_add(dst.len() as u64, Ordering::Relaxed);
+        self.rng.try_fill_bytes(dst)
+    }
 }
 
 /// The seed of an agent's random source: FNV-1a over the host's guest seed and the agent name,
@@ -62,7 +100,7 @@ pub(super) fn log_output(agent: &str, stream: &'static str, pipe: &MemoryOutputP
             target: "aura::guest",
             agent,
             stream,
-            text = %String::from_utf8_lossy(&bytes),
+            text = %crate::visible::visible(&String::from_utf8_lossy(&bytes)),
         );
     }
 }
@@ -117,7 +155,27 @@ impl wasmtime_wasi::HostMonotonicClock for VirtualMonotonicClock {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rand::Rng;
     use wasmtime_wasi::{HostMonotonicClock, HostWallClock};
+
+    #[test]
+    fn the_metered_generator_counts_what_it_produces_and_draws_what_it_wraps() {
+        let produced = Arc::new(AtomicU64::new(0));
+        let mut metered = Metered {
+            rng: StdRng::seed_from_u64(7),
+            produced: produced.clone(),
+        };
+        let mut plain = StdRng::seed_from_u64(7);
+        let mut bytes = [0u8; 10];
+        metered.fill_bytes(&mut bytes);
+        let mut expected = [0u8; 10];
+        plain.fill_bytes(&mut expected);
+        assert_eq!(bytes, expected, "the same stream as the generator it wraps");
+        assert_eq!(metered.next_u32(), plain.next_u32());
+        assert_eq!(metered.next_u64(), plain.next_u64());
+        // 10 + 4 + 8 bytes.
+        assert_eq!(produced.load(Ordering::Relaxed), 22);
+    }
 
     #[test]
     fn clocks_start_at_the_call_and_move_only_when_read() {

@@ -37,6 +37,9 @@ pub struct HostCall<'a> {
     pub caller: &'a Caller,
     /// The guest's envelope, unchecked.
     pub envelope: String,
+    /// Which of the caller's host calls this is (1 for the first): with the caller's call_id,
+    /// what the nested call's own call_id is derived from.
+    pub index: u32,
     /// Fuel the caller had left when it called: a callee may burn no more.
     pub fuel_left: u64,
 }
@@ -76,6 +79,7 @@ impl bindings::aura::agent::host::Host for CallState {
             .call(HostCall {
                 caller: &caller,
                 envelope: call,
+                index: self.host_calls,
                 fuel_left: self.fuel_at_import,
             })
             .await;
@@ -117,7 +121,7 @@ impl HostImports for NoImports {
             caller: call.caller.agent.to_owned(),
             reason: self.reason.into(),
         };
-        let result = crate::envelope::refusal_for_host_call(&call.envelope, &error);
+        let result = crate::envelope::refusal_for_host_call(&call.envelope, None, &error);
         Box::pin(std::future::ready(HostCallAnswer {
             result,
             fuel_used: 0,
@@ -148,6 +152,7 @@ mod tests {
             .call(HostCall {
                 caller: &caller,
                 envelope: r#"{"call_id":"t_0123456789","agent":"wellness","tool":"x"}"#.into(),
+                index: 1,
                 fuel_left: 5,
             })
             .await;

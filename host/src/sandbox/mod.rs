@@ -336,13 +336,15 @@ impl Sandbox {
         self.target.name()
     }
 
-    /// Calls a prepared agent's `manifest` with a fixed fuel budget; it may call no other
-    /// agent, and its clock reads the Unix epoch.
+    /// Calls a prepared agent's `manifest` with a fixed fuel budget and a short deadline of
+    /// its own ([`MANIFEST_DEADLINE_MS`]: a manifest that sleeps delays a start by at most that
+    /// plus the backstop's margin); it may call no other agent, and its clock reads the Unix
+    /// epoch.
     pub async fn manifest(&self, agent: &PreparedAgent) -> Result<Invocation, CrossingError> {
         let frame = Frame::root(
             Budget {
                 fuel: MANIFEST_FUEL,
-                deadline_ms: DEADLINE_MS_MAX,
+                deadline_ms: MANIFEST_DEADLINE_MS,
             },
             0,
         );

@@ -10,6 +10,7 @@
 //! must not decide what a call is allowed to do (the host does) nor read what crosses.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use wasmtime::component::ResourceTable;
 use wasmtime::{ResourceLimiter, Store, Trap};
@@ -36,6 +37,17 @@ pub struct CallState {
     /// Fuel callees burned during the current import, taken from the guest's fuel when the
     /// import returns (by the call hook).
     pub(super) fuel_charge: u64,
+    /// Bytes the guest's random generators produced since the last charge, charged at
+    /// [`FUEL_PER_RANDOM_BYTE`] when an import returns (by the call hook).
+    random_produced: Arc<AtomicU64>,
+    /// Whether the store meters fuel (off only in measurements, see `EngineTuning`).
+    fuel_metering: bool,
+    /// How deep the guest is in the host: imports, and wasmtime's libcalls within them (set
+    /// by the call hook, which charges only as the outermost returns).
+    host_depth: u32,
+    /// Whether the last thing that happened was wasm returning to the host: lifting the
+    /// export's answer, as opposed to an import's arguments.
+    wasm_returned: bool,
     stdout: MemoryOutputPipe,
     stderr: MemoryOutputPipe,
 }
@@ -135,8 +147,16 @@ impl Sandbox {
         let stdout = MemoryOutputPipe::new(GUEST_OUTPUT_BYTES_MAX);
         let stderr = MemoryOutputPipe::new(GUEST_OUTPUT_BYTES_MAX);
         let seed = guest::guest_seed(self.guest_seed, agent.name);
+        let random_produced = Arc::new(AtomicU64::new(0));
+        let wasi = guest::guest_wasi(
+            seed,
+            frame.clock_start_unix_ns,
+            &stdout,
+            &stderr,
+            &random_produced,
+        );
         let state = CallState {
-            wasi: guest::guest_wasi(seed, frame.clock_start_unix_ns, &stdout, &stderr),
+            wasi,
             table: ResourceTable::new(),
             limiter: CallLimiter {
                 memory_bytes_max: agent.memory_bytes_max,
@@ -149,6 +169,10 @@ impl Sandbox {
             import_limit_hit: None,
             fuel_at_import: 0,
             fuel_charge: 0,
+            random_produced,
+            fuel_metering: self.tuning.fuel_metering,
+            host_depth: 0,
+            wasm_returned: false,
             stdout,
             stderr,
         };
@@ -252,11 +276,71 @@ impl CallStore<'_> {
         }
     }
 
-    /// Turns a wasmtime failure into the typed error callers branch on.
+    /// Turns a wasmtime failure into the typed error callers branch on, naming what ended the
+    /// call: wasmtime's own trap first (out of fuel, the epoch, the stack), then what the host
+    /// recorded on the way (an import bound, a refused memory growth), then any other trap. A
+    /// guest whose growth was refused and which then spun until out of fuel ran out of fuel.
     fn classify(&self, error: wasmtime::Error) -> CrossingError {
         let agent = self.agent.name.to_owned();
         let fuel_used = self.fuel_used();
         let state = self.store.data();
+        match error.downcast_ref::<Trap>() {
+            Some(Trap::OutOfFuel) => {
+                return CrossingError::DeadlineExceeded {
+                    agent,
+                    deadline_ms: self.budget.deadline_ms,
+                    fuel_used,
+                };
+            }
+            Some(Trap::StackOverflow) => return CrossingError::StackOverflow { agent, fuel_used },
+            Some(Trap::Interrupt) => {
+                return CrossingError::WallClockExceeded {
+                    agent,
+                    deadline_ms: self.budget.deadline_ms,
+                    margin_ms: EPOCH_BACKSTOP_MARGIN_MS,
+                    fuel_used,
+                };
+            }
+            _ => {}
+        }
+        if let Some(exit) = error.downcast_ref::<wasmtime_wasi::I32Exit>() {
+            return CrossingError::AgentExited {
+                agent,
+                status: exit.0,
+                fuel_used,
+            };
+        }
+        let message = format!("{error:#}");
+        // wasmtime's bound on what a guest hands the host in one go (`set_hostcall_fuel`), by
+        // its message: the type is private to wasmtime.
+        if message.contains("fuel allocated for hostcalls has been exhausted") {
+            if state.wasm_returned {
+                // The export returned an answer over the crossing's cap: the crossing's own
+                // refusal, before anyone could learn its length.
+                return CrossingError::Json {
+                    phase: crate::error::Phase::Reply,
+                    error: crate::canonical::JsonError::TooLarge {
+                        bytes: None,
+                        bytes_max: CROSSING_BYTES_MAX,
+                    },
+                };
+            }
+            return CrossingError::HostWorkLimit {
+                agent,
+                what: format!("handed an import more than {CROSSING_BYTES_MAX} bytes"),
+                fuel_used,
+            };
+        }
+        // wasmtime-wasi's refusal of a random request over `max_random_size`.
+        if message.contains("requested len") && message.contains("exceeds limit") {
+            return CrossingError::HostWorkLimit {
+                agent,
+                what: format!(
+                    "asked for more than {GUEST_RANDOM_BYTES_PER_REQUEST_MAX} random bytes in one request"
+                ),
+                fuel_used,
+            };
+        }
         if let Some((import, limit)) = state.import_limit_hit {
             return CrossingError::ImportLimit {
                 agent,
@@ -272,47 +356,56 @@ impl CallStore<'_> {
                 fuel_used,
             };
         }
-        match error.downcast_ref::<Trap>() {
-            Some(Trap::OutOfFuel) => CrossingError::DeadlineExceeded {
-                agent,
-                deadline_ms: self.budget.deadline_ms,
-                fuel_used,
-            },
-            Some(Trap::StackOverflow) => CrossingError::StackOverflow { agent, fuel_used },
-            Some(Trap::Interrupt) => CrossingError::WallClockExceeded {
-                agent,
-                deadline_ms: self.budget.deadline_ms,
-                margin_ms: EPOCH_BACKSTOP_MARGIN_MS,
-                fuel_used,
-            },
-            _ => CrossingError::AgentTrapped {
-                agent,
-                reason: format!("{error:#}"),
-                fuel_used,
-            },
+        CrossingError::AgentTrapped {
+            agent,
+            reason: message,
+            fuel_used,
         }
     }
 }
 
 /// The call hook: remembers the guest's fuel as it enters the host, so a `host.call` can cap
-/// its callee at it; and, as the import returns, takes the fuel the callee burned from the
-/// guest, so a whole call tree fits in the root's budget. Taking more than is left leaves 0,
-/// and the guest's next fuel check traps (DeadlineExceeded).
+/// its callee at it; and, as the import returns, takes from the guest the fuel its callee
+/// burned and what the host's random generators did for it, so a whole call tree, host work
+/// included, fits in the root's budget. It also notes when wasm returned to the host.
+///
+/// Only the outermost entry into the host counts. wasmtime runs the hook around its libcalls
+/// too (a `memory.grow` inside the `cabi_realloc` that lowers an import's answer is one), and
+/// compiled code reloads its fuel after an import returns but not after a libcall: fuel set
+/// at a libcall's return was measured to come back (up to a yield interval of it, every
+/// time), so a charge taken there is lost.
+///
+/// A charge larger than what is left ends the call out of fuel (DeadlineExceeded) as the
+/// import returns, with the guest's fuel at 0: its budget went on work done for it.
 fn share_fuel_with_callees(
     mut store: wasmtime::StoreContextMut<'_, CallState>,
     hook: wasmtime::CallHook,
 ) -> wasmtime::Result<()> {
+    let state = store.data_mut();
+    state.wasm_returned = matches!(hook, wasmtime::CallHook::ReturningFromWasm);
     match hook {
         wasmtime::CallHook::CallingHost => {
-            // Without fuel metering there is nothing to share (get_fuel fails): 0.
-            let fuel = store.get_fuel().unwrap_or(0);
-            store.data_mut().fuel_at_import = fuel;
+            state.host_depth += 1;
+            if state.host_depth == 1 {
+                // Without fuel metering there is nothing to share (get_fuel fails): 0.
+                let fuel = store.get_fuel().unwrap_or(0);
+                store.data_mut().fuel_at_import = fuel;
+            }
         }
         wasmtime::CallHook::ReturningFromHost => {
-            let charge = std::mem::take(&mut store.data_mut().fuel_charge);
-            if charge > 0 {
+            state.host_depth = state.host_depth.saturating_sub(1);
+            if state.host_depth > 0 {
+                return Ok(());
+            }
+            let random_bytes = state.random_produced.swap(0, Ordering::Relaxed);
+            let charge = std::mem::take(&mut state.fuel_charge)
+                .saturating_add(random_bytes.saturating_mul(FUEL_PER_RANDOM_BYTE));
+            if charge > 0 && state.fuel_metering {
                 let fuel = store.get_fuel()?;
                 store.set_fuel(fuel.saturating_sub(charge))?;
+                if charge > fuel {
+                    return Err(Trap::OutOfFuel.into());
+                }
             }
         }
         wasmtime::CallHook::CallingWasm | wasmtime::CallHook::ReturningFromWasm => {}

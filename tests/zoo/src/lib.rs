@@ -1,7 +1,9 @@
 //! The hostile zoo's one piece of shared code: [`hostile!`] declares a guest that poses as the
 //! calendar agent (its manifest claims exactly calendar's tools, so the host admits it), or as
-//! comms with `hostile!(as comms, ..)`, and misbehaves in `invoke`. Each guest of `tests/guests/` is one behaviour in its own component,
-//! built for tests only and never written to `plugins/`.
+//! wellness with `hostile!(as wellness, ..)`, and
+//! misbehaves in `invoke` (and, given a `tick:` body, in `tick`). Each guest of
+//! `tests/guests/` is one behaviour in its own component, built for tests only and never
+//! written to `plugins/`.
 //!
 //! This crate must hold no behaviour itself: each guest's body says what it does.
 
@@ -10,8 +12,8 @@ pub use aura_sdk;
 /// The manifest every zoo guest answers with: calendar's name and tools.
 pub const CALENDAR_MANIFEST: &str = r#"{"name":"calendar","tools":["detect_conflicts","find_free_slots","schedule_event"],"version":"0.0.0-zoo"}"#;
 
-/// The manifest of a zoo guest posing as comms (for agent-to-agent tests, which need two).
-pub const COMMS_MANIFEST: &str = r#"{"name":"comms","tools":["draft_reply","extract_action_items","triage_inbox"],"version":"0.0.0-zoo"}"#;
+/// The manifest of a zoo guest posing as wellness (agent-to-agent and tick tests).
+pub const WELLNESS_MANIFEST: &str = r#"{"name":"wellness","tools":["sleep_summary","stress_score","suggest_break"],"version":"0.0.0-zoo"}"#;
 
 /// Calls `agent`.`tool` with `args` through the host import and answers with a tool error
 /// that says how the callee answered: `callee <agent> answered ok`, or `... answered <kind>:
@@ -51,16 +53,28 @@ pub fn report(findings: &str) -> String {
     reply.to_string()
 }
 
-/// Declares the guest `$name` whose `invoke(call)` runs `$body` (a block returning `String`).
+/// Declares the guest `$name` whose `invoke(call)` runs `$body` (a block returning `String`),
+/// and whose `tick(context)` proposes nothing, or runs the `tick:` block given.
 #[macro_export]
 macro_rules! hostile {
     ($name:ident, |$call:ident| $body:block) => {
-        $crate::hostile!(@with $crate::CALENDAR_MANIFEST, $name, |$call| $body);
+        $crate::hostile!(@with $crate::CALENDAR_MANIFEST, $name, |$call| $body,
+            tick: |_context| { r#"{"proposals":[]}"#.into() });
     };
-    (as comms, $name:ident, |$call:ident| $body:block) => {
-        $crate::hostile!(@with $crate::COMMS_MANIFEST, $name, |$call| $body);
+    ($name:ident, |$call:ident| $body:block, tick: |$context:ident| $tick:block) => {
+        $crate::hostile!(@with $crate::CALENDAR_MANIFEST, $name, |$call| $body,
+            tick: |$context| $tick);
     };
-    (@with $manifest:expr, $name:ident, |$call:ident| $body:block) => {
+    (as wellness, $name:ident, |$call:ident| $body:block) => {
+        $crate::hostile!(@with $crate::WELLNESS_MANIFEST, $name, |$call| $body,
+            tick: |_context| { r#"{"proposals":[]}"#.into() });
+    };
+    (as wellness, $name:ident, |$call:ident| $body:block, tick: |$context:ident| $tick:block) => {
+        $crate::hostile!(@with $crate::WELLNESS_MANIFEST, $name, |$call| $body,
+            tick: |$context| $tick);
+    };
+    (@with $manifest:expr, $name:ident, |$call:ident| $body:block,
+        tick: |$context:ident| $tick:block) => {
         struct $name;
 
         impl $crate::aura_sdk::bindings::Guest for $name {
@@ -71,9 +85,8 @@ macro_rules! hostile {
             #[allow(unused_variables, unreachable_code)]
             fn invoke($call: String) -> String $body
 
-            fn tick(_context: String) -> String {
-                r#"{"proposals":[]}"#.into()
-            }
+            #[allow(unused_variables, unreachable_code)]
+            fn tick($context: String) -> String $tick
         }
 
         $crate::aura_sdk::bindings::__export_agent_world!(
