@@ -149,8 +149,8 @@ pub const GUEST_RANDOM_BYTES_PER_REQUEST_MAX: u64 = 64 * 1024;
 /// deadline at least as dearly as it costs, and fuel, not the wall clock, ends a guest that
 /// keeps the host generating. wasmtime-wasi draws one `u32` (4 bytes) per byte a guest asks
 /// for, so a byte asked costs 64 fuel. Measured (BENCHMARKS.md, "Host work for a guest"):
-/// 3.0 ns of host time per byte asked in a release build, lowering into the guest included,
-/// where guest code runs at 8.8 fuel/ns: 64 fuel is 7.3 ns of guest work, ×2.4 the cost (×4.8
+/// 3.05 ns of host time per byte asked in a release build, lowering into the guest included,
+/// where guest code runs at 9.4 fuel/ns: 64 fuel is 6.8 ns of guest work, ×2.2 the cost (×4.5
 /// at the calibrated rate, which keeps half), a margin for cores whose generator is slower
 /// against their wasm. A debug build took 168 ns per byte asked; its default rate, 0.1
 /// fuel/ns, makes 64 fuel 640 ns. Agents draw none (they read the 16-byte insecure seed).
