@@ -27,7 +27,8 @@
 //! ```no_run
 //! # async fn front() -> Result<(), Box<dyn std::error::Error>> {
 //! let host = aura::Host::open(&aura::HostConfig::new("plugins", "aura-data")).await?;
-//! let args = serde_json::json!({"readings": {"hrv_ms": 42}, "baselines": {"hrv_ms": 60}});
+//! let args = serde_json::json!({"readings": {"hrv_ms": 42},
+//!     "baselines": {"hrv_ms": 60, "resting_hr_bpm": 58, "sleep_minutes": 450}});
 //! let call = aura::ToolCall::new("wellness", "stress_score", args, None); // call_id, ts: new
 //! match host.dispatch(&call).await {
 //!     Ok(result) => println!("{}", result.to_canonical()), // ok, or the tool's own error
