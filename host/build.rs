@@ -23,9 +23,7 @@ use std::time::{Duration, SystemTime};
 use sha2::{Digest, Sha256};
 
 include!("src/agent_crates.rs");
-
-/// The target every agent is built for.
-const PLUGIN_TARGET: &str = "wasm32-wasip2";
+include!("src/plugin_target.rs");
 /// The cargo profile agents are built with (defined in the workspace Cargo.toml).
 const PLUGIN_PROFILE: &str = "plugin";
 /// The profile of the test-only guests: no LTO, so a dozen small components link quickly.
@@ -79,6 +77,12 @@ fn main() {
         .map(|name| (name.to_string(), format!("{name}-agent")))
         .collect();
     let guests = crates_under(&workspace.join("tests").join("guests"), "guest");
+    if let Err(message) = require_plugin_target() {
+        // Stops the build here, with the command that fixes it, instead of a nested cargo's
+        // error about a missing `std` deep in the first agent's dependencies.
+        println!("cargo::error={message}");
+        return;
+    }
     nested_build(&workspace, &target_dir, PLUGIN_PROFILE, &agents);
     nested_build(&workspace, &target_dir, GUEST_PROFILE, &guests);
     let built_dir = target_dir.join(PLUGIN_TARGET).join(PLUGIN_PROFILE);
@@ -136,6 +140,40 @@ fn wasmtime_version(lock: &str) -> Option<&str> {
         }
     }
     None
+}
+
+/// Checks that the Rust building the agents has a standard library for [`PLUGIN_TARGET`]
+/// (rustup installs the targets of rust-toolchain.toml only when it installs the toolchain, and
+/// not at all with `RUSTUP_AUTO_INSTALL=0`; a distribution's Rust has only what was packaged).
+fn require_plugin_target() -> Result<(), String> {
+    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+    let libdir = Command::new(&rustc)
+        .args(["--print", "target-libdir", "--target", PLUGIN_TARGET])
+        .output()
+        .ok()
+        .filter(|output| output.status.success())
+        .map(|output| PathBuf::from(String::from_utf8_lossy(&output.stdout).trim()));
+    let names: Vec<String> = libdir
+        .and_then(|dir| std::fs::read_dir(dir).ok())
+        .into_iter()
+        .flatten()
+        .filter_map(|entry| entry.ok())
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .collect();
+    if has_std(names.iter().map(String::as_str)) {
+        return Ok(());
+    }
+    let version = Command::new(&rustc)
+        .arg("-V")
+        .output()
+        .map(|output| String::from_utf8_lossy(&output.stdout).trim().to_owned())
+        .unwrap_or_else(|_| "rustc".into());
+    let toolchain = std::env::var("RUSTUP_TOOLCHAIN").ok();
+    Err(missing_target_message(
+        PLUGIN_TARGET,
+        toolchain.as_deref(),
+        &version,
+    ))
 }
 
 /// Builds `packages` for the plugin target with `profile`, by a nested cargo.

@@ -54,6 +54,9 @@ pub mod host;
 pub mod journal;
 pub mod limits;
 pub mod orchestrator;
+/// The target the agents are built for, and what the build says when it is missing (shared
+/// with build.rs).
+pub mod plugin_target;
 pub mod plugins;
 pub mod sandbox;
 pub mod scenario;
