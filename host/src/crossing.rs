@@ -203,14 +203,14 @@ pub struct Crossing {
 }
 
 impl Crossing {
-    /// Compiles every schema of the catalogue.
+    /// Registers every schema of the catalogue (each compiled on first use).
     pub fn new() -> Result<Self, SchemaCompileError> {
         Ok(Self {
             schemas: SchemaRegistry::compile(catalogue::all_schemas())?,
         })
     }
 
-    /// The compiled schemas.
+    /// The schemas.
     pub fn schemas(&self) -> &SchemaRegistry {
         &self.schemas
     }

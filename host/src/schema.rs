@@ -1,12 +1,17 @@
-//! The schema registry: every JSON Schema the host checks against, compiled once at start-up.
+//! The schema registry: every JSON Schema the host checks against, each compiled once, when
+//! it is first used.
 //!
-//! It owns compiling the schemas embedded in the binary (draft 2020-12, formats checked, no
-//! network or file retrieval: jsonschema is built without its resolver features) and answering
-//! "does this instance satisfy schema X" with a typed [`SchemaViolation`]. It must not know what
+//! It owns the schemas embedded in the binary: reading each and checking its header at
+//! start-up (cheap), compiling it (draft 2020-12, formats checked, no network or file
+//! retrieval: jsonschema is built without its resolver features) the first time an instance is
+//! checked against it, so a start that checks one call compiles a handful of the ~40 schemas
+//! rather than all; and answering "does this instance satisfy schema X" with a typed
+//! [`SchemaViolation`]. It must not know what
 //! a schema is for (that is the catalogue's and the crossing's business) and it never reads a
 //! schema file at run time.
 
 use std::collections::HashMap;
+use std::sync::OnceLock;
 
 use jsonschema::{Draft, Validator};
 use serde_json::Value;
@@ -108,8 +113,30 @@ impl std::fmt::Display for SchemaViolation {
 }
 
 struct Compiled {
+    path: &'static str,
     id: String,
-    validator: Validator,
+    schema: Value,
+    /// Built on first use; a schema jsonschema refuses keeps its message (a build defect,
+    /// reported as a violation rather than a panic).
+    validator: OnceLock<Result<Validator, String>>,
+}
+
+impl Compiled {
+    fn validator(&self) -> Result<&Validator, SchemaCompileError> {
+        self.validator
+            .get_or_init(|| {
+                jsonschema::options()
+                    .with_draft(Draft::Draft202012)
+                    .should_validate_formats(true)
+                    .build(&self.schema)
+                    .map_err(|e| e.to_string())
+            })
+            .as_ref()
+            .map_err(|message| SchemaCompileError::Invalid {
+                path: self.path,
+                message: message.clone(),
+            })
+    }
 }
 
 /// Compiled validators, keyed by schema path under `schemas/`.
@@ -128,7 +155,8 @@ impl std::fmt::Debug for SchemaRegistry {
 }
 
 impl SchemaRegistry {
-    /// Compiles every source. Each must declare draft 2020-12 and the `$id` its path implies.
+    /// Registers every source, each compiled when first used. Each must be JSON and declare
+    /// draft 2020-12 and the `$id` its path implies.
     pub fn compile<'a>(
         sources: impl IntoIterator<Item = &'a SchemaSource>,
     ) -> Result<Self, SchemaCompileError> {
@@ -151,23 +179,28 @@ impl SchemaRegistry {
                     expected_id,
                 });
             }
-            let validator = jsonschema::options()
-                .with_draft(Draft::Draft202012)
-                .should_validate_formats(true)
-                .build(&schema)
-                .map_err(|e| SchemaCompileError::Invalid {
-                    path: source.path,
-                    message: e.to_string(),
-                })?;
             by_path.insert(
                 source.path,
                 Compiled {
+                    path: source.path,
                     id: expected_id,
-                    validator,
+                    schema,
+                    validator: OnceLock::new(),
                 },
             );
         }
         Ok(Self { by_path })
+    }
+
+    /// Compiles every schema not compiled yet; the first that does not compile. What a test
+    /// runs to catch a bad schema at build time rather than at its first use.
+    pub fn compile_all(&self) -> Result<(), SchemaCompileError> {
+        let mut paths: Vec<_> = self.by_path.keys().collect();
+        paths.sort();
+        for path in paths {
+            self.by_path[path].validator()?;
+        }
+        Ok(())
     }
 
     /// Checks `instance` against the schema at `path`.
@@ -176,8 +209,8 @@ impl SchemaRegistry {
     /// envelope's `args` reads `/args/...`.
     ///
     /// # Panics
-    /// If `path` was not compiled: callers only pass paths from the catalogue, which compiled
-    /// every one of them at start-up.
+    /// If `path` was not registered: callers only pass paths from the catalogue, which
+    /// registered every one of them at start-up.
     pub fn validate(
         &self,
         path: &str,
@@ -188,7 +221,13 @@ impl SchemaRegistry {
             .by_path
             .get(path)
             .unwrap_or_else(|| panic!("schema {path} is not in the registry"));
-        match compiled.validator.validate(instance) {
+        let validator = compiled.validator().map_err(|error| SchemaViolation {
+            schema_id: compiled.id.clone(),
+            instance_path: pointer_prefix.to_owned(),
+            schema_path: String::new(),
+            message: error.to_string(),
+        })?;
+        match validator.validate(instance) {
             Ok(()) => Ok(()),
             Err(error) => Err(SchemaViolation {
                 schema_id: compiled.id.clone(),
@@ -324,6 +363,31 @@ mod tests {
         assert!(matches!(
             SchemaRegistry::compile([&TOOLCALL, &TOOLCALL]),
             Err(SchemaCompileError::Duplicate { .. })
+        ));
+    }
+
+    #[test]
+    fn a_schema_that_does_not_compile_refuses_what_it_checks_instead_of_panicking() {
+        let bad = SchemaSource {
+            path: "bad.json",
+            text: r#"{"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://aura.local/schemas/bad.json","type":"nonsense"}"#,
+        };
+        let registry = SchemaRegistry::compile([&bad, &TOOLCALL]).unwrap();
+        let violation = registry
+            .validate("bad.json", &json!({}), "/args")
+            .unwrap_err();
+        assert_eq!(violation.schema_id, "https://aura.local/schemas/bad.json");
+        assert_eq!(violation.instance_path, "/args");
+        assert!(
+            violation.message.contains("does not compile"),
+            "{violation}"
+        );
+        assert!(matches!(
+            registry.compile_all(),
+            Err(SchemaCompileError::Invalid {
+                path: "bad.json",
+                ..
+            })
         ));
     }
 }

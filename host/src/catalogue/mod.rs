@@ -283,7 +283,10 @@ mod tests {
 
     #[test]
     fn every_schema_compiles() {
-        crate::schema::SchemaRegistry::compile(all_schemas()).unwrap();
+        crate::schema::SchemaRegistry::compile(all_schemas())
+            .unwrap()
+            .compile_all()
+            .unwrap();
     }
 
     #[test]
