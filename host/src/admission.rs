@@ -1,23 +1,235 @@
 //! Admission: how a plugin on disk becomes an agent the host serves, and why it may not.
 //!
-//! It owns the steps from a digest-checked component to a served agent (compile or load the
-//! precompiled code, pre-instantiate, ask the agent for its manifest, check the manifest
-//! against manifest.v1 and the catalogue: the same name, exactly the catalogue's tools), every
-//! error that keeps a host from starting ([`LoadError`]), and precompiling a plugins dir for a
-//! runtime-only host. It must not trust what a plugin claims: the catalogue decides which
-//! agents and tools exist.
+//! It owns the steps from a digest-checked component to a served agent (compile it, or map its
+//! code from the compilation cache or a precompiled file; pre-instantiate; ask the agent for
+//! its manifest; check the manifest against manifest.v1 and the catalogue: the same name,
+//! exactly the catalogue's tools); when that happens ([`Roster`]: every agent as the host
+//! opens, or each when a call can first reach it, [`Loading`]); every error that keeps an
+//! agent from being served ([`LoadError`]); and precompiling a plugins dir for a runtime-only
+//! host. It must not trust what a plugin claims: the catalogue decides which agents and tools
+//! exist.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use serde_json::Value;
+use tokio::sync::OnceCell;
 
 use crate::canonical::parse_i_json;
-use crate::catalogue::{AgentSpec, MANIFEST_SCHEMA};
+use crate::catalogue::{self, AgentSpec, MANIFEST_SCHEMA};
+use crate::code_cache::CodeCache;
 use crate::crossing::Crossing;
 use crate::error::{CrossingError, Phase};
 use crate::limits::CROSSING_BYTES_MAX;
 use crate::plugins::{PluginError, PluginsDir};
-use crate::sandbox::{Sandbox, SandboxError};
+use crate::sandbox::{Code, PreparedAgent, Sandbox, SandboxError};
+
+/// When a host admits its agents.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Loading {
+    /// Every agent as the host opens: a run that ticks them all, and a start that reports
+    /// every refused plugin at once.
+    #[default]
+    Eager,
+    /// Each agent when a call can first reach it: the call's agent and every agent it may call
+    /// (the catalogue's `may_call`, followed transitively), before the call starts, so loading
+    /// never spends a call's deadline. An agent that is refused then is refused as it would
+    /// have been at start (the call finds it unavailable). What a one-call process wants.
+    OnFirstUse,
+}
+
+/// An agent's admission, once tried: the agent, or why it is not served.
+type Admitted = Result<Arc<PreparedAgent>, Arc<LoadError>>;
+
+/// The agents a host may serve, each admitted at most once (concurrent first calls wait for
+/// the same admission).
+#[derive(Debug)]
+pub(crate) struct Roster {
+    plugins: PluginsDir,
+    /// Where compiled code is kept between starts (a JIT host's plain components only).
+    #[cfg_attr(not(feature = "jit"), allow(dead_code))]
+    cache: Option<CodeCache>,
+    /// One cell per agent the host may serve, in catalogue order.
+    cells: BTreeMap<&'static str, OnceCell<Admitted>>,
+    /// Components found at open that the catalogue does not have.
+    strangers: Vec<Arc<LoadError>>,
+}
+
+impl Roster {
+    /// A roster of `wanted` (agents of the catalogue that `plugins` has), none admitted yet.
+    pub(crate) fn new(
+        plugins: PluginsDir,
+        wanted: &[&'static AgentSpec],
+        cache: Option<CodeCache>,
+        strangers: Vec<LoadError>,
+    ) -> Self {
+        Self {
+            plugins,
+            cache,
+            cells: wanted
+                .iter()
+                .map(|spec| (spec.name, OnceCell::new()))
+                .collect(),
+            strangers: strangers.into_iter().map(Arc::new).collect(),
+        }
+    }
+
+    /// Admits every agent now, in catalogue order. With `strict`, the first refusal is
+    /// returned; otherwise refusals are logged and kept ([`Self::failures`]).
+    pub(crate) async fn admit_all(
+        &self,
+        crossing: &Crossing,
+        sandbox: &Sandbox,
+        strict: bool,
+    ) -> Result<(), LoadError> {
+        for spec in catalogue::CATALOGUE {
+            let Some(cell) = self.cells.get(spec.name) else {
+                continue;
+            };
+            if cell.initialized() {
+                continue;
+            }
+            let admitted = match self.admit(crossing, sandbox, spec).await {
+                Ok(agent) => Ok(Arc::new(agent)),
+                Err(error) if strict => return Err(error),
+                Err(error) => Err(Arc::new(refused(spec, error))),
+            };
+            // Only this task admits at open: the cell is still empty.
+            let _ = cell.set(admitted);
+        }
+        Ok(())
+    }
+
+    /// The agent a call to `agent` runs, after admitting it and every agent it can reach
+    /// that is not admitted yet. An agent this host does not serve, or whose plugin was
+    /// refused, is unavailable.
+    pub(crate) async fn reach(
+        &self,
+        crossing: &Crossing,
+        sandbox: &Sandbox,
+        agent: &str,
+    ) -> Result<Arc<PreparedAgent>, CrossingError> {
+        let unavailable = || CrossingError::AgentUnavailable {
+            agent: agent.to_owned(),
+        };
+        let mut target = None;
+        for name in catalogue::reachable_from(agent) {
+            let (Some(cell), Some(spec)) = (self.cells.get(name), catalogue::agent(name)) else {
+                continue;
+            };
+            let admitted = cell
+                .get_or_init(|| async {
+                    match self.admit(crossing, sandbox, spec).await {
+                        Ok(agent) => Ok(Arc::new(agent)),
+                        Err(error) => Err(Arc::new(refused(spec, error))),
+                    }
+                })
+                .await;
+            if name == agent {
+                target = Some(admitted);
+            }
+        }
+        match target {
+            Some(Ok(prepared)) => Ok(prepared.clone()),
+            _ => Err(unavailable()),
+        }
+    }
+
+    /// Reads, compiles (or maps) and pre-instantiates one agent, then checks its manifest
+    /// against the catalogue.
+    async fn admit(
+        &self,
+        crossing: &Crossing,
+        sandbox: &Sandbox,
+        spec: &'static AgentSpec,
+    ) -> Result<PreparedAgent, LoadError> {
+        let prepared = self.prepare(sandbox, spec)?;
+        let invalid = |error| LoadError::ManifestInvalid {
+            agent: spec.name.to_owned(),
+            error: Box::new(error),
+        };
+        let invocation = sandbox.manifest(&prepared).await.map_err(invalid)?;
+        let manifest = parse_i_json(&invocation.output, CROSSING_BYTES_MAX).map_err(|error| {
+            invalid(CrossingError::Json {
+                phase: Phase::Reply,
+                error,
+            })
+        })?;
+        check_manifest(crossing, spec, &manifest)?;
+        tracing::info!(
+            agent = spec.name,
+            version = manifest["version"].as_str().unwrap_or_default(),
+            "agent.loaded"
+        );
+        Ok(prepared)
+    }
+
+    /// The agent's code: mapped from its precompiled file, or from the compilation cache, or
+    /// compiled (and cached).
+    fn prepare(
+        &self,
+        sandbox: &Sandbox,
+        spec: &'static AgentSpec,
+    ) -> Result<PreparedAgent, LoadError> {
+        let (name, memory_bytes_max) = (spec.name, spec.memory_bytes_max);
+        if self.plugins.manifest().precompiled.is_some() {
+            let file = self.plugins.check_component(name)?;
+            return Ok(sandbox.prepare(name, memory_bytes_max, Code::Precompiled(&file))?);
+        }
+        #[cfg(feature = "jit")]
+        if let Some(cache) = &self.cache {
+            // The component is checked by its digest even when its code comes from the cache:
+            // a tampered component is refused whatever the cache holds.
+            let checked = self.plugins.check_component(name)?;
+            return sandbox.prepare_cached(name, memory_bytes_max, checked.sha256(), cache, || {
+                Ok::<_, LoadError>(self.plugins.read_component(name)?)
+            });
+        }
+        let bytes = self.plugins.read_component(name)?;
+        Ok(sandbox.prepare(name, memory_bytes_max, Code::Wasm(&bytes))?)
+    }
+
+    /// The agents not refused so far, in catalogue order: every admitted one, and (loading
+    /// on first use) those not tried yet.
+    pub(crate) fn serves(&self) -> Vec<&'static str> {
+        self.names_where(|cell| !matches!(cell.get(), Some(Err(_))))
+    }
+
+    /// The agents admitted so far, in catalogue order.
+    pub(crate) fn admitted(&self) -> Vec<&'static str> {
+        self.names_where(|cell| matches!(cell.get(), Some(Ok(_))))
+    }
+
+    fn names_where(&self, keep: impl Fn(&OnceCell<Admitted>) -> bool) -> Vec<&'static str> {
+        catalogue::CATALOGUE
+            .iter()
+            .filter(|spec| self.cells.get(spec.name).is_some_and(&keep))
+            .map(|spec| spec.name)
+            .collect()
+    }
+
+    /// Plugins refused so far: components the catalogue does not have, then agents refused at
+    /// admission, in catalogue order.
+    pub(crate) fn failures(&self) -> Vec<Arc<LoadError>> {
+        let refused = catalogue::CATALOGUE.iter().filter_map(|spec| {
+            match self.cells.get(spec.name)?.get()? {
+                Err(error) => Some(error.clone()),
+                Ok(_) => None,
+            }
+        });
+        self.strangers.iter().cloned().chain(refused).collect()
+    }
+}
+
+/// Logs a refused plugin as it is refused, and hands the error on.
+fn refused(spec: &AgentSpec, error: LoadError) -> LoadError {
+    tracing::error!(
+        agent = spec.name,
+        error = %crate::visible::visible(&error.to_string()),
+        "plugin refused"
+    );
+    error
+}
 
 /// Why the host could not start, or an agent was not admitted.
 #[derive(Debug, thiserror::Error)]
@@ -66,38 +278,6 @@ pub enum LoadError {
     /// The data dir's calibration could not be read.
     #[error(transparent)]
     Calibration(#[from] crate::calibrate::CalibrationError),
-}
-
-/// Reads, compiles and pre-instantiates one agent, then checks its manifest against the
-/// catalogue before serving it.
-pub(crate) async fn admit(
-    crossing: &Crossing,
-    sandbox: &mut Sandbox,
-    plugins: &PluginsDir,
-    spec: &'static AgentSpec,
-) -> Result<(), LoadError> {
-    let bytes = plugins.read_component(spec.name)?;
-    let precompiled = plugins.manifest().precompiled.is_some();
-    let prepared = sandbox.prepare(spec.name, spec.memory_bytes_max, &bytes, precompiled)?;
-    let invalid = |error| LoadError::ManifestInvalid {
-        agent: spec.name.to_owned(),
-        error: Box::new(error),
-    };
-    let invocation = sandbox.manifest(&prepared).await.map_err(invalid)?;
-    let manifest = parse_i_json(&invocation.output, CROSSING_BYTES_MAX).map_err(|error| {
-        invalid(CrossingError::Json {
-            phase: Phase::Reply,
-            error,
-        })
-    })?;
-    check_manifest(crossing, spec, &manifest)?;
-    tracing::info!(
-        agent = spec.name,
-        version = manifest["version"].as_str().unwrap_or_default(),
-        "agent.loaded"
-    );
-    sandbox.add(prepared);
-    Ok(())
 }
 
 /// Checks an agent's parsed manifest: manifest.v1, then the catalogue's name and exactly the

@@ -136,6 +136,10 @@ impl Host {
     ) -> Result<Vec<(u64, Duration)>, Refused> {
         let shared = &self.shared;
         let budget = Budget::for_deadline(call.deadline_ms(), shared.fuel_per_ms);
+        let agent = shared
+            .agent(&call.call().agent)
+            .await
+            .map_err(|error| shared.refuse(error, ids_of(call, &[]), call.canonical()))?;
         let mut measured = Vec::with_capacity(runs);
         for _ in 0..runs {
             let started = std::time::Instant::now();
@@ -143,7 +147,7 @@ impl Host {
             let invocation = shared
                 .sandbox
                 .invoke(
-                    &call.call().agent,
+                    &agent,
                     &call.call().call_id,
                     call.canonical(),
                     frame,
@@ -246,17 +250,21 @@ impl Shared {
         let call = checked.call();
         tracing::info!(depth = frame.chain_above.len() + 1, "agent.started");
         let callers = frame.chain_above.clone();
-        let invocation = match self
-            .sandbox
-            .invoke(
-                &call.agent,
-                &call.call_id,
-                checked.canonical(),
-                frame,
-                self.clone(),
-            )
-            .await
-        {
+        let invoked = match self.agent(&call.agent).await {
+            Ok(agent) => {
+                self.sandbox
+                    .invoke(
+                        &agent,
+                        &call.call_id,
+                        checked.canonical(),
+                        frame,
+                        self.clone(),
+                    )
+                    .await
+            }
+            Err(unavailable) => Err(unavailable),
+        };
+        let invocation = match invoked {
             Ok(invocation) => invocation,
             Err(error) => {
                 tracing::warn!(

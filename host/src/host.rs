@@ -1,8 +1,9 @@
 //! The host as every front holds it: the CLI, the orchestrator, and the servers to come.
 //!
 //! It owns [`Host`] and [`HostConfig`], opening a host (the data dir, the fuel rate, the
-//! schemas, the plugins dir and its target, each agent admitted), and what every call shares
-//! ([`Shared`]: the crossing, the sandbox, the journal, the fuel rate). Each question a host
+//! schemas, the plugins dir and its target, the compilation cache, the agents admitted now or
+//! on first use), and what every call shares ([`Shared`]: the crossing, the sandbox, the
+//! agents, the journal, the fuel rate). Each question a host
 //! answers has its own module: how a plugin is admitted ([`crate::admission`]), how a call runs
 //! ([`crate::call`]: the one seam every front uses), how a tick is checked ([`crate::tick`]),
 //! how agents call agents ([`crate::agent_calls`]). It must not check anything itself (the
@@ -11,13 +12,14 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Weak};
 
-use crate::admission::{self, LoadError};
+use crate::admission::{LoadError, Loading, Roster};
 use crate::catalogue::{self, AgentSpec, TRACE_SCHEMA};
+use crate::code_cache::{CACHE_DIR_IN_DATA_DIR, CodeCache};
 use crate::crossing::Crossing;
 use crate::journal::{Journal, JournalError};
 use crate::limits::FUEL_PER_MS_DEFAULT;
 use crate::plugins::PluginsDir;
-use crate::sandbox::{CodeTarget, Sandbox, WASMTIME_VERSION, runnable_targets};
+use crate::sandbox::{CodeTarget, PreparedAgent, Sandbox, WASMTIME_VERSION, runnable_targets};
 use crate::schema::SchemaViolation;
 use crate::trace::Trace;
 
@@ -28,9 +30,14 @@ pub struct HostConfig {
     pub plugins_dir: PathBuf,
     /// The data dir (quarantine log, traces, calibration).
     pub data_dir: PathBuf,
-    /// Load only these agents (each must load, or `open` fails); `None` loads every catalogue
-    /// agent the plugins dir has and reports the ones that fail.
+    /// Serve only these agents (loading eagerly, each must load or `open` fails); `None`
+    /// serves every catalogue agent the plugins dir has and reports the ones refused.
     pub agents: Option<Vec<String>>,
+    /// When agents are admitted: all at open, or each when a call can first reach it.
+    pub loading: Loading,
+    /// Where compiled code is kept between starts (a JIT host compiling plain components);
+    /// `None`: compile on every start. [`HostConfig::new`] puts it in the data dir.
+    pub cache_dir: Option<PathBuf>,
     /// Seed of the agents' random sources (WASI random): the same seed, the same draws.
     pub guest_seed: u64,
     /// Fuel per millisecond of deadline; `None`: the data dir's calibration, else
@@ -41,10 +48,13 @@ pub struct HostConfig {
 impl HostConfig {
     /// A config with the default fuel rate.
     pub fn new(plugins_dir: impl Into<PathBuf>, data_dir: impl Into<PathBuf>) -> Self {
+        let data_dir = data_dir.into();
         Self {
             plugins_dir: plugins_dir.into(),
-            data_dir: data_dir.into(),
+            cache_dir: Some(data_dir.join(CACHE_DIR_IN_DATA_DIR)),
+            data_dir,
             agents: None,
+            loading: Loading::Eager,
             guest_seed: 0,
             fuel_per_ms: None,
         }
@@ -64,7 +74,6 @@ impl HostConfig {
 #[derive(Debug)]
 pub struct Host {
     pub(crate) shared: Arc<Shared>,
-    load_failures: Vec<LoadError>,
 }
 
 /// What a call needs, shared with the imports of the calls in flight (an agent's `host.call`
@@ -75,6 +84,7 @@ pub(crate) struct Shared {
     pub(crate) this: Weak<Shared>,
     pub(crate) crossing: Crossing,
     pub(crate) sandbox: Sandbox,
+    pub(crate) agents: Roster,
     pub(crate) journal: Journal,
     pub(crate) fuel_per_ms: u64,
 }
@@ -97,7 +107,8 @@ pub enum TraceRecordError {
 }
 
 impl Host {
-    /// Opens the data dir, compiles the schemas, loads and admits the plugins.
+    /// Opens the data dir and the plugins dir, and admits the plugins (now, or on first use:
+    /// [`HostConfig::loading`]).
     pub async fn open(config: &HostConfig) -> Result<Self, LoadError> {
         let crossing = Crossing::new()?;
         let fuel_per_ms = match config.fuel_per_ms {
@@ -109,8 +120,8 @@ impl Host {
         let plugins = PluginsDir::open(&config.plugins_dir)?;
         let target =
             plugins.target_among(&runnable_targets(), WASMTIME_VERSION, cfg!(feature = "jit"))?;
-        let mut sandbox = Sandbox::new(config.guest_seed, &CodeTarget::named(target))?;
-        let mut load_failures = Vec::new();
+        let sandbox = Sandbox::new(config.guest_seed, &CodeTarget::named(target))?;
+        let mut strangers = Vec::new();
         let wanted: Vec<&'static AgentSpec> = match &config.agents {
             Some(names) => names
                 .iter()
@@ -123,7 +134,7 @@ impl Host {
             None => {
                 for agent in plugins.manifest().components.keys() {
                     if catalogue::agent(agent).is_none() {
-                        load_failures.push(LoadError::NotInCatalogue {
+                        strangers.push(LoadError::NotInCatalogue {
                             agent: agent.clone(),
                         });
                     }
@@ -134,35 +145,37 @@ impl Host {
                     .collect()
             }
         };
-        for spec in wanted {
-            match admission::admit(&crossing, &mut sandbox, &plugins, spec).await {
-                Ok(()) => {}
-                Err(error) if config.agents.is_some() => return Err(error),
-                Err(error) => {
-                    tracing::error!(
-                        agent = spec.name,
-                        error = %crate::visible::visible(&error.to_string()),
-                        "plugin refused"
-                    );
-                    load_failures.push(error);
-                }
-            }
+        let cache = match (&config.cache_dir, plugins.manifest().precompiled.is_some()) {
+            (Some(dir), false) if cfg!(feature = "jit") => open_cache(dir),
+            _ => None,
+        };
+        let agents = Roster::new(plugins, &wanted, cache, strangers);
+        if config.loading == Loading::Eager {
+            agents
+                .admit_all(&crossing, &sandbox, config.agents.is_some())
+                .await?;
         }
         Ok(Self {
             shared: Arc::new_cyclic(|this| Shared {
                 this: this.clone(),
                 crossing,
                 sandbox,
+                agents,
                 journal,
                 fuel_per_ms,
             }),
-            load_failures,
         })
     }
 
-    /// Plugins that were found but refused (only when every agent was requested).
-    pub fn load_failures(&self) -> &[LoadError] {
-        &self.load_failures
+    /// Plugins refused so far: at open, or (loading on first use) when a call first reached
+    /// them.
+    pub fn load_failures(&self) -> Vec<Arc<LoadError>> {
+        self.shared.agents.failures()
+    }
+
+    /// The agents admitted so far, in catalogue order.
+    pub fn loaded_agents(&self) -> Vec<&'static str> {
+        self.shared.agents.admitted()
     }
 
     /// The crossing's checks (schemas compiled once).
@@ -170,13 +183,10 @@ impl Host {
         &self.shared.crossing
     }
 
-    /// The agents this host serves, in catalogue order.
+    /// The agents this host serves, in catalogue order: every agent not refused (loading on
+    /// first use, those not reached yet included).
     pub fn agents(&self) -> Vec<&'static str> {
-        catalogue::CATALOGUE
-            .iter()
-            .map(|spec| spec.name)
-            .filter(|name| self.shared.sandbox.serves(name))
-            .collect()
+        self.shared.agents.serves()
     }
 
     /// Checks a reasoning trace against trace.v1, then appends it to the data dir's
@@ -207,6 +217,27 @@ impl Host {
     }
 }
 
+/// The compilation cache at `dir`, or none (logged) if it cannot be opened: a cache that
+/// fails costs time, never a result.
+fn open_cache(dir: &std::path::Path) -> Option<CodeCache> {
+    CodeCache::open(dir)
+        .inspect_err(|error| tracing::warn!(%error, "compiling without a cache"))
+        .ok()
+}
+
+impl Shared {
+    /// The agent a call to `agent` runs, admitted (with every agent it can reach) if it was
+    /// not yet; unavailable if this host does not serve it.
+    pub(crate) async fn agent(
+        &self,
+        agent: &str,
+    ) -> Result<Arc<PreparedAgent>, crate::error::CrossingError> {
+        self.agents
+            .reach(&self.crossing, &self.sandbox, agent)
+            .await
+    }
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -218,10 +249,13 @@ pub(crate) mod tests {
             .join("aura-unit")
             .join(format!("{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&data);
+        let plugins = data.join("plugins");
+        crate::plugins::write_components(&plugins, &[]).unwrap();
         let shared = Arc::new_cyclic(|this| Shared {
             this: this.clone(),
             crossing: Crossing::new().unwrap(),
             sandbox: Sandbox::new(0, &CodeTarget::Native).unwrap(),
+            agents: Roster::new(PluginsDir::open(&plugins).unwrap(), &[], None, Vec::new()),
             journal: Journal::open(&data).unwrap(),
             fuel_per_ms: FUEL_PER_MS_DEFAULT,
         });
@@ -239,10 +273,7 @@ pub(crate) mod tests {
     #[test]
     fn a_trace_that_breaks_trace_v1_is_refused_before_it_reaches_the_file() {
         let (shared, data) = shared("host-trace");
-        let host = Host {
-            shared,
-            load_failures: Vec::new(),
-        };
+        let host = Host { shared };
         let mut trace = crate::trace::tests::sample();
         host.record_trace(&trace).unwrap();
         trace.trace_id = "tr_1".into();

@@ -17,8 +17,8 @@
 //!   [`Host::dispatch`], the one seam every front uses), [`tick`] (how an agent's proposals are
 //!   checked), [`agent_calls`] (how agents call agents);
 //! - what it stands on: [`sandbox`] (wasmtime: engine, store, guest, imports), [`plugins`]
-//!   (components on disk), [`journal`] (the quarantine log and traces), [`calibrate`] (fuel
-//!   per ms on this device);
+//!   (components on disk), [`code_cache`] (compiled code kept between starts), [`journal`]
+//!   (the quarantine log and traces), [`calibrate`] (fuel per ms on this device);
 //! - the day: [`scenario`] (a day of signals), [`orchestrator`] (ticks and arbitration),
 //!   [`trace`] (reasoning traces) and [`visible`] (agent text made safe to read).
 //!
@@ -47,6 +47,7 @@ pub mod calibrate;
 pub mod call;
 pub mod canonical;
 pub mod catalogue;
+pub mod code_cache;
 pub mod crossing;
 pub mod envelope;
 pub mod error;
@@ -65,6 +66,7 @@ pub mod tick;
 pub mod trace;
 pub mod visible;
 
+pub use admission::Loading;
 pub use call::{CallInput, Refused};
 pub use envelope::{ResultEnvelope, ToolCall};
 pub use error::CrossingError;

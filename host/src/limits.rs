@@ -29,6 +29,27 @@ pub const QUARANTINE_OFFENDING_BYTES_MAX: usize = 16 * 1024;
 /// generous and still keeps a stray file from being read whole into memory.
 pub const COMPONENT_BYTES_MAX: u64 = 16 * 1024 * 1024;
 
+/// Largest compiled component the host maps (a precompiled .cwasm, or a compilation cache
+/// entry). Cranelift's code for our agents is 3.7-4.5x their .wasm (bounds, fuel and NaN
+/// checks; BENCHMARKS.md, "On a phone"), so 8x [`COMPONENT_BYTES_MAX`] covers the largest
+/// component the host reads; the code is mapped, not read into memory.
+pub const COMPILED_BYTES_MAX: u64 = 8 * COMPONENT_BYTES_MAX;
+
+/// Largest the compilation cache grows (all entries together) before the least recently used
+/// entries are removed. The four agents' code is ~8 MiB per engine setting; 512 MiB holds it
+/// for many settings and wasmtime versions side by side, plus a few components of the largest
+/// size the host reads, and is still a disk budget nobody needs to manage by hand.
+pub const CODE_CACHE_BYTES_MAX: u64 = 512 * 1024 * 1024;
+
+/// Age after which a compilation cache's temporary file is a crashed writer's leftover and
+/// removed. Writing an entry takes milliseconds; an hour can only mean the writer died.
+pub const CODE_CACHE_TMP_STALE_S: u64 = 3600;
+
+/// Chunk in which the host hashes a file it maps (a precompiled component, a cache entry)
+/// through its open handle: small enough to stay in cache, large enough that the syscalls
+/// do not show.
+pub const HASH_CHUNK_BYTES: usize = 64 * 1024;
+
 /// Largest plugins/manifest.json the host reads.
 pub const PLUGIN_MANIFEST_BYTES_MAX: u64 = 64 * 1024;
 
@@ -249,6 +270,8 @@ const _: () = assert!(EPOCH_TICK_MS < EPOCH_BACKSTOP_MARGIN_MS);
 const _: () =
     assert!(DEADLINE_MS_MIN <= MANIFEST_DEADLINE_MS && MANIFEST_DEADLINE_MS <= DEADLINE_MS_MAX);
 const _: () = assert!(GUEST_RANDOM_BYTES_PER_REQUEST_MAX <= CROSSING_BYTES_MAX as u64);
+// One entry of the largest size fits the compilation cache.
+const _: () = assert!(COMPILED_BYTES_MAX <= CODE_CACHE_BYTES_MAX);
 // The largest fuel budget must not overflow u64.
 const _: () = assert!(DEADLINE_MS_MAX.checked_mul(FUEL_PER_MS_DEFAULT).is_some());
 

@@ -40,6 +40,11 @@ struct Cli {
     /// a runtime-only build: plugins/<its target>/].
     #[arg(long, global = true, env = "AURA_PLUGINS_DIR")]
     plugins_dir: Option<PathBuf>,
+    /// Compilation cache: compiled agent code kept between starts, checked by its digest and
+    /// keyed by the component, the engine's settings and wasmtime's version [default:
+    /// <data-dir>/code-cache].
+    #[arg(long, global = true, env = "AURA_CACHE_DIR")]
+    cache_dir: Option<PathBuf>,
     /// Write logs as JSON lines (RUST_LOG filters them; default: errors only, so a refusal is
     /// one line on stderr).
     #[arg(long, global = true)]
@@ -84,6 +89,11 @@ enum Command {
     },
     /// Print the locked catalogue as JSON.
     Catalogue,
+    /// The compilation cache: `stats` (entries, bytes, bound) or `clear` (remove them all).
+    Cache {
+        #[command(subcommand)]
+        action: CacheAction,
+    },
     /// Measure this device's fuel per millisecond with a reference workload and store it in
     /// the data dir; later runs turn deadlines into fuel at that rate.
     Calibrate,
@@ -98,6 +108,14 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+}
+
+#[derive(Subcommand, Debug)]
+enum CacheAction {
+    /// Print where the cache is, its entries and bytes, and its bound, as JSON.
+    Stats,
+    /// Remove every entry (the next start compiles again).
+    Clear,
 }
 
 fn main() -> ExitCode {
@@ -146,6 +164,22 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             return Ok(ExitCode::SUCCESS);
         }
+        Command::Cache { action } => {
+            let dir = cli
+                .cache_dir
+                .unwrap_or_else(|| cli.data_dir.join(aura::code_cache::CACHE_DIR_IN_DATA_DIR));
+            let cache = aura::code_cache::CodeCache::open(&dir)?;
+            let stats = match action {
+                CacheAction::Stats => cache.stats()?,
+                CacheAction::Clear => cache.clear()?,
+            };
+            let verb = match action {
+                CacheAction::Stats => "holds",
+                CacheAction::Clear => "removed",
+            };
+            println!("{}", serde_json::json!({ "cache_dir": dir, verb: stats }));
+            return Ok(ExitCode::SUCCESS);
+        }
         Command::Catalogue => {
             println!(
                 "{}",
@@ -168,7 +202,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             bytes = read_input(&input)?;
             CallInput::Bytes(&bytes)
         }
-        Command::Calibrate => return calibrate(cli.plugins_dir, cli.data_dir),
+        Command::Calibrate => {
+            return calibrate(host_config(cli.plugins_dir, cli.data_dir, cli.cache_dir));
+        }
         Command::Run {
             scenario,
             seed,
@@ -176,24 +212,24 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             verbose,
         } => {
             let output = Output { json, verbose };
-            return run_scenario(cli.plugins_dir, cli.data_dir, &scenario, seed, output);
+            let mut config = host_config(cli.plugins_dir, cli.data_dir, cli.cache_dir);
+            config.guest_seed = seed;
+            return run_scenario(config, &scenario, seed, output);
         }
     };
 
-    let config = HostConfig::new(
-        cli.plugins_dir.unwrap_or_else(aura::default_plugins_dir),
-        cli.data_dir,
-    );
-    // `call` loads every agent, not only the one it addresses: an agent may call another
-    // (wellness.suggest_break asks calendar.find_free_slots), and a callee that is not loaded
-    // would turn a good call into a failure. Unknown agents are refused by the crossing.
+    // One call loads the agents it can reach (its own and those it may call, before it
+    // starts), not all of them. Unknown agents are refused by the crossing.
+    let mut config = host_config(cli.plugins_dir, cli.data_dir, cli.cache_dir);
+    config.loading = aura::Loading::OnFirstUse;
     let runtime = runtime()?;
     let code = runtime.block_on(async {
         let host = Host::open(&config).await.context("cannot start the host")?;
+        let dispatched = host.dispatch(input).await;
         for failure in host.load_failures() {
             eprintln!("aura: warning: {}", visible(&failure.to_string()));
         }
-        let code = match host.dispatch(input).await {
+        let code = match dispatched {
             Ok(result) => {
                 println!("{}", result.to_canonical());
                 Ok(if result.ok {
@@ -221,11 +257,27 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
         .context("cannot start the async runtime")
 }
 
-fn calibrate(plugins_dir: Option<PathBuf>, data_dir: PathBuf) -> anyhow::Result<ExitCode> {
-    let config = HostConfig::for_calibration(
+/// The host's config from the global options.
+fn host_config(
+    plugins_dir: Option<PathBuf>,
+    data_dir: PathBuf,
+    cache_dir: Option<PathBuf>,
+) -> HostConfig {
+    let mut config = HostConfig::new(
         plugins_dir.unwrap_or_else(aura::default_plugins_dir),
-        &data_dir,
+        data_dir,
     );
+    if cache_dir.is_some() {
+        config.cache_dir = cache_dir;
+    }
+    config
+}
+
+fn calibrate(options: HostConfig) -> anyhow::Result<ExitCode> {
+    let mut config =
+        HostConfig::for_calibration(options.plugins_dir.clone(), options.data_dir.clone());
+    config.cache_dir = options.cache_dir;
+    let data_dir = options.data_dir;
     let calibration = runtime()?.block_on(async {
         let host = Host::open(&config).await.context("cannot start the host")?;
         anyhow::Ok(host.calibrate(&data_dir).await?)
@@ -242,8 +294,7 @@ struct Output {
 }
 
 fn run_scenario(
-    plugins_dir: Option<PathBuf>,
-    data_dir: PathBuf,
+    config: HostConfig,
     path: &std::path::Path,
     seed: u64,
     output: Output,
@@ -251,11 +302,7 @@ fn run_scenario(
     use aura::orchestrator::RunEvent;
     use std::io::{IsTerminal, Write};
 
-    let mut config = HostConfig::new(
-        plugins_dir.unwrap_or_else(aura::default_plugins_dir),
-        &data_dir,
-    );
-    config.guest_seed = seed;
+    let data_dir = config.data_dir.clone();
     let summary = runtime()?.block_on(async {
         let host = Host::open(&config).await.context("cannot start the host")?;
         for failure in host.load_failures() {

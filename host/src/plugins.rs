@@ -2,10 +2,12 @@
 //!
 //! It owns reading the manifest and the component bytes through cap-std, bounded in size, and
 //! refusing any component whose sha256 is not the one the manifest records, and any
-//! precompiled dir (`plugins/<target>/`, .cwasm) made for another target or wasmtime; and
-//! writing such a dir's files and manifest for `aura compile`. It must not compile
-//! or run anything (the sandbox does) and must not decide which agents exist (the catalogue
-//! does).
+//! precompiled dir (`plugins/<target>/`, .cwasm) made for another target or wasmtime; a file
+//! checked by its digest and kept open ([`CheckedFile`]), so code that is mapped rather than
+//! read is the very file that was checked; and writing a dir's files and manifest (for
+//! `aura compile`, tests and benchmarks), each file replaced whole by a rename, never rewritten
+//! in place under a host that maps it. It must not compile or run anything (the sandbox does)
+//! and must not decide which agents exist (the catalogue does).
 
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -16,7 +18,9 @@ use cap_std::fs::Dir;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::limits::{COMPONENT_BYTES_MAX, PLUGIN_MANIFEST_BYTES_MAX};
+use crate::limits::{
+    COMPILED_BYTES_MAX, COMPONENT_BYTES_MAX, HASH_CHUNK_BYTES, PLUGIN_MANIFEST_BYTES_MAX,
+};
 
 /// The manifest's file name inside the plugins dir.
 pub const MANIFEST_FILE: &str = "manifest.json";
@@ -105,6 +109,12 @@ pub enum PluginError {
         path: PathBuf,
         /// Why.
         refusal: PrecompiledRefusal,
+    },
+    /// A checked file no longer has the digest it was checked with when read again.
+    #[error("{path} changed after it was checked")]
+    Changed {
+        /// The file.
+        path: PathBuf,
     },
     /// The component's digest is not the one in the manifest.
     #[error(
@@ -198,7 +208,7 @@ fn write_dir<'a>(
     let mut entries = BTreeMap::new();
     for (agent, file, source_sha256, bytes) in components {
         let path = out.join(&file);
-        std::fs::write(&path, bytes).map_err(io(&path))?;
+        write_replacing(&path, bytes).map_err(io(&path))?;
         entries.insert(
             agent.to_owned(),
             ComponentEntry {
@@ -221,19 +231,164 @@ fn write_dir<'a>(
         })?;
     text.push('\n');
     let path = out.join(MANIFEST_FILE);
-    std::fs::write(&path, text).map_err(io(&path))?;
+    write_replacing(&path, text.as_bytes()).map_err(io(&path))?;
     Ok(manifest)
+}
+
+/// Writes `bytes` to `path` by a temporary file in the same dir, synced, then renamed over
+/// it: a host that has the old file open (or mapped, as precompiled code is) keeps it whole,
+/// and a reader never sees half a file.
+pub fn write_replacing(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let tmp = path.with_file_name(format!(
+        ".{name}.{}.{}.tmp",
+        std::process::id(),
+        unique_suffix()
+    ));
+    let written = (|| {
+        let mut file = std::fs::File::create_new(&tmp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
+}
+
+/// A number no other temporary file of this process has used.
+fn unique_suffix() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
 /// Lower-case hex sha256 of `bytes`.
 pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
+}
+
+/// Lower-case hex of a digest.
+fn hex(digest: &[u8]) -> String {
     use std::fmt::Write;
-    Sha256::digest(bytes)
+    digest
         .iter()
         .fold(String::with_capacity(64), |mut hex, byte| {
             let _ = write!(hex, "{byte:02x}");
             hex
         })
+}
+
+/// A file hashed through the handle the host keeps open: what is later mapped from it (by
+/// [`CheckedFile::mappable_path`]) is the inode that was checked, even if the name is given to
+/// another file by a rename in between. Writers this project controls never rewrite such a file
+/// in place ([`write_replacing`]); a process that did, with write access to the dir, could
+/// equally rewrite the manifest, and is outside what a digest defends against.
+#[derive(Debug)]
+pub struct CheckedFile {
+    path: PathBuf,
+    file: std::fs::File,
+    sha256: String,
+    bytes: u64,
+}
+
+impl CheckedFile {
+    /// Hashes `file` (named `path` in messages) from its start, refusing one over `bytes_max`.
+    pub fn hash(file: std::fs::File, path: PathBuf, bytes_max: u64) -> Result<Self, PluginError> {
+        use std::io::Seek;
+        let io = |source| PluginError::Io {
+            path: path.clone(),
+            source,
+        };
+        let mut reader = &file;
+        reader.seek(std::io::SeekFrom::Start(0)).map_err(io)?;
+        let mut hasher = Sha256::new();
+        let mut chunk = vec![0u8; HASH_CHUNK_BYTES];
+        let mut bytes = 0u64;
+        loop {
+            let read = match reader.read(&mut chunk) {
+                Ok(0) => break,
+                Ok(read) => read,
+                Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(error) => return Err(io(error)),
+            };
+            bytes += read as u64;
+            if bytes > bytes_max {
+                return Err(PluginError::TooLarge {
+                    path,
+                    bytes,
+                    bytes_max,
+                });
+            }
+            hasher.update(&chunk[..read]);
+        }
+        Ok(Self {
+            sha256: hex(&hasher.finalize()),
+            path,
+            file,
+            bytes,
+        })
+    }
+
+    /// The file's path, for messages.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Lower-case hex sha256 of the bytes it held when it was hashed.
+    pub fn sha256(&self) -> &str {
+        &self.sha256
+    }
+
+    /// Its size when it was hashed.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// The open file.
+    pub fn file(&self) -> &std::fs::File {
+        &self.file
+    }
+
+    /// A path that opens this very file (the kept handle's `/proc/self/fd` entry), for a
+    /// loader that maps a file by path; `None` where the platform has no such path.
+    pub fn mappable_path(&self) -> Option<PathBuf> {
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        {
+            use std::os::fd::AsRawFd;
+            let path = PathBuf::from(format!("/proc/self/fd/{}", self.file.as_raw_fd()));
+            if path.exists() {
+                return Some(path);
+            }
+        }
+        None
+    }
+
+    /// Reads the whole file again and checks it still has the digest it was checked with: for
+    /// a loader that needs the bytes (no [`Self::mappable_path`]).
+    pub fn read_checked(&self) -> Result<Vec<u8>, PluginError> {
+        use std::io::Seek;
+        let io = |source| PluginError::Io {
+            path: self.path.clone(),
+            source,
+        };
+        let mut reader = &self.file;
+        reader.seek(std::io::SeekFrom::Start(0)).map_err(io)?;
+        let mut buffer = Vec::with_capacity(self.bytes as usize);
+        reader
+            .take(self.bytes + 1)
+            .read_to_end(&mut buffer)
+            .map_err(io)?;
+        let actual = sha256_hex(&buffer);
+        if actual != self.sha256 {
+            return Err(PluginError::Changed {
+                path: self.path.clone(),
+            });
+        }
+        Ok(buffer)
+    }
 }
 
 /// A plugins dir, opened with cap-std: nothing outside it can be reached through it.
@@ -336,15 +491,47 @@ impl PluginsDir {
         Ok(target)
     }
 
+    /// Opens `agent`'s component and hashes it, keeping it open, refusing it unless its
+    /// sha256 matches the manifest: for code that is mapped rather than read (a precompiled
+    /// component), or for checking a component whose code comes from the compilation cache.
+    pub fn check_component(&self, agent: &str) -> Result<CheckedFile, PluginError> {
+        let entry = self.entry(agent)?;
+        let path = self.path.join(&entry.file);
+        let file = self
+            .dir
+            .open(&entry.file)
+            .map_err(|source| PluginError::Io {
+                path: path.clone(),
+                source,
+            })?
+            .into_std();
+        let bytes_max = match self.manifest.precompiled {
+            Some(_) => COMPILED_BYTES_MAX,
+            None => COMPONENT_BYTES_MAX,
+        };
+        let checked = CheckedFile::hash(file, path, bytes_max)?;
+        if checked.sha256() != entry.sha256 {
+            return Err(PluginError::DigestMismatch {
+                agent: agent.to_owned(),
+                expected: entry.sha256.clone(),
+                actual: checked.sha256,
+            });
+        }
+        Ok(checked)
+    }
+
+    fn entry(&self, agent: &str) -> Result<&ComponentEntry, PluginError> {
+        self.manifest
+            .components
+            .get(agent)
+            .ok_or_else(|| PluginError::NotInManifest {
+                agent: agent.to_owned(),
+            })
+    }
+
     /// Reads `agent`'s component, refusing it unless its sha256 matches the manifest.
     pub fn read_component(&self, agent: &str) -> Result<Vec<u8>, PluginError> {
-        let entry =
-            self.manifest
-                .components
-                .get(agent)
-                .ok_or_else(|| PluginError::NotInManifest {
-                    agent: agent.to_owned(),
-                })?;
+        let entry = self.entry(agent)?;
         let path = self.path.join(&entry.file);
         let bytes = read_bounded(&self.dir, &entry.file, &path, COMPONENT_BYTES_MAX)?;
         let actual = sha256_hex(&bytes);

@@ -163,19 +163,23 @@ impl Shared {
         let budget = Budget::for_deadline(TICK_DEADLINE_MS, self.fuel_per_ms);
         let frame = Frame::root(budget, now.map_or(0, envelope::unix_ns));
         tracing::debug!("agent.started");
-        let invocation = self
-            .sandbox
-            .tick(agent, context, frame, self.clone())
-            .await
-            .map_err(|error| {
-                tracing::warn!(
-                    kind = error.kind(),
-                    fuel_used = error.fuel_used(),
-                    error = %crate::visible::visible(&error.to_string()),
-                    "agent.error"
-                );
-                self.refuse(error, tick_ids(agent), context)
-            })?;
+        let invoked = match self.agent(agent).await {
+            Ok(prepared) => {
+                self.sandbox
+                    .tick(&prepared, context, frame, self.clone())
+                    .await
+            }
+            Err(unavailable) => Err(unavailable),
+        };
+        let invocation = invoked.map_err(|error| {
+            tracing::warn!(
+                kind = error.kind(),
+                fuel_used = error.fuel_used(),
+                error = %crate::visible::visible(&error.to_string()),
+                "agent.error"
+            );
+            self.refuse(error, tick_ids(agent), context)
+        })?;
         tracing::debug!(fuel_used = invocation.fuel_used, "agent.completed");
         let raw = self
             .crossing

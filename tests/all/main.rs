@@ -16,5 +16,6 @@ mod plugins;
 mod precompiled;
 mod privilege;
 mod soak;
+mod startup;
 mod wellness;
 mod zoo;

@@ -3,9 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
+use aura::Host;
 use aura::orchestrator::{self, RunSummary};
 use aura::scenario::Scenario;
-use aura::{Host, HostConfig};
 use serde_json::Value;
 
 use crate::support::{plugins_dir, temp_dir};
@@ -26,10 +26,22 @@ pub async fn run_with(
     scenario: &Path,
     seed: u64,
 ) -> (RunSummary, String, PathBuf) {
+    run_configured(name, plugins, scenario, seed, |_| {}).await
+}
+
+/// [`run_with`], the host's config changed by `configure` first.
+pub async fn run_configured(
+    name: &str,
+    plugins: &Path,
+    scenario: &Path,
+    seed: u64,
+    configure: impl FnOnce(&mut aura::HostConfig),
+) -> (RunSummary, String, PathBuf) {
     let data = temp_dir(&format!("run-{name}"));
-    let mut config = HostConfig::new(plugins, &data);
+    let mut config = crate::support::config(plugins, &data);
     config.guest_seed = seed;
     config.fuel_per_ms = Some(aura::limits::FUEL_PER_MS_DEFAULT);
+    configure(&mut config);
     let host = Host::open(&config).await.unwrap();
     assert!(
         host.load_failures().is_empty(),

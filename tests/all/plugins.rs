@@ -1,8 +1,8 @@
 //! Loading plugins: the digest check, and admission against the catalogue.
 
+use aura::Host;
 use aura::admission::LoadError;
 use aura::plugins::PluginError;
-use aura::{Host, HostConfig};
 
 use crate::support::{guest_path, plugins_dir, plugins_dir_with, temp_dir};
 
@@ -17,7 +17,7 @@ async fn a_component_whose_digest_differs_from_the_manifest_is_refused() {
     bytes[last] ^= 0x01;
     std::fs::write(&path, &bytes).unwrap();
 
-    let mut config = HostConfig::new(&dir, temp_dir("data-tampered"));
+    let mut config = crate::support::config(&dir, temp_dir("data-tampered"));
     config.agents = Some(vec!["calendar".into()]);
     match Host::open(&config).await {
         Err(LoadError::Plugin(PluginError::DigestMismatch {
@@ -36,7 +36,7 @@ async fn a_component_whose_digest_differs_from_the_manifest_is_refused() {
 #[tokio::test]
 async fn a_plugin_claiming_a_tool_outside_the_catalogue_is_refused() {
     let dir = plugins_dir_with("overclaim", "calendar", &guest_path("overclaim"));
-    let mut config = HostConfig::new(&dir, temp_dir("data-overclaim"));
+    let mut config = crate::support::config(&dir, temp_dir("data-overclaim"));
     config.agents = Some(vec!["calendar".into()]);
     match Host::open(&config).await {
         Err(LoadError::ManifestMismatch {
@@ -53,9 +53,12 @@ async fn a_plugin_claiming_a_tool_outside_the_catalogue_is_refused() {
         other => panic!("expected ManifestMismatch, got {other:?}"),
     }
     // Loading everything instead: the host starts, without the refused plugin.
-    let host = Host::open(&HostConfig::new(&dir, temp_dir("data-overclaim-all")))
-        .await
-        .unwrap();
+    let host = Host::open(&crate::support::config(
+        &dir,
+        temp_dir("data-overclaim-all"),
+    ))
+    .await
+    .unwrap();
     assert_eq!(host.load_failures().len(), 1);
     let call = crate::support::envelope(
         "t_refused001",
@@ -71,10 +74,11 @@ async fn a_plugin_claiming_a_tool_outside_the_catalogue_is_refused() {
 async fn a_component_loaded_as_another_agent_is_refused() {
     // The calendar component under finance's name: its manifest says "calendar".
     let dir = plugins_dir_with("renamed", "finance", &plugins_dir().join("calendar.wasm"));
-    let host = Host::open(&HostConfig::new(&dir, temp_dir("data-renamed")))
+    let host = Host::open(&crate::support::config(&dir, temp_dir("data-renamed")))
         .await
         .unwrap();
-    match host.load_failures() {
+    let failures = host.load_failures();
+    match &failures.iter().map(|f| &**f).collect::<Vec<_>>()[..] {
         [
             LoadError::ManifestMismatch {
                 agent,
@@ -105,11 +109,12 @@ async fn a_component_loaded_as_another_agent_is_refused() {
 #[tokio::test]
 async fn a_component_for_an_agent_outside_the_catalogue_is_refused() {
     let dir = plugins_dir_with("mallory", "mallory", &plugins_dir().join("calendar.wasm"));
-    let host = Host::open(&HostConfig::new(&dir, temp_dir("data-mallory")))
+    let host = Host::open(&crate::support::config(&dir, temp_dir("data-mallory")))
         .await
         .unwrap();
+    let failures = host.load_failures();
     assert!(matches!(
-        host.load_failures(),
+        failures.iter().map(|f| &**f).collect::<Vec<_>>()[..],
         [LoadError::NotInCatalogue { agent }] if agent == "mallory"
     ));
 }

@@ -3,27 +3,45 @@
 //! that it refuses, each for its stated reason, a .cwasm that is not exactly what the build
 //! machine produced for it.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
+use aura::Host;
 use aura::admission::{LoadError, precompile_plugins};
 use aura::plugins::{PluginError, PrecompiledRefusal};
 use aura::sandbox::{BUILD_TARGET, CodeTarget, PrecompiledMismatch, SandboxError};
-use aura::{Host, HostConfig};
 
 use crate::orchestrator::{run_with, scenario_path};
 use crate::support::{plugins_dir, temp_dir};
 
-/// `aura compile --target <target>` of the built plugins into a fresh dir.
-fn compiled(name: &str, target: &CodeTarget) -> PathBuf {
+/// `aura compile --target <target>` of the built plugins, copied into a fresh dir (which the
+/// test may edit). Each target is compiled once per run of the tests, by the first test that
+/// asks for it.
+pub fn compiled(name: &str, target: &CodeTarget) -> PathBuf {
+    static COMPILED: Mutex<BTreeMap<String, PathBuf>> = Mutex::new(BTreeMap::new());
+    let source = COMPILED
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .entry(target.name().to_owned())
+        .or_insert_with(|| {
+            let out = temp_dir(&format!("cwasm-compiled-{}", target.name()));
+            let manifest = precompile_plugins(&plugins_dir(), target, &out).unwrap();
+            assert_eq!(manifest.components.len(), 4);
+            out
+        })
+        .clone();
     let out = temp_dir(&format!("cwasm-{name}"));
-    let manifest = precompile_plugins(&plugins_dir(), target, &out).unwrap();
-    assert_eq!(manifest.components.len(), 4);
+    for entry in std::fs::read_dir(&source).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), out.join(entry.file_name())).unwrap();
+    }
     out
 }
 
 /// Opens a host over `dir` serving calendar only; the error it refuses with.
 async fn refusal(dir: &Path, name: &str) -> LoadError {
-    let mut config = HostConfig::new(dir, temp_dir(&format!("data-{name}")));
+    let mut config = crate::support::config(dir, temp_dir(&format!("data-{name}")));
     config.agents = Some(vec!["calendar".into()]);
     Host::open(&config).await.expect_err("the host must refuse")
 }

@@ -41,6 +41,21 @@ pub fn plugins_dir_of(name: &str, served: &[(&str, PathBuf)]) -> PathBuf {
     dir
 }
 
+/// The compilation cache every test's host shares (under target/tmp, so it outlives a run):
+/// each component is compiled once, by the first test that loads it, and later runs of the
+/// tests compile nothing the components and the engine have not changed. Tests of the cache
+/// itself use caches of their own.
+pub fn shared_cache_dir() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join("aura-code-cache")
+}
+
+/// A host config over `plugins` with `data` as data dir, sharing the tests' compilation cache.
+pub fn config(plugins: impl Into<PathBuf>, data: impl Into<PathBuf>) -> HostConfig {
+    let mut config = HostConfig::new(plugins, data);
+    config.cache_dir = Some(shared_cache_dir());
+    config
+}
+
 /// A host over the built plugins (every agent), with its own data dir.
 pub async fn host(name: &str) -> (Host, PathBuf) {
     host_over(name, &plugins_dir()).await
@@ -50,7 +65,7 @@ pub async fn host(name: &str) -> (Host, PathBuf) {
 /// every agent loaded is a component compiled.
 pub async fn host_with(name: &str, agents: &[&str]) -> (Host, PathBuf) {
     let data = temp_dir(&format!("data-{name}"));
-    let mut config = HostConfig::new(plugins_dir(), &data);
+    let mut config = config(plugins_dir(), &data);
     config.agents = Some(agents.iter().map(|a| a.to_string()).collect());
     let host = Host::open(&config).await.unwrap();
     (host, data)
@@ -59,7 +74,7 @@ pub async fn host_with(name: &str, agents: &[&str]) -> (Host, PathBuf) {
 /// A host over `plugins`, with its own data dir.
 pub async fn host_over(name: &str, plugins: &Path) -> (Host, PathBuf) {
     let data = temp_dir(&format!("data-{name}"));
-    let host = Host::open(&HostConfig::new(plugins, &data)).await.unwrap();
+    let host = Host::open(&config(plugins, &data)).await.unwrap();
     assert!(
         host.load_failures().is_empty(),
         "{:?}",

@@ -32,7 +32,7 @@ impl Zoo {
     async fn open(guest: &str) -> Self {
         let plugins = zoo_plugins(guest);
         let data = temp_dir(&format!("zoo-data-{guest}"));
-        let host = aura::Host::open(&aura::HostConfig::new(&plugins, &data))
+        let host = aura::Host::open(&crate::support::config(&plugins, &data))
             .await
             .unwrap();
         assert!(
@@ -261,7 +261,7 @@ async fn a_runaway_agent_does_not_starve_other_calls_on_the_same_thread() {
         ],
     );
     let data = temp_dir("zoo-data-starve");
-    let host = aura::Host::open(&aura::HostConfig::new(&plugins, &data))
+    let host = aura::Host::open(&crate::support::config(&plugins, &data))
         .await
         .unwrap();
 
@@ -406,12 +406,13 @@ async fn a_manifest_that_sleeps_delays_a_start_only_by_its_own_short_bound() {
     );
     let data = temp_dir("zoo-data-slowmanifest");
     let started = std::time::Instant::now();
-    let host = aura::Host::open(&aura::HostConfig::new(&plugins, &data))
+    let host = aura::Host::open(&crate::support::config(&plugins, &data))
         .await
         .unwrap();
     // The manifest sleeps 20 s; its wall bound is MANIFEST_DEADLINE_MS plus the margin.
     assert_within_backstop(started.elapsed(), aura::limits::MANIFEST_DEADLINE_MS);
-    match host.load_failures() {
+    let failures = host.load_failures();
+    match &failures.iter().map(|f| &**f).collect::<Vec<_>>()[..] {
         [aura::admission::LoadError::ManifestInvalid { agent, error }] => {
             assert_eq!(agent, "calendar");
             assert_eq!(error.kind(), "wall_clock_exceeded");
@@ -433,7 +434,7 @@ async fn a_random_request_over_its_bound_ends_the_call_before_the_host_builds_it
         ],
     );
     let data = temp_dir("zoo-data-randomflood");
-    let host = aura::Host::open(&aura::HostConfig::new(&plugins, &data))
+    let host = aura::Host::open(&crate::support::config(&plugins, &data))
         .await
         .unwrap();
     let mut call = envelope(
@@ -469,7 +470,7 @@ async fn random_bytes_are_charged_to_the_guest_by_the_byte_up_to_the_bound() {
         &[("wellness", guest_path("randomflood"))],
     );
     let data = temp_dir("zoo-data-randomcharge");
-    let host = aura::Host::open(&aura::HostConfig::new(&plugins, &data))
+    let host = aura::Host::open(&crate::support::config(&plugins, &data))
         .await
         .unwrap();
     let asking = |kib: u64| {
@@ -527,7 +528,7 @@ async fn random_asked_for_again_and_again_is_charged_to_the_guest_and_fails_no_o
         ],
     );
     let data = temp_dir("zoo-data-randomtick");
-    let host = aura::Host::open(&aura::HostConfig::new(&plugins, &data))
+    let host = aura::Host::open(&crate::support::config(&plugins, &data))
         .await
         .unwrap();
     let context = json!({"now": "2026-11-23T08:00:00+01:00", "utc_offset_minutes": 60,

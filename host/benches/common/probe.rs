@@ -9,10 +9,12 @@
 //! host. The `sandbox` figures of the real host (`Host::measure`) next to the probe's keep it
 //! honest.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use aura::sandbox::{
-    Budget, CallStore, CodeTarget, EngineTuning, Frame, HostImports, Instance, NoImports, Sandbox,
+    Budget, CallStore, Code, CodeTarget, EngineTuning, Frame, HostImports, Instance, NoImports,
+    PreparedAgent, Sandbox,
 };
 
 /// The guest seed of every probe store (the host's default seed is 0 too).
@@ -21,6 +23,7 @@ const PROBE_GUEST_SEED: u64 = 0;
 /// A sandbox with agents loaded, and imports that refuse agent-to-agent calls.
 pub struct Probe {
     sandbox: Sandbox,
+    agents: HashMap<&'static str, PreparedAgent>,
     imports: Arc<dyn HostImports>,
     fuel_metering: bool,
 }
@@ -37,8 +40,9 @@ impl Probe {
 
     /// [`Probe::new`] with the engine's settings tuned.
     pub fn tuned(tuning: EngineTuning, agents: &[&str]) -> Self {
-        let mut sandbox = Sandbox::tuned(PROBE_GUEST_SEED, &CodeTarget::Native, tuning)
+        let sandbox = Sandbox::tuned(PROBE_GUEST_SEED, &CodeTarget::Native, tuning)
             .unwrap_or_else(|e| panic!("sandbox: {e}"));
+        let mut prepared_agents = HashMap::new();
         let plugins = super::plugins_dir();
         for agent in agents {
             let spec = aura::catalogue::agent(agent)
@@ -46,12 +50,13 @@ impl Probe {
             let path = plugins.join(format!("{agent}.wasm"));
             let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
             let prepared = sandbox
-                .prepare(spec.name, spec.memory_bytes_max, &bytes, false)
+                .prepare(spec.name, spec.memory_bytes_max, Code::Wasm(&bytes))
                 .unwrap_or_else(|e| panic!("{agent}: {e}"));
-            sandbox.add(prepared);
+            prepared_agents.insert(spec.name, prepared);
         }
         Self {
             sandbox,
+            agents: prepared_agents,
             imports: Arc::new(NoImports {
                 reason: "the probe runs no agent-to-agent calls",
             }),
@@ -62,7 +67,10 @@ impl Probe {
     /// A fresh store for a call of `agent`, set up as the host sets up every call's, with
     /// `fuel` to burn (ignored with metering off) and a backstop past `deadline_ms`.
     pub fn store(&self, agent: &str, fuel: u64, deadline_ms: u64) -> CallStore<'_> {
-        let prepared = self.sandbox.agent(agent).unwrap_or_else(|e| panic!("{e}"));
+        let prepared = self
+            .agents
+            .get(agent)
+            .unwrap_or_else(|| panic!("`{agent}` is not loaded in the probe"));
         let frame = Frame::root(Budget { fuel, deadline_ms }, 0);
         self.sandbox
             .call_store(prepared, None, frame, self.imports.clone())

@@ -189,6 +189,25 @@ pub fn agent(agent: &str) -> Option<&'static AgentSpec> {
     CATALOGUE.iter().find(|spec| spec.name == agent)
 }
 
+/// `agent` and every agent a call to it can reach through `host.call` (its `may_call`,
+/// followed transitively), each once, `agent` first; empty for an agent the catalogue does not
+/// have. What a host loads before a call to `agent` starts, so loading a callee never spends
+/// the call's deadline.
+pub fn reachable_from(agent: &str) -> Vec<&'static str> {
+    let mut reached: Vec<&'static str> = Vec::new();
+    let mut pending: Vec<&'static AgentSpec> = self::agent(agent).into_iter().collect();
+    while let Some(spec) = pending.pop() {
+        if reached.contains(&spec.name) {
+            continue;
+        }
+        reached.push(spec.name);
+        for &(callee, _) in spec.may_call.iter().rev() {
+            pending.extend(self::agent(callee));
+        }
+    }
+    reached
+}
+
 /// The tool `tool` of `agent`, if the catalogue has the pair.
 pub fn tool(agent: &str, tool: &str) -> Option<&'static ToolSpec> {
     self::agent(agent)?
@@ -380,6 +399,17 @@ mod tests {
                 .may_call("calendar", "schedule_event")
         );
         assert!(!agent("comms").unwrap().may_call("finance", "budget_status"));
+    }
+
+    #[test]
+    fn a_call_reaches_its_agent_and_every_agent_it_may_call_in_turn() {
+        // calendar may call wellness.suggest_break, wellness may call
+        // calendar.find_free_slots; comms and finance call no one.
+        assert_eq!(reachable_from("calendar"), ["calendar", "wellness"]);
+        assert_eq!(reachable_from("wellness"), ["wellness", "calendar"]);
+        assert_eq!(reachable_from("comms"), ["comms"]);
+        assert_eq!(reachable_from("finance"), ["finance"]);
+        assert!(reachable_from("mallory").is_empty());
     }
 
     #[test]

@@ -7,10 +7,11 @@
 //! never gives a guest a file, a socket, an environment variable or an argument.
 //!
 //! A map of its parts and types:
-//! - this file: [`Sandbox`] (the engine, the linker and the agents it serves), compiling and
-//!   pre-instantiating a component ([`Sandbox::prepare`] → [`PreparedAgent`]), running an
-//!   export ([`Sandbox::invoke`], [`Sandbox::tick`], [`Sandbox::manifest`] → [`Invocation`]),
-//!   what a call may spend ([`Budget`]) and where it sits ([`Frame`]), and [`SandboxError`];
+//! - this file: [`Sandbox`] (the engine and the linker), turning a component into a
+//!   pre-instantiated agent ([`Sandbox::prepare`] → [`PreparedAgent`]: compiled, or its code
+//!   mapped from the compilation cache or a precompiled file), running an export of one
+//!   ([`Sandbox::invoke`], [`Sandbox::tick`], [`Sandbox::manifest`] → [`Invocation`]), what a
+//!   call may spend ([`Budget`]) and where it sits ([`Frame`]), and [`SandboxError`];
 //! - [`engine`]: the engine's settings, one function for all of them ([`engine_config_for`],
 //!   tuned by [`EngineTuning`]), the targets ([`CodeTarget`]), precompiling, reading a refused
 //!   precompiled file ([`PrecompiledMismatch`]), the epoch ticker;
@@ -20,7 +21,6 @@
 //! - [`imports`]: the `host.call` / `host.emit` imports ([`HostImports`], [`Caller`],
 //!   [`HostCall`], [`HostCallAnswer`]) and their per-call bounds.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -28,8 +28,11 @@ use tokio::sync::Semaphore;
 use wasmtime::Engine;
 use wasmtime::component::{Component, HasSelf, Linker};
 
+#[cfg(feature = "jit")]
+use crate::code_cache::CodeCache;
 use crate::error::CrossingError;
 use crate::limits::*;
+use crate::plugins::CheckedFile;
 
 pub mod engine;
 mod guest;
@@ -205,13 +208,31 @@ impl PreparedAgent {
     }
 }
 
-/// The engine, the linker, and every loaded agent.
+impl std::fmt::Debug for PreparedAgent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PreparedAgent")
+            .field("name", &self.name)
+            .field("memory_bytes_max", &self.memory_bytes_max)
+            .finish()
+    }
+}
+
+/// Where a component's code comes from.
+#[derive(Debug)]
+pub enum Code<'a> {
+    /// A plain component (.wasm), already checked by its digest: Cranelift compiles it.
+    Wasm(&'a [u8]),
+    /// Code precompiled for this engine (.cwasm), checked by its digest and kept open: mapped,
+    /// not copied.
+    Precompiled(&'a CheckedFile),
+}
+
+/// The engine and the linker every agent is prepared against.
 pub struct Sandbox {
     engine: Engine,
     target: CodeTarget,
     tuning: EngineTuning,
     linker: Linker<CallState>,
-    agents: HashMap<&'static str, PreparedAgent>,
     slots: Semaphore,
     guest_seed: u64,
     _ticker: EpochTicker,
@@ -221,7 +242,6 @@ impl std::fmt::Debug for Sandbox {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Sandbox")
             .field("target", &self.target)
-            .field("agents", &self.agents.keys().collect::<Vec<_>>())
             .finish()
     }
 }
@@ -260,43 +280,145 @@ impl Sandbox {
             target: target.clone(),
             tuning,
             linker,
-            agents: HashMap::new(),
             slots: Semaphore::new(CONCURRENT_CALLS_MAX as usize),
             guest_seed,
             _ticker: ticker,
         })
     }
 
-    /// Compiles `bytes` (or, if `precompiled`, loads them as a .cwasm) and pre-instantiates
-    /// it; the agent is not served until [`Self::add`].
-    ///
-    /// Each call of the agent may grow its memory to `memory_bytes_max` (capped at
+    /// Turns `code` into an agent ready to instantiate: compiled, or its precompiled code
+    /// mapped. Each call of the agent may grow its memory to `memory_bytes_max` (capped at
     /// [`MEMORY_BYTES_CEILING`]).
     pub fn prepare(
         &self,
         name: &'static str,
         memory_bytes_max: usize,
-        bytes: &[u8],
-        precompiled: bool,
+        code: Code<'_>,
     ) -> Result<PreparedAgent, SandboxError> {
-        let component = if precompiled {
-            // SAFETY: deserializing runs the file's machine code, so it must be code this
-            // project compiled. The caller read `bytes` from a plugins dir whose manifest says
-            // they are precompiled for this engine's target and wasmtime version and records
-            // their sha256, checked before this call (plugins::PluginsDir::read_component);
-            // `aura compile` wrote both on the build machine. wasmtime itself checks the
-            // header (target, version, settings) and refuses a mismatch.
-            unsafe { Component::deserialize(&self.engine, bytes) }.map_err(|e| {
-                let message = format!("{e:#}");
-                SandboxError::Precompiled {
-                    agent: name.to_owned(),
-                    reason: PrecompiledMismatch::classify(&message),
-                    message,
-                }
-            })?
-        } else {
-            self.compile(name, bytes)?
+        let component = match code {
+            Code::Wasm(bytes) => self.compile(name, bytes)?,
+            Code::Precompiled(file) => self.map_precompiled(name, file)?,
         };
+        self.pre_instantiate(name, memory_bytes_max, component)
+    }
+
+    /// [`Self::prepare`] for a plain component whose digest is `sha256`, through `cache`: the
+    /// cached code for this engine when there is an entry that passes its checks (the
+    /// cache's digest, then wasmtime's own header check), else `wasm()` compiled and its code
+    /// stored for the next start. The cache failing costs time, never the agent: it is logged.
+    #[cfg(feature = "jit")]
+    pub fn prepare_cached<E: From<SandboxError>>(
+        &self,
+        name: &'static str,
+        memory_bytes_max: usize,
+        sha256: &str,
+        cache: &CodeCache,
+        wasm: impl FnOnce() -> Result<Vec<u8>, E>,
+    ) -> Result<PreparedAgent, E> {
+        let key = self.code_key(sha256);
+        let cached = |cache: &CodeCache| {
+            let entry = cache.lookup(&key)?;
+            match self.map_precompiled(name, &entry) {
+                Ok(component) => {
+                    tracing::debug!(agent = name, entry = %entry.path().display(), "code.cached");
+                    Some(component)
+                }
+                Err(error) => {
+                    tracing::warn!(agent = name, %error, "compilation cache entry refused and removed");
+                    cache.discard(&entry);
+                    None
+                }
+            }
+        };
+        if let Some(component) = cached(cache) {
+            return Ok(self.pre_instantiate(name, memory_bytes_max, component)?);
+        }
+        let _compiling = cache.compiling(&key);
+        // Another host of this process may have stored it while this one waited.
+        if let Some(component) = cached(cache) {
+            return Ok(self.pre_instantiate(name, memory_bytes_max, component)?);
+        }
+        let component = self.compile(name, &wasm()?)?;
+        match component.serialize() {
+            Ok(code) => {
+                if let Err(error) = cache.store(&key, &code) {
+                    tracing::warn!(agent = name, %error, "compiled code not cached");
+                }
+            }
+            Err(error) => {
+                tracing::warn!(agent = name, error = %format!("{error:#}"), "compiled code not cached")
+            }
+        }
+        Ok(self.pre_instantiate(name, memory_bytes_max, component)?)
+    }
+
+    /// The compilation cache's key for a component whose digest is `sha256` compiled by this
+    /// engine: the digest, wasmtime's version, the target, and wasmtime's hash of every
+    /// engine setting compiled code depends on. Any of them changed, another key.
+    #[cfg(feature = "jit")]
+    pub fn code_key(&self, sha256: &str) -> String {
+        use std::hash::{Hash, Hasher};
+        // SipHash with fixed keys: the same settings give the same number in every process of
+        // this build (a toolchain that hashed differently would only miss the cache once).
+        let mut settings = std::hash::DefaultHasher::new();
+        self.engine
+            .precompile_compatibility_hash()
+            .hash(&mut settings);
+        crate::plugins::sha256_hex(
+            format!(
+                "aura-code-cache.v1\n{sha256}\n{WASMTIME_VERSION}\n{}\n{:016x}",
+                self.target.name(),
+                settings.finish()
+            )
+            .as_bytes(),
+        )
+    }
+
+    /// Maps code precompiled for this engine from a checked file (a .cwasm of a plugins dir or
+    /// a compilation cache entry).
+    fn map_precompiled(
+        &self,
+        name: &'static str,
+        file: &CheckedFile,
+    ) -> Result<Component, SandboxError> {
+        let refused = |e: wasmtime::Error| {
+            let message = format!("{e:#}");
+            SandboxError::Precompiled {
+                agent: name.to_owned(),
+                reason: PrecompiledMismatch::classify(&message),
+                message,
+            }
+        };
+        // SAFETY: deserializing runs the file's machine code, so it must be code this project
+        // compiled. `file` was hashed through the handle it keeps open and its digest matched
+        // the one recorded when the code was written: a plugins manifest that `aura compile`
+        // wrote on the build machine, or a compilation cache entry's name, which this host
+        // wrote after compiling it (plugins::CheckedFile, code_cache). The path maps that same
+        // open file, and no writer of this project rewrites such a file in place (they
+        // rename). wasmtime itself checks the header (target, version, settings) and refuses
+        // a mismatch.
+        match file.mappable_path() {
+            Some(path) => unsafe { Component::deserialize_file(&self.engine, path) },
+            None => {
+                let bytes = file.read_checked().map_err(|e| SandboxError::Precompiled {
+                    agent: name.to_owned(),
+                    reason: PrecompiledMismatch::NotPrecompiled,
+                    message: e.to_string(),
+                })?;
+                // SAFETY: as above; the bytes were hashed again after they were read.
+                unsafe { Component::deserialize(&self.engine, bytes) }
+            }
+        }
+        .map_err(refused)
+    }
+
+    /// Links a component against the host's imports, once, for every later instance.
+    fn pre_instantiate(
+        &self,
+        name: &'static str,
+        memory_bytes_max: usize,
+        component: Component,
+    ) -> Result<PreparedAgent, SandboxError> {
         let instance_pre =
             self.linker
                 .instantiate_pre(&component)
@@ -355,52 +477,31 @@ impl Sandbox {
             .await
     }
 
-    /// Whether `agent` is served.
-    pub fn serves(&self, agent: &str) -> bool {
-        self.agents.contains_key(agent)
-    }
-
-    /// Serves a prepared agent.
-    pub fn add(&mut self, agent: PreparedAgent) {
-        self.agents.insert(agent.name, agent);
-    }
-
-    /// The served agent `agent`.
-    pub fn agent(&self, agent: &str) -> Result<&PreparedAgent, CrossingError> {
-        self.agents
-            .get(agent)
-            .ok_or_else(|| CrossingError::AgentUnavailable {
-                agent: agent.to_owned(),
-            })
-    }
-
     /// Runs `invoke(call)` on a fresh instance of `agent`.
     ///
     /// `imports` answers the guest's `host.call` and `host.emit` on behalf of `call_id`.
     pub async fn invoke(
         &self,
-        agent: &str,
+        agent: &PreparedAgent,
         call_id: &str,
         call: &str,
         frame: Frame,
         imports: Arc<dyn HostImports>,
     ) -> Result<Invocation, CrossingError> {
-        let prepared = self.agent(agent)?;
         let call_id = Some(call_id.to_owned());
-        self.run(prepared, call_id, frame, imports, Export::Invoke(call))
+        self.run(agent, call_id, frame, imports, Export::Invoke(call))
             .await
     }
 
     /// Runs `tick(context)` on a fresh instance of `agent`.
     pub async fn tick(
         &self,
-        agent: &str,
+        agent: &PreparedAgent,
         context: &str,
         frame: Frame,
         imports: Arc<dyn HostImports>,
     ) -> Result<Invocation, CrossingError> {
-        let prepared = self.agent(agent)?;
-        self.run(prepared, None, frame, imports, Export::Tick(context))
+        self.run(agent, None, frame, imports, Export::Tick(context))
             .await
     }
 
