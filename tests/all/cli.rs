@@ -266,3 +266,40 @@ fn run_shows_agent_text_as_visible_escapes() {
     let trace: Value = serde_json::from_str(traces.lines().next().unwrap()).unwrap();
     assert_eq!(trace["outcome"]["summary"], shown);
 }
+
+#[test]
+fn cache_stats_and_clear_report_what_the_data_dirs_cache_holds() {
+    let data = temp_dir("cli-cache");
+    // comms calls no one: the call compiles and caches comms alone.
+    let output = aura(
+        &data,
+        &["call", "comms", "extract_action_items", r#"{"thread":[]}"#],
+        None,
+    );
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let entry = std::fs::read_dir(data.join("code-cache"))
+        .unwrap()
+        .map(|e| e.unwrap())
+        .find(|e| e.file_name().to_string_lossy().ends_with(".cwasm"))
+        .expect("the call stored comms's code");
+    let bytes = entry.metadata().unwrap().len();
+
+    let stats = stdout_json(&aura(&data, &["cache", "stats"], None));
+    assert_eq!(
+        stats["holds"],
+        serde_json::json!({"entries": 1, "bytes": bytes, "bytes_max": 512 * 1024 * 1024})
+    );
+    assert_eq!(
+        stats["cache_dir"],
+        data.join("code-cache").to_str().unwrap()
+    );
+    let cleared = stdout_json(&aura(&data, &["cache", "clear"], None));
+    assert_eq!(cleared["removed"]["entries"], 1);
+    assert_eq!(cleared["removed"]["bytes"], bytes);
+    let stats = stdout_json(&aura(&data, &["cache", "stats"], None));
+    assert_eq!(stats["holds"]["entries"], 0);
+}
