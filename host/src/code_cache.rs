@@ -39,6 +39,15 @@ pub enum CacheError {
         /// The I/O error.
         source: std::io::Error,
     },
+    /// The dir could be written by someone else: whoever can write an entry can make the
+    /// host run code, so such a dir is not used.
+    #[error("compilation cache {path} is not safe to use: {reason}")]
+    Unsafe {
+        /// The dir.
+        path: PathBuf,
+        /// Why.
+        reason: &'static str,
+    },
     /// The code to store is larger than an entry may be.
     #[error("compiled code of {bytes} bytes is more than the {bytes_max} a cache entry holds")]
     TooLarge {
@@ -97,7 +106,9 @@ pub struct CodeCache {
 }
 
 impl CodeCache {
-    /// Opens the cache at `path`, creating it (readable by this user only) if needed.
+    /// Opens the cache at `path`, creating it (for this user only) if needed. A dir that
+    /// everyone can write, or (where the platform says) that another user owns, is refused:
+    /// an entry whose name matches its bytes is trusted as code this host compiled.
     pub fn open(path: impl Into<PathBuf>) -> Result<Self, CacheError> {
         let path = path.into();
         if !path.is_dir() {
@@ -110,6 +121,7 @@ impl CodeCache {
                 source,
             })?;
         }
+        check_private(&path)?;
         Ok(Self { path })
     }
 
@@ -321,6 +333,37 @@ impl CodeCache {
     }
 }
 
+/// Refuses a cache dir that everyone can write to, or that another user owns.
+fn check_private(path: &Path) -> Result<(), CacheError> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let unsafe_dir = |reason| CacheError::Unsafe {
+            path: path.to_owned(),
+            reason,
+        };
+        let metadata = std::fs::metadata(path).map_err(|source| CacheError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+        // Group-writable is let through: with per-user groups (most distributions' default
+        // umask 002) the group is the user.
+        if metadata.mode() & 0o002 != 0 {
+            return Err(unsafe_dir("everyone can write to it"));
+        }
+        // The owner of /proc/self is this process's effective user.
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        if let Ok(me) = std::fs::metadata("/proc/self")
+            && metadata.uid() != me.uid()
+        {
+            return Err(unsafe_dir("another user owns it"));
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+    Ok(())
+}
+
 /// `write_replacing`'s temporary files: `.<name>.<pid>.<n>.tmp`.
 fn is_writer_tmp(name: &str) -> bool {
     name.starts_with('.') && name.ends_with(".tmp")
@@ -449,6 +492,29 @@ mod tests {
             foreign.exists(),
             "a file that is not the cache's is never removed"
         );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_dir_others_can_write_is_not_used() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = cache("shared").path().to_owned();
+        for mode in [0o777, 0o703, 0o702] {
+            std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(mode)).unwrap();
+            assert!(
+                matches!(CodeCache::open(&dir), Err(CacheError::Unsafe { .. })),
+                "{mode:o}"
+            );
+        }
+        for mode in [0o755, 0o775] {
+            std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(mode)).unwrap();
+            CodeCache::open(&dir).unwrap();
+        }
+        // A new dir is created for its owner alone.
+        let fresh = dir.join("fresh");
+        CodeCache::open(&fresh).unwrap();
+        let mode = std::fs::metadata(&fresh).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700);
     }
 
     #[test]

@@ -81,7 +81,7 @@ fn entries(dir: &Path) -> Vec<(String, bool)> {
 
 #[tokio::test]
 async fn a_warm_start_maps_what_a_cold_one_compiled_and_answers_the_same() {
-    let cache = temp_dir("cache-warm");
+    let cache = temp_dir("cache-warm").join("cache");
     let cold = host_caching("cache-cold", &cache, Loading::Eager).await;
     let cold_answers = answers(&cold).await;
     let stored = entries(&cache);
@@ -100,7 +100,7 @@ async fn a_warm_start_maps_what_a_cold_one_compiled_and_answers_the_same() {
 
 #[tokio::test]
 async fn a_tampered_cache_entry_is_refused_and_compiled_again() {
-    let cache = temp_dir("cache-tampered");
+    let cache = temp_dir("cache-tampered").join("cache");
     let reference = answers(&host_caching("cache-tampered-1", &cache, Loading::Eager).await).await;
     // Flip one byte in the middle of every entry: machine code that would run if the host
     // trusted the file.
@@ -143,7 +143,7 @@ async fn code_from_other_engine_settings_is_never_run() {
 
     // Code without fuel checks stored under this engine's own key, with a digest that matches
     // its name: only wasmtime's header check is left, and it must refuse it.
-    let cache_dir = temp_dir("cache-settings");
+    let cache_dir = temp_dir("cache-settings").join("cache");
     let cache = CodeCache::open(&cache_dir).unwrap();
     let mut config = aura::sandbox::engine_config();
     config.consume_fuel(false);
@@ -175,7 +175,7 @@ async fn code_from_other_engine_settings_is_never_run() {
 
 #[test]
 fn two_processes_filling_one_cache_at_once_both_answer_and_leave_whole_entries() {
-    let cache = temp_dir("cache-race");
+    let cache = temp_dir("cache-race").join("cache");
     let call = |data: &Path| {
         Command::new(env!("CARGO_BIN_EXE_aura"))
             .args(["call", "wellness", "suggest_break"])
@@ -315,4 +315,28 @@ async fn precompiled_code_is_mapped_on_first_use_with_the_same_answers() {
     .await;
     assert_eq!(answers(&mapped).await, answers(&eager).await);
     assert_eq!(mapped.loaded_agents(), ["calendar", "wellness", "comms"]);
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn a_cache_dir_everyone_can_write_is_not_used_and_the_host_still_answers() {
+    use std::os::unix::fs::PermissionsExt;
+    let cache = temp_dir("cache-open-to-all");
+    std::fs::set_permissions(&cache, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let mut config = config_over(&cache, "cache-open-to-all");
+    config.agents = Some(vec!["comms".into()]);
+    let host = Host::open(&config).await.unwrap();
+    let result = call_tool(
+        &host,
+        "comms",
+        "t_opencache1",
+        "extract_action_items",
+        json!({"thread": []}),
+    )
+    .await;
+    assert_eq!(
+        result.result.unwrap(),
+        json!({"items": [], "truncated": false})
+    );
+    assert!(entries(&cache).is_empty(), "nothing was written to it");
 }
