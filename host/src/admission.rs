@@ -89,13 +89,14 @@ impl Roster {
             if cell.initialized() {
                 continue;
             }
-            let admitted = match self.admit(crossing, sandbox, spec).await {
-                Ok(agent) => Ok(Arc::new(agent)),
-                Err(error) if strict => return Err(error),
-                Err(error) => Err(Arc::new(refused(spec, error))),
-            };
-            // Only this task admits at open: the cell is still empty.
-            let _ = cell.set(admitted);
+            if !strict {
+                // Shares the admission with any call reaching the agent at the same time.
+                self.admission(crossing, sandbox, spec, cell).await;
+                continue;
+            }
+            // Strict is only at open, before any call: the cell is still empty.
+            let admitted = Arc::new(self.admit(crossing, sandbox, spec).await?);
+            let _ = cell.set(Ok(admitted));
         }
         Ok(())
     }
@@ -117,14 +118,7 @@ impl Roster {
             let (Some(cell), Some(spec)) = (self.cells.get(name), catalogue::agent(name)) else {
                 continue;
             };
-            let admitted = cell
-                .get_or_init(|| async {
-                    match self.admit(crossing, sandbox, spec).await {
-                        Ok(agent) => Ok(Arc::new(agent)),
-                        Err(error) => Err(Arc::new(refused(spec, error))),
-                    }
-                })
-                .await;
+            let admitted = self.admission(crossing, sandbox, spec, cell).await;
             if name == agent {
                 target = Some(admitted);
             }
@@ -133,6 +127,24 @@ impl Roster {
             Some(Ok(prepared)) => Ok(prepared.clone()),
             _ => Err(unavailable()),
         }
+    }
+
+    /// The agent's admission: tried once, by whichever task gets there first; the others wait
+    /// for its outcome.
+    async fn admission<'a>(
+        &self,
+        crossing: &Crossing,
+        sandbox: &Sandbox,
+        spec: &'static AgentSpec,
+        cell: &'a OnceCell<Admitted>,
+    ) -> &'a Admitted {
+        cell.get_or_init(|| async {
+            match self.admit(crossing, sandbox, spec).await {
+                Ok(agent) => Ok(Arc::new(agent)),
+                Err(error) => Err(Arc::new(refused(spec, error))),
+            }
+        })
+        .await
     }
 
     /// Reads, compiles (or maps) and pre-instantiates one agent, then checks its manifest

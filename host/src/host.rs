@@ -173,6 +173,17 @@ impl Host {
         self.shared.agents.failures()
     }
 
+    /// Admits every agent not tried yet (a host that loads on first use); refusals are
+    /// logged and kept in [`Self::load_failures`].
+    pub async fn admit_all(&self) {
+        let shared = &self.shared;
+        // Not strict: nothing is returned.
+        let _ = shared
+            .agents
+            .admit_all(&shared.crossing, &shared.sandbox, false)
+            .await;
+    }
+
     /// The agents admitted so far, in catalogue order.
     pub fn loaded_agents(&self) -> Vec<&'static str> {
         self.shared.agents.admitted()

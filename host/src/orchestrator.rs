@@ -210,6 +210,9 @@ pub async fn run(
     seed: u64,
     mut report: impl FnMut(RunEvent<'_>),
 ) -> Result<RunSummary, RunError> {
+    // The day ticks every agent: admit them all now, so a host that loads on first use ticks
+    // exactly the agents an eagerly loaded one would (a refused plugin is never ticked).
+    host.admit_all().await;
     let agents = host.agents();
     let ticks = scenario.ticks();
     let mut world = scenario.world();

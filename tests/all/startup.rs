@@ -287,6 +287,16 @@ async fn on_first_use_a_refused_plugin_is_refused_as_it_is_at_open() {
         eager.load_failures()[0].to_string()
     );
     assert!(lazy.agents().is_empty());
+    // A run admits every agent before its first tick, so it ticks exactly what an eager host
+    // would: the refused plugin never.
+    let run = open("lazy-refused-run", Loading::OnFirstUse).await;
+    assert_eq!(run.agents(), ["calendar"], "not tried yet");
+    run.admit_all().await;
+    assert!(run.agents().is_empty());
+    assert_eq!(
+        run.load_failures()[0].to_string(),
+        eager.load_failures()[0].to_string()
+    );
 }
 
 #[tokio::test]
