@@ -101,8 +101,8 @@ impl Roster {
         Ok(())
     }
 
-    /// The agent a call to `agent` runs, after admitting it and every agent it can reach
-    /// that is not admitted yet. An agent this host does not serve, or whose plugin was
+    /// The agent a call to `agent` runs, after admitting every agent it can reach (callees
+    /// first, then the agent) that was not tried yet. An agent this host does not serve, or whose plugin was
     /// refused, is unavailable.
     pub(crate) async fn reach(
         &self,
@@ -113,8 +113,16 @@ impl Roster {
         let unavailable = || CrossingError::AgentUnavailable {
             agent: agent.to_owned(),
         };
+        let Some(cell) = self.cells.get(agent) else {
+            return Err(unavailable());
+        };
+        // Every call after the first: the agent was tried, and (callees are tried before the
+        // agent itself, below) so was everything it can reach.
+        if let Some(admitted) = cell.get() {
+            return admitted.clone().map_err(|_| unavailable());
+        }
         let mut target = None;
-        for name in catalogue::reachable_from(agent) {
+        for name in catalogue::reachable_from(agent).into_iter().rev() {
             let (Some(cell), Some(spec)) = (self.cells.get(name), catalogue::agent(name)) else {
                 continue;
             };

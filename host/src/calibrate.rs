@@ -192,13 +192,10 @@ pub fn load(data_dir: &Path) -> Result<Option<Calibration>, CalibrationError> {
 /// Writes the calibration into the data dir (replacing any earlier one atomically).
 pub fn store(data_dir: &Path, calibration: &Calibration) -> Result<(), CalibrationError> {
     std::fs::create_dir_all(data_dir)?;
-    let dir = Dir::open_ambient_dir(data_dir, ambient_authority())?;
     let mut text = serde_json::to_string_pretty(calibration)
         .map_err(|e| CalibrationError::Invalid(e.to_string()))?;
     text.push('\n');
-    let temp = format!("{CALIBRATION_FILE}.tmp");
-    dir.write(&temp, text.as_bytes())?;
-    dir.rename(&temp, &dir, CALIBRATION_FILE)?;
+    crate::plugins::write_replacing(&data_dir.join(CALIBRATION_FILE), text.as_bytes())?;
     Ok(())
 }
 
