@@ -13,6 +13,7 @@
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
+use jsonschema::error::{TypeKind, ValidationErrorKind};
 use jsonschema::{Draft, Validator};
 use serde_json::Value;
 
@@ -95,6 +96,163 @@ pub struct SchemaViolation {
     pub schema_path: String,
     /// jsonschema's message.
     pub message: String,
+    /// What the failing keyword asked for, read from the validator's error kind.
+    pub constraint: Constraint,
+}
+
+/// What a violated keyword asked for, read from jsonschema's error kind (never parsed out of
+/// its message): what a caller needs to correct the value. Names follow the field-level
+/// recovery of the planner/runtime boundary (seed 004).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Constraint {
+    /// `required`: the member `field` is missing from the object at the instance path.
+    MissingField {
+        /// The missing member's name.
+        field: String,
+    },
+    /// `additionalProperties` / `unevaluatedProperties`: members the schema does not allow.
+    UnknownField {
+        /// Their names, as the validator lists them.
+        fields: Vec<String>,
+    },
+    /// `type`: the value has another JSON type.
+    InvalidFieldType {
+        /// The types allowed (`null`, `boolean`, `integer`, `number`, `string`, `array`,
+        /// `object`).
+        expected: Vec<&'static str>,
+        /// The value's own type.
+        actual: &'static str,
+    },
+    /// `enum` / `const`: not one of the allowed values.
+    InvalidEnumValue {
+        /// The allowed values.
+        allowed: Vec<Value>,
+    },
+    /// `format`: not a valid `format` (e.g. `date-time`).
+    InvalidFormat {
+        /// The format's name.
+        format: String,
+    },
+    /// `pattern`: the string does not match.
+    InvalidPattern {
+        /// The regular expression.
+        pattern: String,
+    },
+    /// `minimum` / `maximum` / `exclusiveMinimum` / `exclusiveMaximum`: out of range.
+    InvalidRange {
+        /// The lower bound, if that is the one violated.
+        minimum: Option<Value>,
+        /// The upper bound, if that is the one violated.
+        maximum: Option<Value>,
+        /// Whether the bound itself is excluded.
+        exclusive: bool,
+    },
+    /// `minLength` / `maxLength` (characters), `minItems` / `maxItems` (items),
+    /// `minProperties` / `maxProperties` (members): too short or too long.
+    InvalidLength {
+        /// The least length, if that is the one violated.
+        min_length: Option<u64>,
+        /// The greatest length, if that is the one violated.
+        max_length: Option<u64>,
+    },
+    /// Any other keyword (`multipleOf`, `uniqueItems`, `oneOf`, `not`, ...).
+    Other {
+        /// The keyword: the last segment of the schema path.
+        keyword: String,
+    },
+}
+
+impl Constraint {
+    /// The constraint a validation error reports; `instance` is the failing value,
+    /// `schema_path` the pointer to the failing keyword.
+    fn of(kind: &ValidationErrorKind, instance: &Value, schema_path: &str) -> Self {
+        use ValidationErrorKind as K;
+        let range = |minimum, maximum, exclusive| Self::InvalidRange {
+            minimum,
+            maximum,
+            exclusive,
+        };
+        let length = |min_length, max_length| Self::InvalidLength {
+            min_length,
+            max_length,
+        };
+        match kind {
+            K::Required { property } => Self::MissingField {
+                field: property
+                    .as_str()
+                    .map_or_else(|| property.to_string(), str::to_owned),
+            },
+            K::AdditionalProperties { unexpected } | K::UnevaluatedProperties { unexpected } => {
+                Self::UnknownField {
+                    fields: unexpected.clone(),
+                }
+            }
+            K::Type { kind } => Self::InvalidFieldType {
+                expected: match kind {
+                    TypeKind::Single(one) => vec![one.as_str()],
+                    TypeKind::Multiple(set) => set.iter().map(|t| t.as_str()).collect(),
+                },
+                actual: json_type(instance),
+            },
+            K::Enum { options } => Self::InvalidEnumValue {
+                allowed: options.as_array().cloned().unwrap_or_default(),
+            },
+            K::Constant { expected_value } => Self::InvalidEnumValue {
+                allowed: vec![Value::clone(expected_value)],
+            },
+            K::Format { format } => Self::InvalidFormat {
+                format: format.clone(),
+            },
+            K::Pattern { pattern } => Self::InvalidPattern {
+                pattern: pattern.clone(),
+            },
+            K::Minimum { limit } => range(Some(limit.clone()), None, false),
+            K::ExclusiveMinimum { limit } => range(Some(limit.clone()), None, true),
+            K::Maximum { limit } => range(None, Some(limit.clone()), false),
+            K::ExclusiveMaximum { limit } => range(None, Some(limit.clone()), true),
+            K::MinLength { limit } | K::MinItems { limit } | K::MinProperties { limit } => {
+                length(Some(*limit), None)
+            }
+            K::MaxLength { limit } | K::MaxItems { limit } | K::MaxProperties { limit } => {
+                length(None, Some(*limit))
+            }
+            _ => Self::Other {
+                keyword: schema_path
+                    .rsplit('/')
+                    .next()
+                    .unwrap_or_default()
+                    .to_owned(),
+            },
+        }
+    }
+
+    /// The constraint's name in a recovery issue.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::MissingField { .. } => "missing_field",
+            Self::UnknownField { .. } => "unknown_field",
+            Self::InvalidFieldType { .. } => "invalid_field_type",
+            Self::InvalidEnumValue { .. } => "invalid_enum_value",
+            Self::InvalidFormat { .. } => "invalid_format",
+            Self::InvalidPattern { .. } => "invalid_pattern",
+            Self::InvalidRange { .. } => "invalid_range",
+            Self::InvalidLength { .. } => "invalid_length",
+            Self::Other { .. } => "invalid_value",
+        }
+    }
+}
+
+/// A JSON value's type, as JSON Schema names it (`integer` for whole numbers).
+fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
 }
 
 impl std::fmt::Display for SchemaViolation {
@@ -226,15 +384,22 @@ impl SchemaRegistry {
             instance_path: pointer_prefix.to_owned(),
             schema_path: String::new(),
             message: error.to_string(),
+            constraint: Constraint::Other {
+                keyword: String::new(),
+            },
         })?;
         match validator.validate(instance) {
             Ok(()) => Ok(()),
-            Err(error) => Err(SchemaViolation {
-                schema_id: compiled.id.clone(),
-                instance_path: format!("{pointer_prefix}{}", error.instance_path().as_str()),
-                schema_path: error.schema_path().as_str().to_owned(),
-                message: error.to_string(),
-            }),
+            Err(error) => {
+                let schema_path = error.schema_path().as_str().to_owned();
+                Err(SchemaViolation {
+                    schema_id: compiled.id.clone(),
+                    instance_path: format!("{pointer_prefix}{}", error.instance_path().as_str()),
+                    constraint: Constraint::of(error.kind(), error.instance(), &schema_path),
+                    schema_path,
+                    message: error.to_string(),
+                })
+            }
         }
     }
 
@@ -364,6 +529,201 @@ mod tests {
             SchemaRegistry::compile([&TOOLCALL, &TOOLCALL]),
             Err(SchemaCompileError::Duplicate { .. })
         ));
+    }
+
+    /// One property per keyword a recovery issue names.
+    const KEYWORDS: SchemaSource = SchemaSource {
+        path: "keywords.json",
+        text: r#"{"$schema":"https://json-schema.org/draft/2020-12/schema",
+            "$id":"https://aura.local/schemas/keywords.json",
+            "type":"object","additionalProperties":false,"required":["id"],
+            "properties":{
+              "id":{"type":"string","pattern":"^t_[a-z]{3}$"},
+              "name":{"type":"string","minLength":2,"maxLength":4},
+              "kind":{"enum":["walk","stretch"]},
+              "v":{"const":1},
+              "when":{"type":"string","format":"date-time"},
+              "n":{"type":["integer","null"],"minimum":1,"maximum":10},
+              "x":{"type":"number","exclusiveMinimum":0,"exclusiveMaximum":1},
+              "tags":{"type":"array","minItems":1,"maxItems":2,"uniqueItems":true},
+              "step":{"type":"integer","multipleOf":5}
+            }}"#,
+    };
+
+    /// The constraint and instance path of `instance`'s first violation.
+    fn constraint_of(instance: Value) -> (Constraint, String) {
+        let registry = SchemaRegistry::compile([&KEYWORDS]).unwrap();
+        let violation = registry
+            .validate("keywords.json", &instance, "/args")
+            .unwrap_err();
+        (violation.constraint, violation.instance_path)
+    }
+
+    #[test]
+    fn each_violated_keyword_is_read_as_its_constraint() {
+        use Constraint::*;
+        let cases: Vec<(Value, Constraint, &str)> = vec![
+            (json!({}), MissingField { field: "id".into() }, "/args"),
+            (
+                json!({"id": "t_abc", "extra": 1}),
+                UnknownField {
+                    fields: vec!["extra".into()],
+                },
+                "/args",
+            ),
+            (
+                json!({"id": 7}),
+                InvalidFieldType {
+                    expected: vec!["string"],
+                    actual: "integer",
+                },
+                "/args/id",
+            ),
+            (
+                json!({"id": "t_abc", "n": 2.5}),
+                InvalidFieldType {
+                    // The type set's own order.
+                    expected: vec!["null", "integer"],
+                    actual: "number",
+                },
+                "/args/n",
+            ),
+            (
+                json!({"id": "t_abc", "kind": "run"}),
+                InvalidEnumValue {
+                    allowed: vec![json!("walk"), json!("stretch")],
+                },
+                "/args/kind",
+            ),
+            (
+                json!({"id": "t_abc", "v": 2}),
+                InvalidEnumValue {
+                    allowed: vec![json!(1)],
+                },
+                "/args/v",
+            ),
+            (
+                json!({"id": "t_abc", "when": "2026-13-01T00:00:00Z"}),
+                InvalidFormat {
+                    format: "date-time".into(),
+                },
+                "/args/when",
+            ),
+            (
+                json!({"id": "t_ABC"}),
+                InvalidPattern {
+                    pattern: "^t_[a-z]{3}$".into(),
+                },
+                "/args/id",
+            ),
+            (
+                json!({"id": "t_abc", "n": 0}),
+                InvalidRange {
+                    minimum: Some(json!(1)),
+                    maximum: None,
+                    exclusive: false,
+                },
+                "/args/n",
+            ),
+            (
+                json!({"id": "t_abc", "n": 11}),
+                InvalidRange {
+                    minimum: None,
+                    maximum: Some(json!(10)),
+                    exclusive: false,
+                },
+                "/args/n",
+            ),
+            (
+                json!({"id": "t_abc", "x": 0}),
+                InvalidRange {
+                    minimum: Some(json!(0)),
+                    maximum: None,
+                    exclusive: true,
+                },
+                "/args/x",
+            ),
+            (
+                json!({"id": "t_abc", "x": 1}),
+                InvalidRange {
+                    minimum: None,
+                    maximum: Some(json!(1)),
+                    exclusive: true,
+                },
+                "/args/x",
+            ),
+            (
+                json!({"id": "t_abc", "tags": []}),
+                InvalidLength {
+                    min_length: Some(1),
+                    max_length: None,
+                },
+                "/args/tags",
+            ),
+            (
+                json!({"id": "t_abc", "tags": [1, 2, 3]}),
+                InvalidLength {
+                    min_length: None,
+                    max_length: Some(2),
+                },
+                "/args/tags",
+            ),
+            (
+                json!({"id": "t_abc", "tags": [1, 1]}),
+                Other {
+                    keyword: "uniqueItems".into(),
+                },
+                "/args/tags",
+            ),
+            (
+                json!({"id": "t_abc", "step": 7}),
+                Other {
+                    keyword: "multipleOf".into(),
+                },
+                "/args/step",
+            ),
+        ];
+        for (instance, expected, path) in cases {
+            let (constraint, instance_path) = constraint_of(instance.clone());
+            assert_eq!(constraint, expected, "{instance}");
+            assert_eq!(instance_path, path, "{instance}");
+        }
+    }
+
+    #[test]
+    fn a_string_length_counts_characters_not_bytes() {
+        let length = |name: &str| constraint_of(json!({"id": "t_abc", "name": name})).0;
+        assert_eq!(
+            length("a"),
+            Constraint::InvalidLength {
+                min_length: Some(2),
+                max_length: None
+            }
+        );
+        // Five characters, 13 bytes: over the four allowed.
+        assert_eq!(
+            length("日本語éé"),
+            Constraint::InvalidLength {
+                min_length: None,
+                max_length: Some(4)
+            }
+        );
+        // Two characters, six bytes: within bounds.
+        let registry = SchemaRegistry::compile([&KEYWORDS]).unwrap();
+        registry
+            .validate("keywords.json", &json!({"id": "t_abc", "name": "日本"}), "")
+            .unwrap();
+        assert_eq!(
+            Constraint::MissingField { field: "x".into() }.name(),
+            "missing_field"
+        );
+        assert_eq!(
+            Constraint::Other {
+                keyword: "not".into()
+            }
+            .name(),
+            "invalid_value"
+        );
     }
 
     #[test]
