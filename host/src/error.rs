@@ -375,9 +375,9 @@ mod tests {
                     instance_path: String::new(),
                     schema_path: String::new(),
                     message: String::new(),
-                    constraint: crate::schema::Constraint::Other {
+                    constraint: Box::new(crate::schema::Constraint::Other {
                         keyword: String::new(),
-                    },
+                    }),
                 },
             },
             CrossingError::UnknownAgent { agent: agent() },

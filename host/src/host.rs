@@ -99,7 +99,7 @@ pub enum TraceRecordError {
         /// Its trace_id.
         trace_id: String,
         /// Where and why.
-        violation: SchemaViolation,
+        violation: Box<SchemaViolation>,
     },
     /// It could not be made durable.
     #[error(transparent)]
@@ -211,7 +211,7 @@ impl Host {
             .validate(TRACE_SCHEMA.path, &value, "")
             .map_err(|violation| TraceRecordError::Invalid {
                 trace_id: trace.trace_id.clone(),
-                violation,
+                violation: Box::new(violation),
             })?;
         Ok(self.shared.journal.trace(&value)?)
     }

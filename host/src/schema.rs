@@ -96,8 +96,9 @@ pub struct SchemaViolation {
     pub schema_path: String,
     /// jsonschema's message.
     pub message: String,
-    /// What the failing keyword asked for, read from the validator's error kind.
-    pub constraint: Constraint,
+    /// What the failing keyword asked for, read from the validator's error kind (boxed: a
+    /// refusal travels in `Result`s, and most never read it).
+    pub constraint: Box<Constraint>,
 }
 
 /// What a violated keyword asked for, read from jsonschema's error kind (never parsed out of
@@ -384,9 +385,9 @@ impl SchemaRegistry {
             instance_path: pointer_prefix.to_owned(),
             schema_path: String::new(),
             message: error.to_string(),
-            constraint: Constraint::Other {
+            constraint: Box::new(Constraint::Other {
                 keyword: String::new(),
-            },
+            }),
         })?;
         match validator.validate(instance) {
             Ok(()) => Ok(()),
@@ -395,7 +396,11 @@ impl SchemaRegistry {
                 Err(SchemaViolation {
                     schema_id: compiled.id.clone(),
                     instance_path: format!("{pointer_prefix}{}", error.instance_path().as_str()),
-                    constraint: Constraint::of(error.kind(), error.instance(), &schema_path),
+                    constraint: Box::new(Constraint::of(
+                        error.kind(),
+                        error.instance(),
+                        &schema_path,
+                    )),
                     schema_path,
                     message: error.to_string(),
                 })
@@ -556,7 +561,7 @@ mod tests {
         let violation = registry
             .validate("keywords.json", &instance, "/args")
             .unwrap_err();
-        (violation.constraint, violation.instance_path)
+        (*violation.constraint, violation.instance_path)
     }
 
     #[test]
