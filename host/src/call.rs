@@ -19,6 +19,8 @@ use crate::envelope::{self, ResultEnvelope, ToolCall};
 use crate::error::{CrossingError, Phase};
 use crate::host::{Host, Shared};
 use crate::journal::{CallIds, JournalError, QuarantineRecord};
+use crate::limits::CALLS_IN_FLIGHT_MAX;
+use crate::recovery::{Recovery, ToolFailure};
 use crate::sandbox::{Budget, Frame};
 use crate::visible::visible;
 
@@ -88,6 +90,15 @@ pub struct Refused {
     /// Fuel the agent burned before the refusal (its answer may have been refused after it
     /// ran); an agent-to-agent caller is charged this.
     pub fuel_used: u64,
+    /// What the caller should do next, with the field issues (also in the quarantine record).
+    pub recovery: Recovery,
+}
+
+impl Refused {
+    /// The refusal as its caller reads it (recovery.v1): what every front answers.
+    pub fn failure(&self) -> ToolFailure {
+        ToolFailure::refused(&self.error, self.call_id.as_deref(), self.recovery.clone())
+    }
 }
 
 impl Host {
@@ -100,30 +111,45 @@ impl Host {
         input: impl Into<CallInput<'a>>,
     ) -> Result<ResultEnvelope, Refused> {
         let shared = &self.shared;
+        let input = input.into();
+        // Held until the answer is back; none left means the bound is reached: refused at
+        // once, never queued without bound.
+        let Ok(_in_flight) = shared.in_flight.try_acquire() else {
+            return Err(shared.refuse_busy(input));
+        };
         let checked;
-        let call = match input.into() {
+        let call = match input {
             CallInput::Checked(call) => call,
-            CallInput::Text(text) => {
-                checked = shared.check(text)?;
+            unchecked => {
+                checked = self.check(unchecked)?;
                 &checked
             }
-            CallInput::Envelope(call) => {
-                // A ToolCall holds strings, a bool, integers and a JSON value: it serializes.
-                let text = serde_json::to_string(call).unwrap_or_default();
-                checked = shared.check(&text)?;
-                &checked
-            }
-            CallInput::Bytes(bytes) => match std::str::from_utf8(bytes) {
-                Ok(text) => {
-                    checked = shared.check(text)?;
-                    &checked
-                }
-                Err(utf8) => return Err(shared.refuse_not_utf8(bytes, utf8)),
-            },
         };
         let budget = Budget::for_deadline(call.deadline_ms(), shared.fuel_per_ms);
         let frame = Frame::root(budget, envelope::unix_ns(&call.call().ts));
         shared.run_checked(call, frame).await
+    }
+
+    /// The crossing's inbound checks alone (envelope, catalogue, args), for a front that must
+    /// do something between checking a call and running it: ask the user to confirm it (an MCP
+    /// client's elicitation) with the question its checked args make. The checked call then
+    /// goes to [`Host::dispatch`] as it is. A refusal is quarantined, as in `dispatch`.
+    // A refusal is the error path, taken at most once per call; boxing it buys nothing.
+    #[allow(clippy::result_large_err)]
+    pub fn check<'a>(&self, input: impl Into<CallInput<'a>>) -> Result<CheckedCall, Refused> {
+        let shared = &self.shared;
+        match input.into() {
+            CallInput::Checked(call) => Ok(call.clone()),
+            CallInput::Text(text) => shared.check(text),
+            CallInput::Envelope(call) => {
+                // A ToolCall holds strings, a bool, integers and a JSON value: it serializes.
+                shared.check(&serde_json::to_string(call).unwrap_or_default())
+            }
+            CallInput::Bytes(bytes) => match std::str::from_utf8(bytes) {
+                Ok(text) => shared.check(text),
+                Err(utf8) => Err(shared.refuse_not_utf8(bytes, utf8)),
+            },
+        }
     }
 
     /// Runs a checked call `runs` times in the sandbox alone, with its full budget, timing
@@ -304,6 +330,21 @@ impl Shared {
         }
     }
 
+    /// Quarantines a call refused because the host is at its in-flight bound.
+    fn refuse_busy(&self, input: CallInput<'_>) -> Refused {
+        let error = CrossingError::Busy {
+            in_flight_max: CALLS_IN_FLIGHT_MAX,
+        };
+        match input {
+            CallInput::Checked(call) => self.refuse(error, ids_of(call, &[]), call.canonical()),
+            CallInput::Envelope(call) => {
+                self.refuse_unread(error, &serde_json::to_string(call).unwrap_or_default())
+            }
+            CallInput::Text(text) => self.refuse_unread(error, text),
+            CallInput::Bytes(bytes) => self.refuse_unread(error, &String::from_utf8_lossy(bytes)),
+        }
+    }
+
     /// Quarantines bytes that are not UTF-8 (so not JSON), as a malformed envelope.
     fn refuse_not_utf8(&self, bytes: &[u8], utf8: std::str::Utf8Error) -> Refused {
         let error = CrossingError::Json {
@@ -344,7 +385,8 @@ impl Shared {
             error = %visible(&error.to_string()),
             "call quarantined"
         );
-        let record = QuarantineRecord::new(&error, ids, offending);
+        let recovery = Recovery::for_refusal(&error, ids.agent, ids.tool);
+        let record = QuarantineRecord::new(&error, ids, offending, &recovery);
         let journal_error = self.journal.quarantine(&record).err();
         if let Some(journal_error) = &journal_error {
             tracing::error!(%journal_error, "quarantine record could not be written");
@@ -354,6 +396,50 @@ impl Shared {
             error,
             call_id: ids.call_id.map(str::to_owned),
             journal_error,
+            recovery,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::host::Host;
+    use crate::host::tests::{quarantine_count, shared};
+    use crate::limits::CALLS_IN_FLIGHT_MAX;
+    use crate::recovery::Action;
+
+    #[tokio::test]
+    async fn past_the_in_flight_bound_a_call_is_refused_busy_at_once_and_quarantined() {
+        let (shared, data) = shared("busy");
+        // Every place taken by calls still running.
+        let held = shared
+            .in_flight
+            .try_acquire_many(CALLS_IN_FLIGHT_MAX as u32)
+            .unwrap();
+        let host = Host {
+            shared: shared.clone(),
+        };
+        let call = crate::ToolCall::new(
+            "wellness",
+            "stress_score",
+            serde_json::json!({"readings": {"hrv_ms": 42},
+                "baselines": {"hrv_ms": 60, "resting_hr_bpm": 58, "sleep_minutes": 450}}),
+            None,
+        );
+        let refused = host.dispatch(&call).await.unwrap_err();
+        assert_eq!(refused.error.kind(), "busy");
+        assert_eq!(refused.call_id.as_deref(), Some(call.call_id.as_str()));
+        assert_eq!(refused.recovery.action, Action::Retry);
+        assert_eq!(
+            refused.recovery.retry_after_ms,
+            Some(crate::limits::BUSY_RETRY_AFTER_MS)
+        );
+        assert_eq!(quarantine_count(&data), 1);
+        // A place freed: the next call gets past the gate (and, with no agent loaded, is
+        // refused for that instead).
+        drop(held);
+        let refused = host.dispatch(&call).await.unwrap_err();
+        assert_eq!(refused.error.kind(), "agent_unavailable");
+        assert_eq!(quarantine_count(&data), 2);
     }
 }

@@ -137,7 +137,8 @@ pub struct ResultError {
     pub schema_path: Option<String>,
 }
 
-fn cut_chars(mut text: String, chars_max: usize) -> String {
+/// `text` cut to its first `chars_max` characters.
+pub(crate) fn cut_chars(mut text: String, chars_max: usize) -> String {
     if let Some((cut, _)) = text.char_indices().nth(chars_max) {
         text.truncate(cut);
     }

@@ -210,6 +210,13 @@ pub enum CrossingError {
         /// Fuel burned before it exited.
         fuel_used: u64,
     },
+    /// The host already has [`crate::limits::CALLS_IN_FLIGHT_MAX`] calls in flight: refused at
+    /// once, before any check, rather than queued without bound.
+    #[error("the host is busy: {in_flight_max} calls are in flight; send the call again shortly")]
+    Busy {
+        /// The bound.
+        in_flight_max: usize,
+    },
     /// The agent tried to grow memory or tables past its limit.
     #[error("agent `{agent}` exceeded its memory limit: {reason}")]
     MemoryLimit {
@@ -243,6 +250,7 @@ impl CrossingError {
             CrossingError::CycleDetected { .. } => "cycle_detected",
             CrossingError::DepthExceeded { .. } => "depth_exceeded",
             CrossingError::MemoryLimit { .. } => "memory_limit",
+            CrossingError::Busy { .. } => "busy",
         }
     }
 
@@ -255,7 +263,8 @@ impl CrossingError {
             | CrossingError::AgentCallUnsupported { .. }
             | CrossingError::CallNotAllowed { .. }
             | CrossingError::CycleDetected { .. }
-            | CrossingError::DepthExceeded { .. } => Phase::Envelope,
+            | CrossingError::DepthExceeded { .. }
+            | CrossingError::Busy { .. } => Phase::Envelope,
             CrossingError::AgentUnavailable { .. }
             | CrossingError::AgentTrapped { .. }
             | CrossingError::StackOverflow { .. }
@@ -331,7 +340,8 @@ mod tests {
             | CrossingError::ImportLimit { .. }
             | CrossingError::HostWorkLimit { .. }
             | CrossingError::AgentExited { .. }
-            | CrossingError::MemoryLimit { .. } => {}
+            | CrossingError::MemoryLimit { .. }
+            | CrossingError::Busy { .. } => {}
         }
     }
 
@@ -378,6 +388,7 @@ mod tests {
                     constraint: Box::new(crate::schema::Constraint::Other {
                         keyword: String::new(),
                     }),
+                    violated: Box::default(),
                 },
             },
             CrossingError::UnknownAgent { agent: agent() },
@@ -449,6 +460,7 @@ mod tests {
                 reason: String::new(),
                 fuel_used: 0,
             },
+            CrossingError::Busy { in_flight_max: 1 },
         ]
     }
 

@@ -17,7 +17,7 @@ use crate::catalogue::{self, AgentSpec, TRACE_SCHEMA};
 use crate::code_cache::{CACHE_DIR_IN_DATA_DIR, CodeCache};
 use crate::crossing::Crossing;
 use crate::journal::{Journal, JournalError};
-use crate::limits::FUEL_PER_MS_DEFAULT;
+use crate::limits::{CALLS_IN_FLIGHT_MAX, FUEL_PER_MS_DEFAULT};
 use crate::plugins::PluginsDir;
 use crate::sandbox::{CodeTarget, PreparedAgent, Sandbox, WASMTIME_VERSION, runnable_targets};
 use crate::schema::SchemaViolation;
@@ -87,6 +87,8 @@ pub(crate) struct Shared {
     pub(crate) agents: Roster,
     pub(crate) journal: Journal,
     pub(crate) fuel_per_ms: u64,
+    /// Calls taken through the seam and not yet answered ([`CALLS_IN_FLIGHT_MAX`]).
+    pub(crate) in_flight: tokio::sync::Semaphore,
 }
 
 /// Why a reasoning trace was not recorded.
@@ -163,6 +165,7 @@ impl Host {
                 agents,
                 journal,
                 fuel_per_ms,
+                in_flight: tokio::sync::Semaphore::new(CALLS_IN_FLIGHT_MAX),
             }),
         })
     }
@@ -269,6 +272,7 @@ pub(crate) mod tests {
             agents: Roster::new(PluginsDir::open(&plugins).unwrap(), &[], None, Vec::new()),
             journal: Journal::open(&data).unwrap(),
             fuel_per_ms: FUEL_PER_MS_DEFAULT,
+            in_flight: tokio::sync::Semaphore::new(CALLS_IN_FLIGHT_MAX),
         });
         (shared, data)
     }

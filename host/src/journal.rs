@@ -17,6 +17,7 @@ use serde::Serialize;
 use crate::canonical::to_canonical_string;
 use crate::error::{CrossingError, Phase};
 use crate::limits::{QUARANTINE_OFFENDING_BYTES_MAX, REPAIR_SCAN_BYTES_MAX};
+use crate::recovery::Recovery;
 
 /// The quarantine log, relative to the data dir (ADR-0009).
 pub const QUARANTINE_PATH: &str = "errors/quarantine_calls.jsonl";
@@ -76,13 +77,26 @@ pub struct QuarantineRecord {
     pub offending_truncated: bool,
     /// Fuel the agent burned before the failure.
     pub fuel_used: u64,
+    /// What the caller was told to do next, with the same field issues (recovery.v1's
+    /// `recovery`, without the example, which is the schema's and not the call's).
+    pub recovery: Recovery,
 }
 
 impl QuarantineRecord {
-    /// The record for `error`, with the string that caused it.
-    pub fn new(error: &CrossingError, ids: CallIds<'_>, offending: &str) -> Self {
+    /// The record for `error`, with the string that caused it and the recovery its caller was
+    /// given.
+    pub fn new(
+        error: &CrossingError,
+        ids: CallIds<'_>,
+        offending: &str,
+        recovery: &Recovery,
+    ) -> Self {
         let cut = floor_char_boundary(offending, QUARANTINE_OFFENDING_BYTES_MAX);
         Self {
+            recovery: Recovery {
+                example: None,
+                ..recovery.clone()
+            },
             call_id: ids.call_id.map(str::to_owned),
             agent: ids.agent.map(str::to_owned),
             tool: ids.tool.map(str::to_owned),
@@ -257,6 +271,10 @@ fn repair_torn_tail(file: &mut File, log: &'static str) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn replan() -> Recovery {
+        Recovery::plain(crate::recovery::Action::Replan)
+    }
     use crate::canonical::JsonError;
 
     fn temp_dir(name: &str) -> std::path::PathBuf {
@@ -284,10 +302,20 @@ mod tests {
             ..Default::default()
         };
         journal
-            .quarantine(&QuarantineRecord::new(&error(), ids, "{\"a\":1}"))
+            .quarantine(&QuarantineRecord::new(
+                &error(),
+                ids,
+                "{\"a\":1}",
+                &replan(),
+            ))
             .unwrap();
         journal
-            .quarantine(&QuarantineRecord::new(&error(), CallIds::default(), "x"))
+            .quarantine(&QuarantineRecord::new(
+                &error(),
+                CallIds::default(),
+                "x",
+                &replan(),
+            ))
             .unwrap();
         let text = std::fs::read_to_string(dir.join(QUARANTINE_PATH)).unwrap();
         let lines: Vec<_> = text.lines().collect();
@@ -305,14 +333,14 @@ mod tests {
     #[test]
     fn offending_json_is_cut_at_a_char_boundary() {
         let big = "é".repeat(QUARANTINE_OFFENDING_BYTES_MAX); // 2 bytes each
-        let record = QuarantineRecord::new(&error(), CallIds::default(), &big);
+        let record = QuarantineRecord::new(&error(), CallIds::default(), &big, &replan());
         assert_eq!(record.offending.len(), QUARANTINE_OFFENDING_BYTES_MAX);
         assert_eq!(record.offending_bytes, 2 * QUARANTINE_OFFENDING_BYTES_MAX);
         assert!(record.offending_truncated);
         let odd = format!("a{big}");
-        let record = QuarantineRecord::new(&error(), CallIds::default(), &odd);
+        let record = QuarantineRecord::new(&error(), CallIds::default(), &odd, &replan());
         assert_eq!(record.offending.len(), QUARANTINE_OFFENDING_BYTES_MAX - 1);
-        let small = QuarantineRecord::new(&error(), CallIds::default(), "{}");
+        let small = QuarantineRecord::new(&error(), CallIds::default(), "{}", &replan());
         assert!(!small.offending_truncated);
     }
 
@@ -325,7 +353,12 @@ mod tests {
         let journal = Journal::open(&dir).unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "{\"a\":1}\n");
         journal
-            .quarantine(&QuarantineRecord::new(&error(), CallIds::default(), "x"))
+            .quarantine(&QuarantineRecord::new(
+                &error(),
+                CallIds::default(),
+                "x",
+                &replan(),
+            ))
             .unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
         assert_eq!(text.lines().count(), 2);

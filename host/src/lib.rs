@@ -10,8 +10,8 @@
 //! - the contract: [`limits`] (every bound, with its reason), [`canonical`] (I-JSON and
 //!   RFC 8785), [`schema`] (compiled validators), [`catalogue`] (the locked tools, one home
 //!   per tool: schemas, deadline, confirmation, how a result is told), [`envelope`]
-//!   (toolcall.v1 and result.v1), [`crossing`] (the checks) and [`error`] (why a call was
-//!   refused);
+//!   (toolcall.v1 and result.v1), [`crossing`] (the checks), [`error`] (why a call was
+//!   refused) and [`recovery`] (what a refused call tells its caller to do next);
 //! - the host, one module per question: [`host`] (the [`Host`] every front holds, and how it
 //!   opens), [`admission`] (how a plugin is admitted, and why not), [`call`] (how a call runs:
 //!   [`Host::dispatch`], the one seam every front uses), [`tick`] (how an agent's proposals are
@@ -59,6 +59,7 @@ pub mod orchestrator;
 /// with build.rs).
 pub mod plugin_target;
 pub mod plugins;
+pub mod recovery;
 pub mod sandbox;
 pub mod scenario;
 pub mod schema;

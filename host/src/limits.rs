@@ -142,6 +142,18 @@ pub const TABLES_PER_COMPONENT_MAX: u32 = 8;
 /// allocator reserves [`INSTANCE_SLOTS`].
 pub const CONCURRENT_CALLS_MAX: u32 = 8;
 
+/// Calls a host takes at once through its seam (`Host::dispatch`): the
+/// [`CONCURRENT_CALLS_MAX`] running plus those waiting for a slot. A burst from many clients
+/// (200 planners at once over MCP) waits its turn: at a few ms per call, the last of 256 waits
+/// about 256 / 8 × 5 ms ≈ 160 ms. Past it a caller is told `busy` at once instead of queueing
+/// without bound; each waiting call holds its envelope (≤ [`CROSSING_BYTES_MAX`], a few KiB in
+/// practice).
+pub const CALLS_IN_FLIGHT_MAX: usize = 256;
+
+/// How long a `busy` refusal tells the caller to wait before sending the call again: about the
+/// time the whole queue takes to drain (see [`CALLS_IN_FLIGHT_MAX`]).
+pub const BUSY_RETRY_AFTER_MS: u64 = 200;
+
 /// Agents in one call chain (the root call's agent included): seed 002's bound. A call whose
 /// chain already holds this many is refused (DepthExceeded), as is one whose target is already
 /// in its chain (CycleDetected). With agent-level cycle detection the four agents of the
@@ -255,6 +267,44 @@ pub const CALIBRATION_FILE_BYTES_MAX: u64 = 4096;
 /// Largest envelope `aura dispatch` reads; the crossing refuses anything past its own cap, so
 /// reading a little more is enough to report the size honestly.
 pub const DISPATCH_INPUT_BYTES_MAX: u64 = CROSSING_BYTES_MAX as u64 + 1;
+
+/// Schema violations of one instance a refusal lists (collected on the error path only). A
+/// planner fixes a handful of fields per retry; past 16 the list is noise, and the bound keeps
+/// a refusal small however broken the call.
+pub const SCHEMA_VIOLATIONS_MAX: usize = 16;
+
+/// Field issues one recovery lists. One violation can name many members (every unknown member
+/// of an object is its own issue); 32 covers [`SCHEMA_VIOLATIONS_MAX`] violations with room,
+/// and the rest is counted, not listed.
+pub const RECOVERY_ISSUES_MAX: usize = 32;
+
+/// Characters of a recovery issue's text taken from the call or its schema (a field pointer
+/// names members the caller chose). Real pointers and patterns are far shorter.
+pub const RECOVERY_TEXT_CHARS_MAX: usize = 256;
+
+/// Allowed values an `invalid_enum_value` issue lists. The catalogue's largest enum has fewer;
+/// a longer list would be a schema to read, not a hint.
+pub const RECOVERY_ALLOWED_MAX: usize = 32;
+
+/// Largest MCP message (one JSON-RPC line on stdio, one HTTP request body): a `tools/call`
+/// whose args are at the crossing's cap, escaped (up to 2× for a string-heavy call), plus the
+/// JSON-RPC frame and `_meta`. The crossing still refuses args past its own cap.
+pub const MCP_MESSAGE_BYTES_MAX: usize = 2 * CROSSING_BYTES_MAX + 64 * 1024;
+
+/// How long the MCP server waits for the user to answer a confirmation (and how long an
+/// `input_required` question stays answerable). A person reads one sentence and taps yes or
+/// no; two minutes is patient. Past it nothing runs: the call is answered `finish`.
+pub const CONFIRMATION_TIMEOUT_MS: u64 = 120_000;
+
+/// Confirmations asked in band (2026-07-28 `input_required`) and not yet answered. Each holds
+/// 32 bytes and a handle; the bound stops a client that asks without ever answering from
+/// growing the table. A person answers a few at a time.
+pub const PENDING_CONFIRMATIONS_MAX: usize = 1024;
+
+/// How long an MCP client may cache `tools/list` (2026-07-28 `ttlMs`). The list is locked in
+/// the binary and never changes while a server runs; an hour lets a client notice an upgraded
+/// server the same day.
+pub const TOOLS_LIST_TTL_MS: u64 = 3_600_000;
 
 // Relations between the bounds, checked at compile time.
 // serde_json refuses the 128th level of nesting; ours must be reached first.

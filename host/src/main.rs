@@ -449,6 +449,8 @@ fn print_summary(
 
 fn report_refusal(refused: &Refused) -> anyhow::Result<ExitCode> {
     let call_id = refused.call_id.as_deref().unwrap_or("-");
+    // For programs: recovery.v1 (kind, message, what to do next, the field issues).
+    println!("{}", refused.failure().to_canonical());
     eprintln!(
         "aura: refused {} ({}): {}",
         visible(call_id),

@@ -17,6 +17,8 @@ use jsonschema::error::{TypeKind, ValidationErrorKind};
 use jsonschema::{Draft, Validator};
 use serde_json::Value;
 
+use crate::limits::SCHEMA_VIOLATIONS_MAX;
+
 /// Every schema `$id` starts with this; the rest is the file's path under `schemas/`.
 pub const SCHEMA_ID_PREFIX: &str = "https://aura.local/schemas/";
 
@@ -99,6 +101,27 @@ pub struct SchemaViolation {
     /// What the failing keyword asked for, read from the validator's error kind (boxed: a
     /// refusal travels in `Result`s, and most never read it).
     pub constraint: Box<Constraint>,
+    /// Every keyword the instance violates, as the validator lists them, at most
+    /// [`SCHEMA_VIOLATIONS_MAX`]: what a caller fixes in one retry rather than one per retry.
+    pub violated: Box<Violations>,
+}
+
+/// The violations of one instance, bounded.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Violations {
+    /// The first [`SCHEMA_VIOLATIONS_MAX`], in the validator's order.
+    pub list: Vec<Violated>,
+    /// How many more the validator reported.
+    pub omitted: usize,
+}
+
+/// One violated keyword, where.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Violated {
+    /// JSON Pointer into the instance (RFC 6901), with the validation's prefix.
+    pub instance_path: String,
+    /// What the keyword asked for.
+    pub constraint: Constraint,
 }
 
 /// What a violated keyword asked for, read from jsonschema's error kind (never parsed out of
@@ -388,19 +411,39 @@ impl SchemaRegistry {
             constraint: Box::new(Constraint::Other {
                 keyword: String::new(),
             }),
+            violated: Box::default(),
         })?;
         match validator.validate(instance) {
             Ok(()) => Ok(()),
             Err(error) => {
                 let schema_path = error.schema_path().as_str().to_owned();
+                let constraint = Constraint::of(error.kind(), error.instance(), &schema_path);
+                let instance_path = format!("{pointer_prefix}{}", error.instance_path().as_str());
+                // The error path only: list every violation (the validator collects them for
+                // an instance within the crossing's byte cap), keep the first few.
+                let mut violated = Violations::default();
+                for other in validator.iter_errors(instance) {
+                    if violated.list.len() == SCHEMA_VIOLATIONS_MAX {
+                        violated.omitted += 1;
+                        continue;
+                    }
+                    violated.list.push(Violated {
+                        instance_path: format!(
+                            "{pointer_prefix}{}",
+                            other.instance_path().as_str()
+                        ),
+                        constraint: Constraint::of(
+                            other.kind(),
+                            other.instance(),
+                            other.schema_path().as_str(),
+                        ),
+                    });
+                }
                 Err(SchemaViolation {
                     schema_id: compiled.id.clone(),
-                    instance_path: format!("{pointer_prefix}{}", error.instance_path().as_str()),
-                    constraint: Box::new(Constraint::of(
-                        error.kind(),
-                        error.instance(),
-                        &schema_path,
-                    )),
+                    instance_path,
+                    constraint: Box::new(constraint),
+                    violated: Box::new(violated),
                     schema_path,
                     message: error.to_string(),
                 })

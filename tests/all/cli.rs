@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::support::{quarantine_lines, temp_dir};
 
@@ -98,14 +98,35 @@ fn dispatch_of_bad_envelopes_exits_refused_and_quarantines_each() {
         ),
         good.replace("2026-11-23T08:00:00Z", "yesterday"),
     ];
-    for (i, envelope) in bad.iter().enumerate() {
+    // What each refusal tells its caller to do (recovery.v1 on stdout), worked out from
+    // toolcall.v1: call_id has a pattern, the catalogue has no transfer_money, no member
+    // beyond the listed ones, ts is a date-time.
+    let recoveries = [
+        json!({"action": "correct_call", "issues": [{"field": "/call_id",
+            "constraint": "invalid_pattern", "pattern": "^t_[a-z0-9]{10}$"}]}),
+        json!({"action": "replan", "issues": []}),
+        json!({"action": "correct_call", "issues": [{"field": "/extra",
+            "constraint": "unknown_field"}]}),
+        json!({"action": "correct_call", "issues": [{"field": "/ts",
+            "constraint": "invalid_format", "format": "date-time"}]}),
+    ];
+    for (i, (envelope, recovery)) in bad.iter().zip(&recoveries).enumerate() {
         let output = aura(&data, &["dispatch", "-"], Some(envelope));
         assert_eq!(output.status.code(), Some(EXIT_REFUSED), "{envelope}");
-        assert!(output.stdout.is_empty());
+        let printed = stdout_json(&output);
+        assert_eq!(&printed["recovery"], recovery, "{envelope}");
+        assert_eq!(
+            String::from_utf8(output.stdout.clone()).unwrap().trim_end(),
+            aura::canonical::to_canonical_string(&printed).unwrap(),
+            "canonical JSON"
+        );
         let stderr = String::from_utf8(output.stderr).unwrap();
         assert_eq!(stderr.lines().count(), 1, "one line on stderr: {stderr}");
         assert!(stderr.starts_with("aura: refused"), "{stderr}");
-        assert_eq!(quarantine_lines(&data).len(), i + 1);
+        let quarantined = quarantine_lines(&data);
+        assert_eq!(quarantined.len(), i + 1);
+        // The quarantine record keeps the same recovery.
+        assert_eq!(&quarantined[i]["recovery"], recovery);
     }
     let kinds: Vec<_> = quarantine_lines(&data)
         .iter()
@@ -164,40 +185,18 @@ fn calibrate_stores_a_rate_from_a_workload_that_burns_the_same_fuel_every_time()
     assert_eq!(second["fuel_per_run"], first["fuel_per_run"]);
 }
 
-/// Undoes the shell quoting the README uses: `'...'`, with `'"'"'` for a single quote.
-fn shell_unquote(quoted: &str) -> String {
-    let inner = quoted
-        .strip_prefix('\'')
-        .and_then(|q| q.strip_suffix('\''))
-        .expect("single-quoted");
-    inner.replace(r#"'"'"'"#, "'")
-}
-
 #[test]
 fn every_readme_example_call_succeeds() {
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
     let data = temp_dir("cli-readme");
     let mut tools = std::collections::BTreeSet::new();
-    for line in readme
-        .lines()
-        .filter(|l| l.starts_with("aura call ") && !l.starts_with("aura call <"))
-    {
-        let mut parts = line.splitn(5, ' ');
-        let (_, _, agent, tool, args) = (
-            parts.next(),
-            parts.next(),
-            parts.next().unwrap(),
-            parts.next().unwrap(),
-            parts.next().unwrap(),
-        );
-        let output = aura(&data, &["call", agent, tool, &shell_unquote(args)], None);
+    for (agent, tool, args) in crate::support::readme_examples() {
+        let output = aura(&data, &["call", &agent, &tool, &args], None);
         assert!(
             output.status.success(),
-            "{line}: {}",
+            "{agent}.{tool}: {}",
             String::from_utf8_lossy(&output.stderr)
         );
-        assert_eq!(stdout_json(&output)["ok"], true, "{line}");
+        assert_eq!(stdout_json(&output)["ok"], true, "{agent}.{tool}");
         tools.insert(format!("{agent}.{tool}"));
     }
     // Every tool of the catalogue has its example.

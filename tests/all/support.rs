@@ -178,3 +178,32 @@ pub fn assert_proposed<'a>(
     assert_eq!(call.expected_surface, Some(surface));
     call
 }
+
+/// The README's example calls, one per tool: (agent, tool, args text), from its
+/// `aura call <agent> <tool> '<args>'` lines.
+pub fn readme_examples() -> Vec<(String, String, String)> {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
+    readme
+        .lines()
+        .filter(|l| l.starts_with("aura call ") && !l.starts_with("aura call <"))
+        .map(|line| {
+            let mut parts = line.splitn(5, ' ').skip(2);
+            let (agent, tool, args) = (
+                parts.next().unwrap(),
+                parts.next().unwrap(),
+                parts.next().unwrap(),
+            );
+            (agent.to_owned(), tool.to_owned(), shell_unquote(args))
+        })
+        .collect()
+}
+
+/// Undoes the shell quoting the README uses: `'...'`, with `'"'"'` for a single quote.
+fn shell_unquote(quoted: &str) -> String {
+    let inner = quoted
+        .strip_prefix('\'')
+        .and_then(|q| q.strip_suffix('\''))
+        .expect("single-quoted");
+    inner.replace(r#"'"'"'"#, "'")
+}

@@ -51,7 +51,7 @@ impl std::fmt::Display for Surface {
 /// Every `error.kind` of `schemas/result.v1.json`, in the schema's order (the host's test
 /// `every_kind_and_phase_is_in_result_v1` keeps them equal): what a failed call can be named,
 /// for guests that read a nested failure's kind or message.
-pub const ERROR_KINDS: [&str; 25] = [
+pub const ERROR_KINDS: [&str; 26] = [
     "too_large",
     "malformed_json",
     "duplicate_key",
@@ -77,6 +77,7 @@ pub const ERROR_KINDS: [&str; 25] = [
     "call_not_allowed",
     "cycle_detected",
     "depth_exceeded",
+    "busy",
 ];
 
 /// Length of the part of a `toolcall.v1` call_id after `t_` (`^t_[a-z0-9]{10}$`).

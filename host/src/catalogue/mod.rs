@@ -163,8 +163,11 @@ pub const SCENARIO_SCHEMA: SchemaSource = schema_source!("scenario.v1.json");
 /// See [`SCENARIO_SCHEMA`].
 pub const TRACE_SCHEMA: SchemaSource = schema_source!("trace.v1.json");
 
-/// The host's own schemas (envelopes, scenario, trace), in one list.
-pub const ENVELOPE_SCHEMAS: [SchemaSource; 7] = [
+/// What a refused call tells its caller to do next (the recovery module's output).
+pub const RECOVERY_SCHEMA: SchemaSource = schema_source!("recovery.v1.json");
+
+/// The host's own schemas (envelopes, scenario, trace, recovery), in one list.
+pub const ENVELOPE_SCHEMAS: [SchemaSource; 8] = [
     TOOLCALL_SCHEMA,
     RESULT_SCHEMA,
     REPLY_SCHEMA,
@@ -172,6 +175,7 @@ pub const ENVELOPE_SCHEMAS: [SchemaSource; 7] = [
     PROPOSALS_SCHEMA,
     SCENARIO_SCHEMA,
     TRACE_SCHEMA,
+    RECOVERY_SCHEMA,
 ];
 
 /// The locked catalogue. Its order is the order ticks are taken in (and ties broken).
