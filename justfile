@@ -109,3 +109,19 @@ bench *report_args:
     target/bench-venv/bin/pip install -q --disable-pip-version-check -r bench/requirements.txt
     target/bench-venv/bin/python bench/reference.py
     python3 bench/report.py --criterion-dir "${CARGO_TARGET_DIR:-target}/criterion" {{report_args}}
+
+# MCP round trips with the official TypeScript client (tests/mcp/bench.mjs): p50/p99 of a
+# tools/call and of the framing floor over stdio and HTTP, and calls/s with 8 clients. The
+# release host; figures in BENCHMARKS.md.
+bench-mcp calls="2000":
+    #!/usr/bin/env bash
+    set -euo pipefail
+    npm ci --prefix tests/mcp --no-audit --no-fund --silent
+    cargo build --release -j{{jobs}} -p aura-host
+    rm -rf target/bench-mcp && mkdir -p target/bench-mcp
+    ./target/release/aura --data-dir target/bench-mcp serve --listen 127.0.0.1:0 2> target/bench-mcp/serve.log &
+    server=$!
+    trap 'kill $server 2>/dev/null || true' EXIT
+    until grep -q "serving MCP at" target/bench-mcp/serve.log; do sleep 0.1; done
+    url=$(sed -n 's/^aura: serving MCP at //p' target/bench-mcp/serve.log)
+    node tests/mcp/bench.mjs "$PWD/target/release/aura" "$PWD/target/bench-mcp" "$url" {{calls}}

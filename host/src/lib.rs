@@ -22,6 +22,9 @@
 //! - the day: [`scenario`] (a day of signals), [`orchestrator`] (ticks and arbitration),
 //!   [`trace`] (reasoning traces) and [`visible`] (agent text made safe to read).
 //!
+//! - the fronts beside the CLI: `mcp` (the catalogue as MCP tools, stdio and HTTP; feature
+//!   `mcp`, on by default).
+//!
 //! A front opens a host and hands it calls through [`Host::dispatch`]:
 //!
 //! ```no_run
@@ -54,6 +57,8 @@ pub mod error;
 pub mod host;
 pub mod journal;
 pub mod limits;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 pub mod orchestrator;
 /// The target the agents are built for, and what the build says when it is missing (shared
 /// with build.rs).

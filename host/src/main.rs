@@ -89,6 +89,19 @@ enum Command {
     },
     /// Print the locked catalogue as JSON.
     Catalogue,
+    /// Serve the catalogue as MCP tools over stdin and stdout (what an MCP client's config
+    /// starts). Logs go to stderr.
+    #[cfg(feature = "mcp")]
+    Mcp,
+    /// Serve the catalogue as MCP tools over streamable HTTP at http://<listen>/mcp until
+    /// SIGINT or SIGTERM. Loopback only: there is no authentication.
+    #[cfg(feature = "mcp")]
+    Serve {
+        /// Address to listen on (a loopback address; port 0 picks a free port, printed on
+        /// stderr).
+        #[arg(long, default_value = "127.0.0.1:8765")]
+        listen: std::net::SocketAddr,
+    },
     /// The compilation cache: `stats` (entries, bytes, bound) or `clear` (remove them all).
     Cache {
         #[command(subcommand)]
@@ -202,6 +215,26 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             bytes = read_input(&input)?;
             CallInput::Bytes(&bytes)
         }
+        #[cfg(feature = "mcp")]
+        Command::Mcp => {
+            return serve_mcp(
+                host_config(cli.plugins_dir, cli.data_dir, cli.cache_dir),
+                None,
+            );
+        }
+        #[cfg(feature = "mcp")]
+        Command::Serve { listen } => {
+            if !listen.ip().is_loopback() {
+                bail!(
+                    "aura serve listens on loopback only (it has no authentication): use 127.0.0.1:{}",
+                    listen.port()
+                );
+            }
+            return serve_mcp(
+                host_config(cli.plugins_dir, cli.data_dir, cli.cache_dir),
+                Some(listen),
+            );
+        }
         Command::Calibrate => {
             return calibrate(host_config(cli.plugins_dir, cli.data_dir, cli.cache_dir));
         }
@@ -271,6 +304,50 @@ fn host_config(
         config.cache_dir = cache_dir;
     }
     config
+}
+
+/// `aura mcp` (no address: stdio) and `aura serve` (HTTP on `listen`).
+#[cfg(feature = "mcp")]
+fn serve_mcp(config: HostConfig, listen: Option<std::net::SocketAddr>) -> anyhow::Result<ExitCode> {
+    runtime()?.block_on(async {
+        let host = Host::open(&config).await.context("cannot start the host")?;
+        for failure in host.load_failures() {
+            eprintln!("aura: warning: {}", visible(&failure.to_string()));
+        }
+        let server = aura::mcp::McpServer::new(std::sync::Arc::new(host));
+        match listen {
+            None => server.serve_stdio().await?,
+            Some(address) => {
+                let listener = tokio::net::TcpListener::bind(address)
+                    .await
+                    .with_context(|| format!("cannot listen on {address}"))?;
+                let bound = listener.local_addr()?;
+                eprintln!("aura: serving MCP at http://{bound}/mcp");
+                let shutdown = tokio_util::sync::CancellationToken::new();
+                let stop = shutdown.clone();
+                tokio::spawn(async move {
+                    let mut term =
+                        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+                            .ok();
+                    let terminated = async {
+                        match term.as_mut() {
+                            Some(term) => {
+                                term.recv().await;
+                            }
+                            None => std::future::pending().await,
+                        }
+                    };
+                    tokio::select! {
+                        _ = tokio::signal::ctrl_c() => {}
+                        () = terminated => {}
+                    }
+                    stop.cancel();
+                });
+                server.serve_http(listener, shutdown).await?;
+            }
+        }
+        anyhow::Ok(ExitCode::SUCCESS)
+    })
 }
 
 fn calibrate(options: HostConfig) -> anyhow::Result<ExitCode> {

@@ -11,6 +11,8 @@ mod comms;
 mod contract;
 mod crossing;
 mod finance;
+#[cfg(feature = "mcp")]
+mod mcp;
 mod orchestrator;
 mod plugins;
 mod precompiled;
