@@ -338,7 +338,14 @@ impl Shared {
         match input {
             CallInput::Checked(call) => self.refuse(error, ids_of(call, &[]), call.canonical()),
             CallInput::Envelope(call) => {
-                self.refuse_unread(error, &serde_json::to_string(call).unwrap_or_default())
+                // The front built it: its ids are at hand, no need to read them back.
+                let ids = CallIds {
+                    call_id: Some(&call.call_id),
+                    agent: Some(&call.agent),
+                    tool: Some(&call.tool),
+                    callers: &[],
+                };
+                self.refuse(error, ids, &serde_json::to_string(call).unwrap_or_default())
             }
             CallInput::Text(text) => self.refuse_unread(error, text),
             CallInput::Bytes(bytes) => self.refuse_unread(error, &String::from_utf8_lossy(bytes)),

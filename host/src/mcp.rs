@@ -729,14 +729,7 @@ impl ServerHandler for McpServer {
 
 /// `_meta."dev.aura/deadlineMs"` that is not a whole number of ms.
 fn deadline_not_integer(value: &Value) -> ToolFailure {
-    let actual = match value {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    };
+    let actual = crate::schema::json_type(value);
     let mut recovery = Recovery::plain(Action::CorrectCall);
     recovery
         .issues

@@ -267,7 +267,7 @@ impl Constraint {
 }
 
 /// A JSON value's type, as JSON Schema names it (`integer` for whole numbers).
-fn json_type(value: &Value) -> &'static str {
+pub(crate) fn json_type(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "boolean",
