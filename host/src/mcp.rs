@@ -284,6 +284,13 @@ impl McpServer {
         let router = axum::Router::new()
             .nest_service("/mcp", service)
             .layer(axum::middleware::from_fn(jsonrpc_errors));
+        // Each JSON-RPC response is one small write; with Nagle's algorithm on, it waits for the
+        // client's delayed ACK (up to 40 ms on Linux) whenever the previous segment is unacked.
+        let listener = axum::serve::ListenerExt::tap_io(listener, |stream| {
+            if let Err(error) = stream.set_nodelay(true) {
+                tracing::warn!(%error, "could not set TCP_NODELAY on an MCP connection");
+            }
+        });
         axum::serve(listener, router)
             .with_graceful_shutdown(async move { shutdown.cancelled_owned().await })
             .await?;
