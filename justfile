@@ -125,3 +125,8 @@ bench-mcp calls="2000":
     until grep -q "serving MCP at" target/bench-mcp/serve.log; do sleep 0.1; done
     url=$(sed -n 's/^aura: serving MCP at //p' target/bench-mcp/serve.log)
     node tests/mcp/bench.mjs "$PWD/target/release/aura" "$PWD/target/bench-mcp" "$url" {{calls}}
+
+# aura and Wassette side by side over MCP, same calendar logic, one client, one run
+# (BENCHMARKS.md). Wassette is built outside CI: bench/wassette/run names the pinned commit.
+bench-wassette wassette calls="2000":
+    JOBS={{jobs}} bench/wassette/run {{wassette}} {{calls}}

@@ -33,6 +33,8 @@ pub mod time;
 static ALLOCATOR: arena::CallArena = arena::CallArena::new();
 
 /// The bindings generated from `wit/agent.wit`. Agents use the helpers of this crate instead.
+/// Absent with the `embedded` feature (see Cargo.toml).
+#[cfg(not(feature = "embedded"))]
 #[doc(hidden)]
 pub mod bindings {
     wit_bindgen::generate!({
@@ -243,7 +245,7 @@ fn read_tick_context(context: &str, reads: &[&str]) -> ToolResult<Value> {
 /// `call` is the toolcall.v1 envelope (see [`envelope::ToolCall`]); the answer is the host's
 /// result.v1 envelope. Refusals (unknown tool, cycle, depth, deadline) come back as
 /// `{"ok":false,..}` results, never traps.
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", not(feature = "embedded")))]
 pub fn call(call: &envelope::ToolCall) -> Result<Value, ToolError> {
     let call = to_canonical(call)?;
     let answer = bindings::aura::agent::host::call(&call);
@@ -251,8 +253,8 @@ pub fn call(call: &envelope::ToolCall) -> Result<Value, ToolError> {
         .map_err(|e| ToolError::failed(format!("host answered with invalid JSON: {e}")))
 }
 
-/// Native builds (unit tests, benchmarks) have no host to call.
-#[cfg(not(target_arch = "wasm32"))]
+/// Native builds (unit tests, benchmarks) and embedded logic have no host to call.
+#[cfg(not(all(target_arch = "wasm32", not(feature = "embedded"))))]
 pub fn call(_call: &envelope::ToolCall) -> Result<Value, ToolError> {
     Err(ToolError::failed(
         "agent-to-agent calls need the aura host (not available natively)",
@@ -262,11 +264,11 @@ pub fn call(_call: &envelope::ToolCall) -> Result<Value, ToolError> {
 /// Emits a structured event into the host's trace (the host import `emit`). `event` should be
 /// an object with a string `kind`. A no-op in native builds.
 pub fn emit(event: &Value) {
-    #[cfg(target_arch = "wasm32")]
+    #[cfg(all(target_arch = "wasm32", not(feature = "embedded")))]
     if let Ok(text) = to_canonical(event) {
         bindings::aura::agent::host::emit(&text);
     }
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(not(all(target_arch = "wasm32", not(feature = "embedded"))))]
     let _ = event;
 }
 
@@ -330,22 +332,39 @@ macro_rules! agent {
             }
         }
 
-        #[cfg(target_arch = "wasm32")]
-        impl $crate::bindings::Guest for $agent {
-            fn manifest() -> String {
-                $agent::manifest()
+        $crate::__component_exports! {
+            impl $crate::bindings::Guest for $agent {
+                fn manifest() -> String {
+                    $agent::manifest()
+                }
+                fn invoke(call: String) -> String {
+                    $agent::invoke(&call)
+                }
+                fn tick(context: String) -> String {
+                    $agent::tick(&context)
+                }
             }
-            fn invoke(call: String) -> String {
-                $agent::invoke(&call)
-            }
-            fn tick(context: String) -> String {
-                $agent::tick(&context)
-            }
-        }
 
-        #[cfg(target_arch = "wasm32")]
-        $crate::bindings::__export_agent_world!($agent with_types_in $crate::bindings);
+            $crate::bindings::__export_agent_world!($agent with_types_in $crate::bindings);
+        }
     };
+}
+
+/// The component exports of [`agent!`]: kept on wasm32, where the crate is the component.
+/// The cfg is this crate's, not the agent's, which is why it is a macro of its own.
+#[cfg(all(target_arch = "wasm32", not(feature = "embedded")))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __component_exports {
+    ($($item:item)*) => { $($item)* };
+}
+
+/// Dropped natively (tests, benchmarks) and with `embedded`, where there is no aura world.
+#[cfg(not(all(target_arch = "wasm32", not(feature = "embedded"))))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __component_exports {
+    ($($item:item)*) => {};
 }
 
 #[cfg(test)]
