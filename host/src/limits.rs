@@ -224,6 +224,39 @@ pub const SCENARIO_DAYS_MAX: i64 = 7;
 
 /// Longest rationale (ADR-0009: ≤ 500 characters).
 pub const RATIONALE_CHARS_MAX: usize = 500;
+
+/// Signals a trace carries (trace.v1 and proposals.v1 `signals` maxItems): a digest names at
+/// most this many of its subjects.
+pub const TRACE_SIGNALS_MAX: usize = 16;
+/// Longest signal in a trace (trace.v1 `signals` items maxLength).
+pub const TRACE_SIGNAL_CHARS_MAX: usize = 200;
+
+/// News less important than this (0-100) never interrupts: it is recorded and kept for the
+/// digest. Below it: an action item with no due time, a budget merely at risk.
+pub const INTERRUPT_IMPORTANCE_MIN: u8 = 40;
+
+/// News this important (0-100) is never held back by the budget: a charge that looks like
+/// fraud, something the user must do within the hour. Being late for it costs more than one
+/// interruption too many.
+pub const BUDGET_EXEMPT_IMPORTANCE_MIN: u8 = 85;
+/// An action item asked of the user due within this many minutes cannot wait for a digest.
+pub const ACTION_DUE_SOON_MINUTES: i64 = 90;
+/// A digest of what was kept back is shown at most this often during the day (and always at
+/// the end of quiet hours and of the run): a few times a day is what a person reads.
+pub const DIGEST_INTERVAL_MINUTES: i64 = 240;
+
+/// The window the interruption budget counts over: the past hour, the unit people judge
+/// "how often did it bother me" in.
+pub const INTERRUPTION_WINDOW_MINUTES: i64 = 60;
+/// Taps on the watch in any [`INTERRUPTION_WINDOW_MINUTES`]: one every 20 minutes at most on
+/// average, so a tap still means something; more news waits for the digest.
+pub const WATCH_INTERRUPTIONS_PER_WINDOW_MAX: usize = 3;
+/// Cards on the phone in any window: two an hour keeps a day of cards near the 20 a person
+/// reads without starting to ignore them (issue 18's target for cards and speech together).
+pub const PHONE_CARD_INTERRUPTIONS_PER_WINDOW_MAX: usize = 2;
+/// Speech in the earbuds in any window: it stops what the user is doing, so once an hour at
+/// most, and only for what is urgent and new.
+pub const EARBUD_TTS_INTERRUPTIONS_PER_WINDOW_MAX: usize = 1;
 /// Longest summary: a phone card's two lines, or a sentence spoken in the earbuds.
 pub const SUMMARY_CHARS_MAX: usize = 300;
 

@@ -456,13 +456,15 @@ fn print_decision(
         Decision::Declined => "declined: ",
         Decision::Held => "held: ",
         Decision::AnswerUnmatched | Decision::AnswerAmbiguous => "answer: ",
+        Decision::Digest => "",
     };
     // A decision about a call names it; an answer that reached no single question names
     // what it answered (names the catalogue and the scenario's schema bound).
     let (agent, tool) = match (&trace.call, &trace.answer) {
         (Some(call), _) => (call.agent.as_str(), call.tool.as_str()),
         (None, Some(answer)) => (answer.agent.as_str(), answer.tool.as_str()),
-        (None, None) => ("?", "?"),
+        // The orchestrator's own card: the digest.
+        (None, None) => ("aura", "digest"),
     };
     let status = match trace.outcome.status.is_failure() {
         false => String::new(),
@@ -512,13 +514,16 @@ fn print_summary(
         summary.answers_ambiguous
     );
     println!(
-        "  proposals: {} repeats suppressed, {} lost their surface, {} refused and quarantined; {} ticks failed, {} calls failed",
+        "  proposals: {} repeats suppressed, {} with nothing new, {} held back by the budget, {} lost their surface, {} refused and quarantined; {} ticks failed, {} calls failed",
         summary.repeats,
+        summary.stale,
+        summary.held_back,
         summary.not_chosen,
         summary.proposals_refused,
         summary.ticks_failed,
         summary.calls_failed
     );
+    println!("  digests of what was held back: {}", summary.digests);
     println!(
         "  quarantined: {} record(s) in {}",
         summary.quarantined,

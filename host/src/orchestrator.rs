@@ -12,10 +12,23 @@
 //!   says how its args match one), never to what the agent's signals claim; an answer about an
 //!   item runs the one question bound to it, and an answer that matches none, or several, is
 //!   recorded and runs nothing. A second question about an item already asked is a repeat;
+//! - novelty: each tool's catalogue entry names which signals (and, for some tools, which items
+//!   of the answer) are news ([`crate::catalogue::NewsSignal`], [`ResultNews`]). A proposal
+//!   whose news the user has all been told does not run (`stale`); an answer with nothing new
+//!   is recorded SILENT; a card shows only the new items, most important first;
+//! - news below [`INTERRUPT_IMPORTANCE_MIN`] never interrupts;
 //! - in quiet hours PHONE_CARD and EARBUD_TTS become SILENT (only SILENT and WATCH at night);
-//! - one interruption per surface per tick (WATCH, PHONE_CARD, EARBUD_TTS): the highest
-//!   priority wins, ties by catalogue order of agents then the agent's own order; the others
-//!   are listed as not chosen (surface_busy) and may win a later tick. SILENT takes them all.
+//! - EARBUD_TTS only for urgent news (else WATCH);
+//! - the interruption budget: per surface, a bounded number of interruptions in any
+//!   [`INTERRUPTION_WINDOW_MINUTES`], except for news of [`BUDGET_EXEMPT_IMPORTANCE_MIN`] and
+//!   up; speech over its budget falls back to the watch;
+//! - one interruption per surface per tick (WATCH, PHONE_CARD, EARBUD_TTS): the most important
+//!   news wins, then the highest priority, ties by catalogue order of agents then the agent's
+//!   own order; the others are listed as not chosen (surface_busy) and may win a later tick.
+//!   SILENT takes them all;
+//! - what was kept back (quiet hours, the budget, minor news) waits, and a digest tells what is
+//!   still untold at the end of quiet hours, every [`DIGEST_INTERVAL_MINUTES`] when the phone
+//!   may interrupt, and at the end of the run.
 //!
 //! Every decision is written to traces.jsonl (durable, checked against trace.v1) before it is
 //! reported. A chosen proposal runs as the checked call it already is. It owns these rules; it
@@ -27,13 +40,21 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
+use time::OffsetDateTime;
+
+use crate::catalogue::{NewsSignal, ResultNews};
 use crate::envelope::Surface;
 use crate::host::{Host, TraceRecordError};
+use crate::limits::{
+    BUDGET_EXEMPT_IMPORTANCE_MIN, DIGEST_INTERVAL_MINUTES, EARBUD_TTS_INTERRUPTIONS_PER_WINDOW_MAX,
+    INTERRUPT_IMPORTANCE_MIN, INTERRUPTION_WINDOW_MINUTES, PHONE_CARD_INTERRUPTIONS_PER_WINDOW_MAX,
+    TRACE_SIGNAL_CHARS_MAX, TRACE_SIGNALS_MAX, WATCH_INTERRUPTIONS_PER_WINDOW_MAX,
+};
 use crate::scenario::{Answer, Scenario, World};
 use crate::tick::Proposal;
 use crate::trace::{
-    Decision, LostReason, NotChosen, Outcome, RationaleFacts, Status, Trace, TracedAnswer,
-    TracedCall, rationale, unplaced_answer_rationale,
+    Decision, LostReason, Moved, NotChosen, Outcome, RationaleFacts, Status, Trace, TracedAnswer,
+    TracedCall, digest_rationale, rationale, unplaced_answer_rationale,
 };
 
 /// Why a run stopped.
@@ -90,6 +111,12 @@ pub struct RunSummary {
     pub answers_ambiguous: usize,
     /// Proposals suppressed as repeats of something already shown or asked.
     pub repeats: usize,
+    /// Proposals not run because the user had been told all their news already.
+    pub stale: usize,
+    /// Proposals kept off their surface by the interruption budget (their news stays untold).
+    pub held_back: usize,
+    /// Digests of what was held back (at the end of quiet hours and of the run).
+    pub digests: usize,
     /// Proposals that lost their surface in their tick.
     pub not_chosen: usize,
     /// Proposals the crossing refused (each quarantined).
@@ -157,6 +184,168 @@ struct Memory {
     held: HashSet<String>,
     /// call_ids of answered questions (never asked again).
     answered: HashSet<String>,
+    /// News the user has been told, by subject: the highest level told, and when.
+    told: HashMap<String, Told>,
+    /// When each interrupting surface interrupted, oldest first (the budget's window).
+    interruptions: Vec<(Surface, OffsetDateTime)>,
+    /// Results kept from the user (quiet hours, the budget), oldest first, for the digest.
+    held_back: Vec<HeldBack>,
+    /// The subjects in `held_back`: they wait for the digest and are not news again before.
+    kept: HashSet<String>,
+    /// When the last digest was shown.
+    last_digest: Option<OffsetDateTime>,
+}
+
+/// What the user was told about a subject.
+#[derive(Debug, Clone, Copy)]
+struct Told {
+    /// The highest level told.
+    level: u8,
+    /// When it was last told.
+    at: OffsetDateTime,
+}
+
+/// A result the user was not shown, and the news it carried.
+#[derive(Debug, Clone)]
+struct HeldBack {
+    /// Its news subjects and their levels.
+    subjects: Vec<(String, u8)>,
+    /// What its surface would have shown.
+    summary: String,
+    /// When it was held back.
+    at: OffsetDateTime,
+}
+
+impl Memory {
+    /// The subjects of `proposal`'s news that the user has not been told at their level, and
+    /// the most important and most urgent of them. `None` when its tool names no news (the
+    /// identity rule alone applies to it).
+    fn fresh_news(&self, proposal: &Proposal, now: OffsetDateTime) -> Option<Fresh> {
+        let rules = proposal.call.spec().news;
+        match rules.is_empty() {
+            true => None,
+            false => Some(self.fresh_in(rules, &proposal.signals, now)),
+        }
+    }
+
+    /// The news `rules` find in `signals` that the user has not been told (at `now`).
+    fn fresh_in(&self, rules: &[NewsSignal], signals: &[String], now: OffsetDateTime) -> Fresh {
+        let mut fresh = Fresh::default();
+        for signal in signals {
+            for rule in rules {
+                let Some(subject) = rule.subject_of(signal) else {
+                    continue;
+                };
+                let told = self.told.get(&subject).is_some_and(|told| {
+                    let recent = rule
+                        .retell_after_minutes
+                        .is_none_or(|minutes| now - told.at < time::Duration::minutes(minutes));
+                    told.level >= rule.level && recent
+                });
+                if told || self.kept.contains(&subject) {
+                    continue;
+                }
+                fresh.importance = fresh.importance.max(rule.importance);
+                fresh.urgent |= rule.urgent;
+                if !fresh.subjects.iter().any(|(s, _)| *s == subject) {
+                    fresh.subjects.push((subject, rule.level));
+                }
+            }
+        }
+        fresh
+    }
+
+    /// Records that the user has been told `subjects` at their levels at `now`.
+    fn tell(&mut self, subjects: &[(String, u8)], now: OffsetDateTime) {
+        for (subject, level) in subjects {
+            let told = self.told.entry(subject.clone()).or_insert(Told {
+                level: *level,
+                at: now,
+            });
+            told.level = told.level.max(*level);
+            told.at = now;
+        }
+    }
+
+    /// Whether any of `subjects` is still untold at its level.
+    fn untold(&self, subjects: &[(String, u8)]) -> bool {
+        subjects.iter().any(|(subject, level)| {
+            self.told
+                .get(subject)
+                .is_none_or(|told| told.level < *level)
+        })
+    }
+
+    /// Whether any of `subjects`, held back at `since`, has not been told since at its level.
+    fn untold_since(&self, subjects: &[(String, u8)], since: OffsetDateTime) -> bool {
+        subjects.iter().any(|(subject, level)| {
+            self.told
+                .get(subject)
+                .is_none_or(|told| told.level < *level || told.at < since)
+        })
+    }
+
+    /// Whether `surface` may interrupt once more at `now`: fewer interruptions than its budget
+    /// in the past window.
+    fn within_budget(&self, surface: Surface, now: OffsetDateTime) -> bool {
+        let max = match surface {
+            Surface::Watch => WATCH_INTERRUPTIONS_PER_WINDOW_MAX,
+            Surface::PhoneCard => PHONE_CARD_INTERRUPTIONS_PER_WINDOW_MAX,
+            Surface::EarbudTts => EARBUD_TTS_INTERRUPTIONS_PER_WINDOW_MAX,
+            Surface::Silent => return true,
+        };
+        let since = now - time::Duration::minutes(INTERRUPTION_WINDOW_MINUTES);
+        let used = self
+            .interruptions
+            .iter()
+            .filter(|(s, at)| *s == surface && *at > since)
+            .count();
+        used < max
+    }
+}
+
+/// `result` with only the items of `news.items` the user has not been told, and those items'
+/// news.
+fn untold_items(
+    memory: &Memory,
+    news: ResultNews,
+    result: &Value,
+    now: OffsetDateTime,
+) -> (Value, Fresh) {
+    let mut fresh = Fresh::default();
+    let mut kept = result.clone();
+    if let Some(items) = kept.get_mut(news.items).and_then(Value::as_array_mut) {
+        items.retain(|item| {
+            let subject = ((news.subject)(item), 0);
+            let importance = (news.importance)(item, now);
+            // Kept for the digest, it waits, unless it can no longer wait (due soon now).
+            let waits =
+                memory.kept.contains(&subject.0) && importance < BUDGET_EXEMPT_IMPORTANCE_MIN;
+            let untold = memory.untold(std::slice::from_ref(&subject))
+                && !waits
+                && !fresh.subjects.contains(&subject);
+            if untold {
+                fresh.importance = fresh.importance.max(importance);
+                fresh.subjects.push(subject);
+            }
+            untold
+        });
+        // The card leads with the item that made it important (a stable sort: in the tool's
+        // order among equals).
+        items.sort_by_key(|item| std::cmp::Reverse((news.importance)(item, now)));
+    }
+    (kept, fresh)
+}
+
+/// The news in a proposal that the user has not been told.
+#[derive(Debug, Clone, Default)]
+struct Fresh {
+    /// Subjects and the level each is news at, in the order the signals name them.
+    subjects: Vec<(String, u8)>,
+    /// The highest importance among them (0-100).
+    importance: u8,
+    /// Whether any of them is urgent.
+    urgent: bool,
 }
 
 /// One candidate decision of a tick.
@@ -170,6 +359,20 @@ struct Choice {
     about: Option<String>,
     /// For a confirmed or declined question: the answer.
     answer: Option<TracedAnswer>,
+    /// What it tells the user that the user had not been told (`None`: its tool names no
+    /// news; questions and answers).
+    fresh: Option<Fresh>,
+    /// Why it is not on the surface its agent asked for, when it is not.
+    moved: Option<Moved>,
+}
+
+impl Choice {
+    /// Arbitration's order on a surface: the most important news first, then the agent's
+    /// priority.
+    fn rank(&self) -> (u8, u8) {
+        let importance = self.fresh.as_ref().map_or(0, |f| f.importance);
+        (importance, self.proposal.priority)
+    }
 }
 
 /// Where in `pending` the questions `answer` is about are: those the host bound to the item it
@@ -216,8 +419,13 @@ pub async fn run(
     let agents = host.agents();
     let ticks = scenario.ticks();
     let mut world = scenario.world();
-    let mut memory = Memory::default();
+    // The day starts with nothing held back: the first digest is due a digest interval in.
+    let mut memory = Memory {
+        last_digest: ticks.first().copied(),
+        ..Memory::default()
+    };
     let mut tick_us = Vec::with_capacity(ticks.len());
+    let mut was_quiet = false;
     let quarantined_before = host.quarantined();
     let mut summary = RunSummary {
         scenario: scenario.name.clone(),
@@ -236,9 +444,25 @@ pub async fn run(
             scenario,
             seed,
             index,
+            now,
             at: &at,
             decisions: 0,
         };
+        let quiet = scenario.is_quiet(now);
+        // Quiet hours are over: first what they kept back. During the day, what the budget
+        // kept, every few hours when the phone may interrupt.
+        let digest_due = memory
+            .last_digest
+            .is_none_or(|last| now - last >= time::Duration::minutes(DIGEST_INTERVAL_MINUTES));
+        if (was_quiet && !quiet)
+            || (!quiet
+                && digest_due
+                && !memory.held_back.is_empty()
+                && memory.within_budget(Surface::PhoneCard, now))
+        {
+            tick.digest(quiet, &mut memory, &mut summary, &mut report)?;
+        }
+        was_quiet = quiet;
         let answers = world.advance(scenario, now);
         for answer in answers {
             tick.answer(&answer, &mut world, &mut memory, &mut summary, &mut report)
@@ -259,10 +483,14 @@ pub async fn run(
                 Err(_quarantined) => summary.ticks_failed += 1,
             }
         }
-        let quiet = scenario.is_quiet(now);
-        for choice in arbitrate(proposals, quiet, &world, &mut memory, &mut summary) {
+        let choices = arbitrate(proposals, quiet, now, &world, &mut memory, &mut summary);
+        for choice in choices {
             tick.decide(choice, &mut world, &mut memory, &mut summary, &mut report)
                 .await?;
+        }
+        // The end of the day: what it kept back and never told.
+        if index + 1 == ticks.len() {
+            tick.digest(quiet, &mut memory, &mut summary, &mut report)?;
         }
         summary.ticks += 1;
     }
@@ -308,6 +536,7 @@ fn content_key(proposal: &Proposal) -> String {
 fn arbitrate(
     proposals: Vec<Proposal>,
     quiet: bool,
+    now: OffsetDateTime,
     world: &World,
     memory: &mut Memory,
     summary: &mut RunSummary,
@@ -345,6 +574,16 @@ fn arbitrate(
             summary.repeats += 1;
             continue;
         }
+        // Novelty, not identity: a call whose news the user has all been told (a count that
+        // moved, the same top item again) does not run at all.
+        let fresh = match proposal.call.needs_confirmation() {
+            true => None,
+            false => memory.fresh_news(&proposal, now),
+        };
+        if fresh.as_ref().is_some_and(|f| f.subjects.is_empty()) {
+            summary.stale += 1;
+            continue;
+        }
         let requested = requested_surface(&proposal);
         let (decision, surface) = match proposal.call.needs_confirmation() {
             true if quiet => {
@@ -362,6 +601,55 @@ fn arbitrate(
                 other => (Decision::Executed, other),
             },
         };
+        let mut moved = (surface != requested).then_some(Moved::QuietHours);
+        // Minor news never interrupts; the digest tells it.
+        let surface = match surface {
+            Surface::Silent => Surface::Silent,
+            _ if fresh
+                .as_ref()
+                .is_some_and(|f| f.importance < INTERRUPT_IMPORTANCE_MIN) =>
+            {
+                moved = Some(Moved::Minor);
+                Surface::Silent
+            }
+            other => other,
+        };
+        // The earbuds speak only what is urgent and new; anything else may tap the watch.
+        let surface = match surface {
+            Surface::EarbudTts if !fresh.as_ref().is_some_and(|f| f.urgent) => {
+                moved = Some(Moved::NotUrgent);
+                Surface::Watch
+            }
+            other => other,
+        };
+        // The budget: a surface that used up its interruptions for the past hour shows
+        // nothing more; the news stays untold, so it is still news for the digest. Speech
+        // over its budget may still tap the watch.
+        let surface = match surface {
+            Surface::EarbudTts
+                if decision == Decision::Executed
+                    && !memory.within_budget(Surface::EarbudTts, now)
+                    && memory.within_budget(Surface::Watch, now) =>
+            {
+                moved = Some(Moved::Budget);
+                Surface::Watch
+            }
+            other => other,
+        };
+        let surface = match surface {
+            Surface::Silent => Surface::Silent,
+            _ if decision == Decision::Executed
+                && !memory.within_budget(surface, now)
+                && fresh
+                    .as_ref()
+                    .is_none_or(|f| f.importance < BUDGET_EXEMPT_IMPORTANCE_MIN) =>
+            {
+                moved = Some(Moved::Budget);
+                summary.held_back += 1;
+                Surface::Silent
+            }
+            other => other,
+        };
         let choice = Choice {
             proposal,
             decision,
@@ -370,6 +658,8 @@ fn arbitrate(
             beaten: Vec::new(),
             about,
             answer: None,
+            fresh,
+            moved,
         };
         if surface == Surface::Silent {
             choices.push(choice);
@@ -380,7 +670,7 @@ fn arbitrate(
                 holder.insert(surface, choices.len());
                 choices.push(choice);
             }
-            Some(at) if choice.proposal.priority > choices[at].proposal.priority => {
+            Some(at) if choice.rank() > choices[at].rank() => {
                 // The newcomer takes the surface; the old holder and whatever it beat lose.
                 let mut old = std::mem::replace(&mut choices[at], choice);
                 let mut beaten = std::mem::take(&mut old.beaten);
@@ -411,6 +701,7 @@ struct TickRun<'a> {
     scenario: &'a Scenario,
     seed: u64,
     index: usize,
+    now: OffsetDateTime,
     at: &'a str,
     decisions: usize,
 }
@@ -464,6 +755,8 @@ impl TickRun<'_> {
             beaten: Vec::new(),
             about: question.about,
             answer: Some(traced),
+            fresh: None,
+            moved: None,
         };
         self.decide(choice, world, memory, summary, report).await
     }
@@ -496,6 +789,71 @@ impl TickRun<'_> {
             rationale: unplaced_answer_rationale(&answer, questions),
             outcome: Outcome::answer_unresolved(&answer.item, questions),
             answer: Some(answer),
+            fuel_used: 0,
+            not_chosen: Vec::new(),
+        };
+        self.record(trace, summary, report)
+    }
+
+    /// Gathers what was held back and is still untold on one card (SILENT in quiet hours),
+    /// and counts it told.
+    fn digest(
+        &mut self,
+        quiet: bool,
+        memory: &mut Memory,
+        summary: &mut RunSummary,
+        report: &mut impl FnMut(RunEvent<'_>),
+    ) -> Result<(), RunError> {
+        let held: Vec<HeldBack> = std::mem::take(&mut memory.held_back);
+        memory.kept.clear();
+        let untold: Vec<HeldBack> = held
+            .into_iter()
+            .filter(|h| memory.untold_since(&h.subjects, h.at))
+            .collect();
+        if untold.is_empty() {
+            return Ok(());
+        }
+        let mut subjects: Vec<String> = Vec::new();
+        for item in &untold {
+            memory.tell(&item.subjects, self.now);
+            for (subject, _) in &item.subjects {
+                if !subjects.contains(subject) {
+                    subjects.push(subject.clone());
+                }
+            }
+        }
+        let surface = match quiet {
+            true => Surface::Silent,
+            false => Surface::PhoneCard,
+        };
+        if surface != Surface::Silent {
+            memory.interruptions.push((surface, self.now));
+        }
+        memory.last_digest = Some(self.now);
+        summary.shown.add(surface);
+        summary.digests += 1;
+        let summaries: Vec<String> = untold.into_iter().map(|h| h.summary).collect();
+        let trace = Trace {
+            trace_id: self.next_trace_id(),
+            scenario: self.scenario.name.clone(),
+            seed: self.seed,
+            tick: self.index,
+            at: self.at.to_owned(),
+            decision: Decision::Digest,
+            call: None,
+            proposed_by: None,
+            about: None,
+            answer: None,
+            rationale: digest_rationale(summaries.len(), subjects.len(), surface),
+            signals: subjects
+                .into_iter()
+                .take(TRACE_SIGNALS_MAX)
+                .map(|s| s.chars().take(TRACE_SIGNAL_CHARS_MAX).collect())
+                .collect(),
+            priority: 0,
+            requested_surface: Surface::PhoneCard,
+            surface,
+            outcome: Outcome::digest(&summaries),
             fuel_used: 0,
             not_chosen: Vec::new(),
         };
@@ -535,10 +893,12 @@ impl TickRun<'_> {
             proposal,
             decision,
             requested,
-            surface,
+            mut surface,
             beaten,
             about,
             answer,
+            mut fresh,
+            mut moved,
         } = choice;
         let call = proposal.call.call();
         let spec = proposal.call.spec();
@@ -547,8 +907,54 @@ impl TickRun<'_> {
                 memory.shown.insert(call.call_id.clone());
                 memory.shown.insert(content_key(&proposal));
                 let (outcome, fuel_used, result) = self.execute(&proposal).await;
+                // A tool whose news is in its answer: what the answer tells that the user
+                // has not been told. Nothing: recorded, not shown.
+                let mut outcome = outcome;
+                if let (Some(news), Some(result)) = (spec.news_in_result, &result) {
+                    let (told, untold) = untold_items(memory, news, result, self.now);
+                    if untold.subjects.is_empty() {
+                        if surface != Surface::Silent {
+                            surface = Surface::Silent;
+                            moved = Some(Moved::NothingNew);
+                        }
+                    } else {
+                        if untold.importance < INTERRUPT_IMPORTANCE_MIN
+                            && surface != Surface::Silent
+                        {
+                            surface = Surface::Silent;
+                            moved = Some(Moved::Minor);
+                        }
+                        // The card tells only what is new, leading with it.
+                        outcome = Outcome::ok(spec, &told);
+                    }
+                    let fresh = fresh.get_or_insert_with(Fresh::default);
+                    fresh.importance = fresh.importance.max(untold.importance);
+                    fresh.subjects.extend(untold.subjects);
+                }
                 if outcome.status == Status::Ok {
                     summary.shown.add(surface);
+                    // Told: shown on an interrupting surface, or recorded silently because
+                    // its agent asked for no more. Moved to SILENT (quiet hours, budget), it
+                    // is still news.
+                    let told = surface != Surface::Silent || requested == Surface::Silent;
+                    match fresh.as_ref() {
+                        Some(fresh) if told => memory.tell(&fresh.subjects, self.now),
+                        Some(fresh) if !fresh.subjects.is_empty() => {
+                            memory
+                                .kept
+                                .extend(fresh.subjects.iter().map(|(s, _)| s.clone()));
+                            memory.held_back.push(HeldBack {
+                                subjects: fresh.subjects.clone(),
+                                summary: outcome.summary.clone(),
+                                at: self.now,
+                            });
+                        }
+                        Some(_) => {}
+                        None => {}
+                    }
+                    if surface != Surface::Silent {
+                        memory.interruptions.push((surface, self.now));
+                    }
                 } else {
                     summary.calls_failed += 1;
                 }
@@ -580,10 +986,12 @@ impl TickRun<'_> {
                 summary.held += 1;
                 (Outcome::held(), 0)
             }
-            // Answers that reach no single question never come here (`record_unplaced`).
+            // Answers that reach no single question never come here (`record_unplaced`), nor
+            // digests (`digest`).
             Decision::AnswerUnmatched | Decision::AnswerAmbiguous => {
                 (Outcome::answer_unresolved(&call.tool, 0), 0)
             }
+            Decision::Digest => (Outcome::digest(&[]), 0),
         };
         let rationale = rationale(&RationaleFacts {
             lead: spec.rationale_lead,
@@ -595,6 +1003,16 @@ impl TickRun<'_> {
             requested,
             surface,
             beaten: beaten.len(),
+            moved,
+            news: &fresh
+                .as_ref()
+                .map(|f| {
+                    f.subjects
+                        .iter()
+                        .map(|(s, _)| s.clone())
+                        .collect::<Vec<_>>()
+                })
+                .unwrap_or_default(),
         });
         let trace = Trace {
             trace_id: self.next_trace_id(),
@@ -702,6 +1120,120 @@ mod tests {
             question("t_real000002", "Dentist", Some("invitation:i1")),
         ];
         assert_eq!(questions_answered(&twice, &yes("invitation:i1")), [0, 1]);
+    }
+
+    /// 2026-11-23 at `hh:mm` UTC.
+    fn at(hh: u8, mm: u8) -> OffsetDateTime {
+        time::macros::datetime!(2026-11-23 00:00 UTC)
+            + time::Duration::hours(i64::from(hh))
+            + time::Duration::minutes(i64::from(mm))
+    }
+
+    fn signals(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn a_budget_is_news_when_it_first_shows_and_again_only_when_it_rises() {
+        let rules = crate::catalogue::tool("finance", "budget_status")
+            .unwrap()
+            .news;
+        let mut memory = Memory::default();
+        // at_risk: level 1, importance 35 (catalogue/finance.rs); `top:` is no rule's kind.
+        let fresh = memory.fresh_in(rules, &signals(&["at_risk:dining/EUR", "top:x"]), at(9, 0));
+        assert_eq!(fresh.subjects, [("budget:dining/EUR".to_owned(), 1)]);
+        assert_eq!((fresh.importance, fresh.urgent), (35, false));
+        memory.tell(&fresh.subjects, at(9, 0));
+        // Told at 1: the same state is no news, a count that moved neither.
+        let again = memory.fresh_in(rules, &signals(&["at_risk:dining/EUR"]), at(12, 0));
+        assert!(again.subjects.is_empty());
+        // Over: level 2 > 1, news at importance 60.
+        let over = memory.fresh_in(rules, &signals(&["over:dining/EUR"]), at(13, 30));
+        assert_eq!(over.subjects, [("budget:dining/EUR".to_owned(), 2)]);
+        assert_eq!(over.importance, 60);
+        memory.tell(&over.subjects, at(13, 30));
+        // Back at risk after over: lower than told, no news; another budget is.
+        let both = signals(&["at_risk:dining/EUR", "at_risk:shopping/EUR"]);
+        let fresh = memory.fresh_in(rules, &both, at(14, 0));
+        assert_eq!(fresh.subjects, [("budget:shopping/EUR".to_owned(), 1)]);
+        // Kept for the digest, it waits for the digest.
+        memory.kept.insert("budget:shopping/EUR".to_owned());
+        assert!(
+            memory
+                .fresh_in(rules, &both, at(14, 15))
+                .subjects
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn a_state_is_told_again_only_an_hour_later() {
+        let rules = crate::catalogue::tool("wellness", "stress_score")
+            .unwrap()
+            .news;
+        let mut memory = Memory::default();
+        let high = signals(&["stress:82", "level:high"]);
+        let fresh = memory.fresh_in(rules, &high, at(14, 0));
+        assert_eq!(fresh.subjects, [("stress".to_owned(), 2)]);
+        memory.tell(&fresh.subjects, at(14, 0));
+        // retell_after(60): 59 minutes later no news, 60 minutes later news again.
+        assert!(
+            memory
+                .fresh_in(rules, &high, at(14, 59))
+                .subjects
+                .is_empty()
+        );
+        assert_eq!(memory.fresh_in(rules, &high, at(15, 0)).subjects.len(), 1);
+        // A low level is no rule's value: never news.
+        let low = signals(&["stress:10", "level:low"]);
+        assert!(memory.fresh_in(rules, &low, at(9, 0)).subjects.is_empty());
+    }
+
+    #[test]
+    fn the_budget_counts_the_past_hour_per_surface() {
+        let mut memory = Memory::default();
+        memory.interruptions = vec![
+            (Surface::PhoneCard, at(10, 0)),
+            (Surface::Watch, at(10, 10)),
+            (Surface::PhoneCard, at(10, 30)),
+        ];
+        // PHONE_CARD allows 2 in any 60 minutes: both count at 10:59; at 11:00 the one of
+        // 10:00 is out of the window (exactly 60 minutes old).
+        assert!(!memory.within_budget(Surface::PhoneCard, at(10, 59)));
+        assert!(memory.within_budget(Surface::PhoneCard, at(11, 0)));
+        // WATCH allows 3; one was used. SILENT has no budget.
+        assert!(memory.within_budget(Surface::Watch, at(10, 59)));
+        assert!(memory.within_budget(Surface::Silent, at(10, 59)));
+        // EARBUD_TTS allows 1, none used.
+        memory.interruptions.push((Surface::EarbudTts, at(10, 45)));
+        assert!(!memory.within_budget(Surface::EarbudTts, at(11, 44)));
+        assert!(memory.within_budget(Surface::EarbudTts, at(11, 45)));
+    }
+
+    #[test]
+    fn a_card_keeps_only_the_untold_items_and_leads_with_the_most_important() {
+        let news = crate::catalogue::tool("finance", "detect_anomalies")
+            .unwrap()
+            .news_in_result
+            .unwrap();
+        let flagged = |id: &str, reason: &str| serde_json::json!({"id": id, "reasons": [reason]});
+        let result = serde_json::json!({"flagged": [flagged("tx-dup", "duplicate"),
+            flagged("tx-big", "unusually_large")], "evaluated": 9});
+        let mut memory = Memory::default();
+        // Both untold: unusually_large (90) before duplicate (65).
+        let (card, fresh) = untold_items(&memory, news, &result, at(20, 45));
+        assert_eq!(card["flagged"][0]["id"], "tx-big");
+        assert_eq!(card["flagged"][1]["id"], "tx-dup");
+        assert_eq!(fresh.importance, 90);
+        // The duplicate was told at 17:45: only the large charge is on the card.
+        memory.tell(&[("transaction:tx-dup".to_owned(), 0)], at(17, 45));
+        let (card, fresh) = untold_items(&memory, news, &result, at(20, 45));
+        assert_eq!(
+            card["flagged"],
+            serde_json::json!([flagged("tx-big", "unusually_large")])
+        );
+        assert_eq!(fresh.subjects, [("transaction:tx-big".to_owned(), 0)]);
+        assert_eq!(card["evaluated"], 9, "the rest of the result is kept");
     }
 
     #[test]

@@ -35,6 +35,9 @@ pub enum Decision {
     AnswerUnmatched,
     /// An answer that matched more than one pending question: nothing ran.
     AnswerAmbiguous,
+    /// What was kept from the user (quiet hours, the interruption budget) and not told
+    /// since, gathered on one card.
+    Digest,
 }
 
 /// An answer of the user's, as the scenario gave it.
@@ -83,6 +86,8 @@ pub enum Status {
     Unmatched,
     /// An answer that matched several questions.
     Ambiguous,
+    /// A digest of what was held back.
+    Digest,
 }
 
 impl Status {
@@ -97,6 +102,7 @@ impl Status {
             Self::Held => "held",
             Self::Unmatched => "unmatched",
             Self::Ambiguous => "ambiguous",
+            Self::Digest => "digest",
         }
     }
 
@@ -154,6 +160,12 @@ impl Outcome {
     /// A question kept for the morning.
     pub fn held() -> Self {
         Self::new(Status::Held, None, "Question kept for the morning".into())
+    }
+
+    /// A digest of what was held back: each item's summary, oldest first.
+    pub fn digest(items: &[String]) -> Self {
+        let summary = format!("Held back ({}): {}", items.len(), items.join("; "));
+        Self::new(Status::Digest, None, summary)
     }
 
     /// An answer about `item` that matched `questions` pending questions (none, or several):
@@ -271,6 +283,47 @@ pub struct RationaleFacts<'a> {
     pub surface: Surface,
     /// Proposals it beat on that surface.
     pub beaten: usize,
+    /// Why it went to another surface than the one asked for, when it did.
+    pub moved: Option<Moved>,
+    /// What it tells the user that the user had not been told (news subjects).
+    pub news: &'a [String],
+}
+
+/// Why a call was shown on another surface than the one its agent asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Moved {
+    /// Quiet hours: nothing interrupts but the watch.
+    QuietHours,
+    /// The surface's interruptions for the past hour are used up; the news waits for the
+    /// digest.
+    Budget,
+    /// The earbuds speak only what is urgent and new.
+    NotUrgent,
+    /// Its answer told nothing the user had not been told (or nothing at all).
+    NothingNew,
+    /// Its news is too minor to interrupt; it waits for the digest.
+    Minor,
+}
+
+impl Moved {
+    fn as_str(self) -> &'static str {
+        match self {
+            Moved::QuietHours => "quiet hours",
+            Moved::Budget => "this hour's interruptions of that surface are used up",
+            Moved::NotUrgent => "not urgent enough to be spoken",
+            Moved::NothingNew => "nothing you have not been told",
+            Moved::Minor => "too minor to interrupt, kept for the digest",
+        }
+    }
+}
+
+/// The rationale of a digest of `items` held-back results about `subjects` news subjects.
+pub fn digest_rationale(items: usize, subjects: usize, surface: Surface) -> String {
+    format!(
+        "Kept from you by quiet hours or the interruption budget and not told since: {items} \
+         result(s) about {subjects} subject(s), gathered on one card; shown on {}.",
+        surface.as_str()
+    )
 }
 
 /// The rationale of an answer that reached `questions` pending questions (none, or several).
@@ -309,9 +362,13 @@ pub fn rationale(facts: &RationaleFacts<'_>) -> String {
             facts.beaten + 1
         ));
     }
+    if !facts.news.is_empty() {
+        text.push_str(&format!("; new: {}", visible(&facts.news.join(", "))));
+    }
     let tail = match facts.decision {
         Decision::Executed | Decision::Confirmed if facts.requested != facts.surface => format!(
-            "; quiet hours: {surface} instead of {}",
+            "; {}: {surface} instead of {}",
+            facts.moved.unwrap_or(Moved::QuietHours).as_str(),
             facts.requested.as_str()
         ),
         Decision::Executed => format!("; shown on {surface}"),
@@ -322,6 +379,7 @@ pub fn rationale(facts: &RationaleFacts<'_>) -> String {
         Decision::AnswerUnmatched | Decision::AnswerAmbiguous => {
             "; the answer reached no single question, so nothing was run".to_owned()
         }
+        Decision::Digest => format!("; shown on {surface}"),
     };
     text.push_str(&tail);
     text.push('.');
@@ -391,12 +449,27 @@ pub(crate) mod tests {
             requested: Surface::Watch,
             surface: Surface::Watch,
             beaten: 1,
+            moved: None,
+            news: &[],
         };
         assert_eq!(
             rationale(&facts),
             "Calendar conflicts need resolving (calendar.detect_conflicts): double_booking:e1/e2. \
              Priority 90, the highest of 2 proposals for WATCH; shown on WATCH."
         );
+        let news = vec!["conflict:e1/e2".to_owned()];
+        let budget = RationaleFacts {
+            requested: Surface::PhoneCard,
+            surface: Surface::Silent,
+            beaten: 0,
+            moved: Some(Moved::Budget),
+            news: &news,
+            ..facts
+        };
+        assert!(rationale(&budget).ends_with(
+            "Priority 90; new: conflict:e1/e2; this hour's interruptions of that surface are used \
+             up: SILENT instead of PHONE_CARD."
+        ));
         let quiet = RationaleFacts {
             requested: Surface::PhoneCard,
             surface: Surface::Silent,

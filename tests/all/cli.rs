@@ -254,8 +254,8 @@ fn run_shows_agent_text_as_visible_escapes() {
     assert!(decisions[0].ends_with(shown), "{}", decisions[0]);
     // The rationale (the -v line) carries the signal, escaped alike.
     let rationale = format!(
-        "Stress is high and the day has room for a break (wellness.suggest_break): {shown}. \
-         Priority 90; shown on WATCH."
+        "Stress is high and the day has room for a break (wellness.suggest_break): stress:10, \
+         {shown}. Priority 90; new: break; shown on WATCH."
     );
     assert!(stdout.contains(&rationale), "{stdout}");
     // traces.jsonl is for programs: JSON escapes the control characters itself, and the

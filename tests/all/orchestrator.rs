@@ -73,11 +73,14 @@ async fn the_short_scenario_decides_as_worked_out_by_hand() {
             (
                 t["trace_id"].as_str().unwrap().to_owned(),
                 t["decision"].as_str().unwrap().to_owned(),
-                format!(
-                    "{}.{}",
-                    t["call"]["agent"].as_str().unwrap(),
-                    t["call"]["tool"].as_str().unwrap()
-                ),
+                match t.get("call") {
+                    Some(call) => format!(
+                        "{}.{}",
+                        call["agent"].as_str().unwrap(),
+                        call["tool"].as_str().unwrap()
+                    ),
+                    None => "aura.digest".to_owned(),
+                },
                 t["surface"].as_str().unwrap().to_owned(),
                 t["priority"].as_u64().unwrap(),
             )
@@ -93,14 +96,21 @@ async fn the_short_scenario_decides_as_worked_out_by_hand() {
         )
     };
     // Tick 0, 08:45. calendar: e1 09:00-10:00 and e2 09:30-10:30 overlap: 50 (overlap) + 40
-    // (the later starts within 60 min) = 90, on the WATCH (starts within the hour). It also
-    // proposes the invitation i1 (14:00 today): 40 + 20 (within 24 h), no conflict = 60, a
-    // confirm_required call, so it is asked on PHONE_CARD, not run. wellness: HRV 41 against
-    // 50 is a 18 % drop → sub-score round(100·(18−10)/(50−10)) = 20; resting HR 72 against
-    // 60 is +12 bpm → 100; sleep 480 against 480 → 0; score (500·20 + 300·100 + 200·0)/1000
-    // = 40, moderate → WATCH at priority 40/2 = 20: it loses the WATCH to calendar's 90.
-    // Tick 1, 09:00. The overlap and the question repeat (suppressed); stress has the WATCH.
-    // Tick 2, 09:15. The user's yes (09:05) runs schedule_event; nothing else is new.
+    // (the later starts within 60 min) = 90, on the WATCH (starts within the hour). Its news,
+    // `conflict:e1/e2` (an overlap: importance 60, catalogue), is untold, so it interrupts.
+    // calendar also proposes the invitation i1 (14:00 today): 40 + 20 (within 24 h), no
+    // conflict = 60, a confirm_required call, so it is asked on PHONE_CARD, not run.
+    // wellness: HRV 41 against 50 is a 18 % drop → sub-score round(100·(18−10)/(50−10)) = 20;
+    // resting HR 72 against 60 is +12 bpm → 100; sleep 480 against 480 → 0; score
+    // (500·20 + 300·100 + 200·0)/1000 = 40, moderate → WATCH at priority 40/2 = 20. Its news
+    // (`level:moderate`: the subject `stress` at level 1, importance 30) is below
+    // INTERRUPT_IMPORTANCE_MIN (40): it runs, is recorded SILENT and kept for the digest, and
+    // so no longer competes for the WATCH.
+    // Tick 1, 09:00. The overlap, the question and the stress reading repeat (suppressed);
+    // no digest yet (the last is the run's start, 15 min ago, and the interval is 240 min).
+    // Tick 2, 09:15. The user's yes (09:05) runs schedule_event. It is the last tick, so the
+    // run ends with the digest of what was held back and never told: the stress reading,
+    // on the PHONE_CARD (09:15 is not in quiet hours).
     assert_eq!(
         brief,
         vec![
@@ -119,10 +129,10 @@ async fn the_short_scenario_decides_as_worked_out_by_hand() {
                 60
             ),
             expect(
-                "tr_00001_000",
+                "tr_00000_002",
                 "executed",
                 "wellness.stress_score",
-                "WATCH",
+                "SILENT",
                 20
             ),
             expect(
@@ -132,6 +142,7 @@ async fn the_short_scenario_decides_as_worked_out_by_hand() {
                 "PHONE_CARD",
                 60
             ),
+            expect("tr_00002_001", "digest", "aura.digest", "PHONE_CARD", 0),
         ]
     );
     assert_eq!(traces[0]["signals"][0], "overlap:e1/e2");
@@ -139,26 +150,42 @@ async fn the_short_scenario_decides_as_worked_out_by_hand() {
         traces[0]["outcome"]["summary"],
         "0 double booking(s), 1 overlap(s), 0 tight transition(s); first: e1 / e2"
     );
-    let lost = &traces[0]["not_chosen"];
-    assert_eq!(lost.as_array().unwrap().len(), 1);
-    assert_eq!(lost[0]["tool"], "stress_score");
-    assert_eq!(lost[0]["priority"], 20);
-    assert_eq!(lost[0]["reason"], "surface_busy");
+    assert_eq!(traces[0]["not_chosen"], serde_json::json!([]));
     assert_eq!(traces[1]["outcome"]["status"], "pending");
     assert_eq!(traces[1]["fuel_used"], 0, "a question does not run");
     assert_eq!(traces[2]["outcome"]["summary"], "Stress 40 (moderate)");
+    assert!(
+        traces[2]["rationale"].as_str().unwrap().ends_with(
+            "new: stress; too minor to interrupt, kept for the digest: SILENT instead of WATCH."
+        ),
+        "{}",
+        traces[2]["rationale"]
+    );
     assert_eq!(traces[3]["outcome"]["status"], "ok");
     assert_eq!(traces[3]["call"]["call_id"], traces[1]["call"]["call_id"]);
     assert!(traces[3]["fuel_used"].as_u64().unwrap() > 0);
+    assert_eq!(traces[4]["outcome"]["status"], "digest");
+    assert_eq!(
+        traces[4]["outcome"]["summary"],
+        "Held back (1): Stress 40 (moderate)"
+    );
+    assert_eq!(traces[4]["signals"], serde_json::json!(["stress"]));
     assert_eq!(summary.ticks, 3);
     assert_eq!(summary.signals, 3);
-    assert_eq!(summary.decisions, 4);
-    assert_eq!((summary.shown.WATCH, summary.shown.PHONE_CARD), (2, 1));
+    assert_eq!(summary.decisions, 5);
+    assert_eq!(
+        (
+            summary.shown.WATCH,
+            summary.shown.PHONE_CARD,
+            summary.shown.SILENT
+        ),
+        (1, 2, 1)
+    );
     assert_eq!(
         (summary.asked, summary.confirmed, summary.declined),
         (1, 1, 0)
     );
-    assert_eq!(summary.not_chosen, 1);
+    assert_eq!((summary.not_chosen, summary.digests), (0, 1));
     assert_eq!(
         summary.proposals_refused + summary.ticks_failed + summary.calls_failed,
         0
@@ -186,8 +213,10 @@ async fn the_same_seed_replays_byte_for_byte() {
     assert_eq!(first, second);
 }
 
-/// A long scenario for the crash test: a new wearable reading every minute for ten hours, so
-/// wellness proposes (and the orchestrator records) a new stress score almost every tick.
+/// A long scenario for the crash test: ten hours of a new urgent mail from a VIP every minute
+/// (and a wearable reading), so every tick has news: comms proposes a triage that names a
+/// message the user has not been told about, and the orchestrator records a decision for it
+/// (on a surface while the budget lasts, SILENT after).
 fn long_scenario(dir: &Path) -> PathBuf {
     let mut signals = Vec::new();
     for minute in 0..600 {
@@ -199,11 +228,17 @@ fn long_scenario(dir: &Path) -> PathBuf {
         let data =
             serde_json::json!({"hrv_ms": 30 + minute % 25, "resting_hr_bpm": 60 + minute % 13});
         signals.push(serde_json::json!({"at": at, "kind": "reading", "data": data}));
+        let message = serde_json::json!({"id": format!("m-{minute:03}"),
+            "thread_id": format!("th-{minute:03}"), "sender": "Boss <boss@example.com>",
+            "subject": "URGENT: call me", "body": "Please call me as soon as possible.",
+            "received_at": at});
+        signals.push(serde_json::json!({"at": at, "kind": "message", "data": message}));
     }
     let scenario = serde_json::json!({
         "scenario": "long", "start": "2026-11-23T08:00:00+01:00",
         "end": "2026-11-23T17:59:00+01:00", "tick_minutes": 1, "utc_offset_minutes": 60,
-        "profile": {"baselines": {"hrv_ms": 50, "resting_hr_bpm": 60, "sleep_minutes": 480}},
+        "profile": {"me": "me@example.com", "vip_senders": ["boss@example.com"],
+            "baselines": {"hrv_ms": 50, "resting_hr_bpm": 60, "sleep_minutes": 480}},
         "signals": signals,
     });
     let path = dir.join("long.json");
@@ -282,7 +317,7 @@ fn a_run_killed_mid_way_loses_nothing_it_reported() {
         .lines()
         .map(|line| serde_json::from_str(line).expect("no torn fragment is left"))
         .collect();
-    assert_eq!(appended.len(), 4, "the short scenario's four decisions");
+    assert_eq!(appended.len(), 5, "the short scenario's five decisions");
     assert_eq!(appended[0]["scenario"], "short");
 }
 

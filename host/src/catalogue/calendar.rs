@@ -7,7 +7,7 @@
 use serde_json::{Map, Value};
 
 use super::text::{count, text};
-use super::{About, AgentSpec, Effect, tool_entry};
+use super::{About, AgentSpec, Effect, news, tool_entry};
 use crate::limits::{DEADLINE_MS_DEFAULT, MEMORY_BYTES_MAX};
 
 pub(super) const AGENT: AgentSpec = AgentSpec {
@@ -21,7 +21,9 @@ pub(super) const AGENT: AgentSpec = AgentSpec {
             summary: free_slots,
             question: None,
             on_confirm: None,
-            about: None),
+            about: None,
+            news: &[],
+            news_in_result: None),
         tool_entry!("calendar", "detect_conflicts",
             deadline_ms: DEADLINE_MS_DEFAULT,
             confirm: false,
@@ -29,7 +31,15 @@ pub(super) const AGENT: AgentSpec = AgentSpec {
             summary: conflicts,
             question: None,
             on_confirm: None,
-            about: None),
+            about: None,
+            news: &[
+                // The same pair of events escalates: a tight transition (1) that becomes an
+                // overlap (2) or a double booking (3) is news again.
+                news("double_booking", "conflict", 3, 80, false),
+                news("overlap", "conflict", 2, 60, false),
+                news("tight_transition", "conflict", 1, 40, false),
+            ],
+            news_in_result: None),
         tool_entry!("calendar", "schedule_event",
         deadline_ms: DEADLINE_MS_DEFAULT,
         confirm: true,
@@ -40,7 +50,9 @@ pub(super) const AGENT: AgentSpec = AgentSpec {
         about: Some(About {
             kind: "invitation",
             matches: event_is_invitation,
-        })),
+        }),
+        news: &[],
+        news_in_result: None),
     ],
     // A scheduled event asks wellness for a break after it (`break_after`).
     may_call: &[("wellness", "suggest_break")],

@@ -7,7 +7,7 @@
 use serde_json::Value;
 
 use super::text::{count, money, number, text};
-use super::{AgentSpec, tool_entry};
+use super::{AgentSpec, ResultNews, news, tool_entry};
 use crate::limits::MEMORY_BYTES_MAX;
 
 /// finance takes up to 2000 transactions per call: measured at that bound, 46-61 M fuel, and
@@ -26,7 +26,9 @@ pub(super) const AGENT: AgentSpec = AgentSpec {
             summary: categorized,
             question: None,
             on_confirm: None,
-            about: None),
+            about: None,
+            news: &[],
+            news_in_result: None),
         tool_entry!("finance", "budget_status",
             deadline_ms: FINANCE_DEADLINE_MS,
             confirm: false,
@@ -34,23 +36,45 @@ pub(super) const AGENT: AgentSpec = AgentSpec {
             summary: budgets,
             question: None,
             on_confirm: None,
-            about: None),
+            about: None,
+            news: &[
+                news("at_risk", "budget", 1, 35, false),
+                news("over", "budget", 2, 60, false),
+            ],
+            news_in_result: None),
         tool_entry!("finance", "detect_anomalies",
-            deadline_ms: FINANCE_DEADLINE_MS,
-            confirm: false,
-            rationale: "Card activity looks wrong",
-            summary: anomalies,
-            question: None,
-            on_confirm: None,
-            about: None),
+        deadline_ms: FINANCE_DEADLINE_MS,
+        confirm: false,
+        rationale: "Card activity looks wrong",
+        summary: anomalies,
+        question: None,
+        on_confirm: None,
+        about: None,
+        news: &[
+            news("unusually_large", "transaction", 0, 90, true),
+            news("duplicate", "transaction", 0, 65, false),
+        ],
+        news_in_result: Some(ResultNews {
+            items: "flagged",
+            subject: flagged_subject,
+            importance: flagged_importance,
+        })),
         tool_entry!("finance", "upcoming_bills",
-            deadline_ms: FINANCE_DEADLINE_MS,
-            confirm: false,
-            rationale: "Bills are coming due",
-            summary: bills,
-            question: None,
-            on_confirm: None,
-            about: None),
+        deadline_ms: FINANCE_DEADLINE_MS,
+        confirm: false,
+        rationale: "Bills are coming due",
+        summary: bills,
+        question: None,
+        on_confirm: None,
+        about: None,
+        news: &[
+            news("bill_due", "bill", 0, 50, false),
+        ],
+        news_in_result: Some(ResultNews {
+            items: "bills",
+            subject: bill_subject,
+            importance: bill_importance,
+        })),
     ],
     // finance answers from its args alone.
     may_call: &[],
@@ -80,6 +104,38 @@ fn budgets(result: &Value) -> String {
         "{over} budget(s) over, {at_risk} at risk in {}{worst}",
         text(&result["month"])
     )
+}
+
+/// A flagged transaction's subject, as its signal names it (`transaction:<id>`).
+fn flagged_subject(flagged: &Value) -> String {
+    format!("transaction:{}", text(&flagged["id"]))
+}
+
+/// A charge far above what the merchant usually takes is what a card thief's first charge
+/// looks like: it leads. A duplicate charge matters, but can wait an hour.
+fn flagged_importance(flagged: &Value, _now: time::OffsetDateTime) -> u8 {
+    let reasons = flagged["reasons"].as_array().map_or(&[][..], Vec::as_slice);
+    match reasons.iter().any(|r| r == "unusually_large") {
+        true => 90,
+        false => 65,
+    }
+}
+
+/// A bill's subject, as its signal names it (`bill:<next date>:<last transaction id>`).
+fn bill_subject(bill: &Value) -> String {
+    format!(
+        "bill:{}:{}",
+        text(&bill["next_date"]),
+        text(&bill["last_transaction_id"])
+    )
+}
+
+/// A bill due today or tomorrow is a card; later ones wait for the digest.
+fn bill_importance(bill: &Value, _now: time::OffsetDateTime) -> u8 {
+    match bill["due_in_days"].as_i64() {
+        Some(days) if days <= 1 => 60,
+        _ => 35,
+    }
 }
 
 fn anomalies(result: &Value) -> String {

@@ -57,6 +57,140 @@ pub struct ToolSpec {
     /// so the user's answer about that item reaches exactly that question.
     #[serde(skip)]
     pub about: Option<About>,
+    /// Which of a proposal's signals name news for the user, and how much each matters. The
+    /// orchestrator interrupts only for news the user has not been told (a subject not told
+    /// yet, or told at a lower level); signals not listed here are context, never news.
+    #[serde(skip)]
+    pub news: &'static [NewsSignal],
+    /// For a tool whose news is known only from its answer: which items of the result are
+    /// news. The card shows only the items the user has not been told; a result with none is
+    /// recorded, not shown.
+    #[serde(skip)]
+    pub news_in_result: Option<ResultNews>,
+}
+
+/// The news items in a tool's result: an array member whose elements each name a subject.
+#[derive(Debug, Clone, Copy)]
+pub struct ResultNews {
+    /// The result's array member that holds the items (`items`).
+    pub items: &'static str,
+    /// The subject an item tells (the same item gives the same subject in every result).
+    pub subject: fn(&Value) -> String,
+    /// How much the item matters to the user at the given time, 0-100.
+    pub importance: fn(&Value, time::OffsetDateTime) -> u8,
+}
+
+/// One kind of signal that names something the user may need to know.
+///
+/// A signal `<kind>:<value>` matches when its kind is `kind` and, if `value` is given, its
+/// value is that. Its subject is `<subject>:<value>` when the value names an item
+/// (`interrupt:<message id>`), else `subject` alone (a state, like the stress level, or a
+/// measure, like the stress score of a break, whose value changes without being news).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NewsSignal {
+    /// The signal's kind (`interrupt`, `over`, `level`).
+    pub kind: &'static str,
+    /// Only this value matches (`level:high`); `None`: any value.
+    pub value: Option<&'static str>,
+    /// Whether the value names the item (and so is part of the subject).
+    pub keyed: bool,
+    /// What the news is about, the same across ticks and across kinds that escalate each
+    /// other (`at_risk:dining/EUR` and `over:dining/EUR` are both `budget:dining/EUR`).
+    pub subject: &'static str,
+    /// How far the subject has gone: told at one level, it is news again only at a higher one
+    /// (a budget at risk = 1, over = 2).
+    pub level: u8,
+    /// How much it matters to the user, 0-100: arbitration ranks a tick's news by it.
+    pub importance: u8,
+    /// Whether it may be spoken in the earbuds (EARBUD_TTS is only for what is urgent).
+    pub urgent: bool,
+    /// A state still true this long after it was told is news again (`None`: told once is
+    /// told for the run).
+    pub retell_after_minutes: Option<i64>,
+}
+
+impl NewsSignal {
+    /// The same rule, news again `minutes` after it was told.
+    pub const fn retell_after(self, minutes: i64) -> Self {
+        Self {
+            retell_after_minutes: Some(minutes),
+            ..self
+        }
+    }
+
+    /// The subject `signal` names under this rule, if it matches.
+    pub fn subject_of(&self, signal: &str) -> Option<String> {
+        let (kind, value) = signal.split_once(':')?;
+        if kind != self.kind {
+            return None;
+        }
+        if self.value.is_some_and(|wanted| wanted != value) {
+            return None;
+        }
+        Some(match self.keyed {
+            true => format!("{}:{value}", self.subject),
+            false => self.subject.to_owned(),
+        })
+    }
+}
+
+/// A news rule whose signal value names the item (see [`NewsSignal`]).
+pub(crate) const fn news(
+    kind: &'static str,
+    subject: &'static str,
+    level: u8,
+    importance: u8,
+    urgent: bool,
+) -> NewsSignal {
+    NewsSignal {
+        kind,
+        value: None,
+        keyed: true,
+        subject,
+        level,
+        importance,
+        urgent,
+        retell_after_minutes: None,
+    }
+}
+
+/// A news rule for a signal whose value is a measure, not an item: any value is the one
+/// subject (see [`NewsSignal`]).
+pub(crate) const fn measure(
+    kind: &'static str,
+    subject: &'static str,
+    importance: u8,
+) -> NewsSignal {
+    NewsSignal {
+        kind,
+        value: None,
+        keyed: false,
+        subject,
+        level: 0,
+        importance,
+        urgent: false,
+        retell_after_minutes: None,
+    }
+}
+
+/// A news rule for a state whose value is its level (see [`NewsSignal`]).
+pub(crate) const fn state(
+    kind: &'static str,
+    value: &'static str,
+    subject: &'static str,
+    level: u8,
+    importance: u8,
+) -> NewsSignal {
+    NewsSignal {
+        kind,
+        value: Some(value),
+        keyed: false,
+        subject,
+        level,
+        importance,
+        urgent: false,
+        retell_after_minutes: None,
+    }
 }
 
 /// How a question is bound to the item of the user's world it asks about.
@@ -129,7 +263,9 @@ macro_rules! tool_entry {
         summary: $summary:expr,
         question: $question:expr,
         on_confirm: $effect:expr,
-        about: $about:expr $(,)?
+        about: $about:expr,
+        news: $news:expr,
+        news_in_result: $news_in_result:expr $(,)?
     ) => {
         $crate::catalogue::ToolSpec {
             name: $tool,
@@ -142,6 +278,8 @@ macro_rules! tool_entry {
             question: $question,
             on_confirm: $effect,
             about: $about,
+            news: $news,
+            news_in_result: $news_in_result,
         }
     };
 }
@@ -238,6 +376,28 @@ pub fn to_json() -> serde_json::Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn news_rules_name_their_subjects() {
+        let interrupt = news("interrupt", "message", 0, 75, true);
+        assert_eq!(
+            interrupt.subject_of("interrupt:m-1"),
+            Some("message:m-1".into())
+        );
+        assert_eq!(interrupt.subject_of("top:m-1"), None);
+        assert_eq!(
+            interrupt.subject_of("interrupt"),
+            None,
+            "no value: no signal"
+        );
+        let high = state("level", "high", "stress", 2, 60);
+        assert_eq!(high.subject_of("level:high"), Some("stress".into()));
+        assert_eq!(high.subject_of("level:moderate"), None);
+        let score = measure("stress", "break", 70);
+        assert_eq!(score.subject_of("stress:82"), Some("break".into()));
+        assert_eq!(score.subject_of("stress:61"), Some("break".into()));
+        assert_eq!(score.retell_after(60).retell_after_minutes, Some(60));
+    }
     use crate::limits::{DEADLINE_MS_MAX, DEADLINE_MS_MIN};
     use std::collections::BTreeSet;
     use std::path::Path;

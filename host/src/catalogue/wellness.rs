@@ -7,7 +7,7 @@
 use serde_json::Value;
 
 use super::text::{count, number, text};
-use super::{AgentSpec, tool_entry};
+use super::{AgentSpec, measure, state, tool_entry};
 use crate::limits::{DEADLINE_MS_DEFAULT, MEMORY_BYTES_MAX};
 
 pub(super) const AGENT: AgentSpec = AgentSpec {
@@ -21,7 +21,13 @@ pub(super) const AGENT: AgentSpec = AgentSpec {
             summary: stress,
             question: None,
             on_confirm: None,
-            about: None),
+            about: None,
+            news: &[
+                // A level, told again when it still holds an hour later.
+                state("level", "moderate", "stress", 1, 30).retell_after(60),
+                state("level", "high", "stress", 2, 60).retell_after(60),
+            ],
+            news_in_result: None),
         tool_entry!("wellness", "sleep_summary",
             deadline_ms: DEADLINE_MS_DEFAULT,
             confirm: false,
@@ -29,7 +35,12 @@ pub(super) const AGENT: AgentSpec = AgentSpec {
             summary: sleep,
             question: None,
             on_confirm: None,
-            about: None),
+            about: None,
+            news: &[
+                // Last night's sleep, once a day.
+                measure("last_night_min", "sleep", 30).retell_after(24 * 60),
+            ],
+            news_in_result: None),
         tool_entry!("wellness", "suggest_break",
             deadline_ms: DEADLINE_MS_DEFAULT,
             confirm: false,
@@ -37,7 +48,12 @@ pub(super) const AGENT: AgentSpec = AgentSpec {
             summary: suggested_break,
             question: None,
             on_confirm: None,
-            about: None),
+            about: None,
+            news: &[
+                // A break (its stress score is a measure): at most one an hour.
+                measure("stress", "break", 70).retell_after(60),
+            ],
+            news_in_result: None),
     ],
     // suggest_break asks calendar for the free slots a break can go in.
     may_call: &[("calendar", "find_free_slots")],

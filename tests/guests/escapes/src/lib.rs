@@ -2,7 +2,8 @@
 //! Test guest posing as wellness whose text tries to take over the terminal: its tick proposes
 //! suggest_break with a signal holding an ESC sequence that clears the screen and a newline
 //! that starts a forged decision line, and its answer (a valid suggest_break result) does the
-//! same in `reason`, the free-text field a surface shows.
+//! same in `reason`, the free-text field a surface shows. A `stress:` signal comes first, so
+//! the orchestrator sees news (a break) and shows the call.
 
 use aura_zoo::aura_sdk::serde_json::{Value, json};
 
@@ -21,6 +22,6 @@ aura_zoo::hostile!(as wellness, Escapes, |call| {
             "working_hours": {"start": "09:00", "end": "17:00"}, "now": now,
             "utc_offset_minutes": 60},
         "ts": now, "confirm_required": false, "expected_surface": "WATCH"},
-        "signals": [HOSTILE], "priority": 90}]})
+        "signals": ["stress:10", HOSTILE], "priority": 90}]})
     .to_string()
 });
