@@ -769,28 +769,16 @@ impl TickRun<'_> {
         summary: &mut RunSummary,
         report: &mut impl FnMut(RunEvent<'_>),
     ) -> Result<(), RunError> {
+        let decision = match questions {
+            0 => Decision::AnswerUnmatched,
+            _ => Decision::AnswerAmbiguous,
+        };
+        let outcome = Outcome::answer_unresolved(&answer.item, questions);
         let trace = Trace {
-            trace_id: self.next_trace_id(),
-            scenario: self.scenario.name.clone(),
-            seed: self.seed,
-            tick: self.index,
-            at: self.at.to_owned(),
-            decision: match questions {
-                0 => Decision::AnswerUnmatched,
-                _ => Decision::AnswerAmbiguous,
-            },
-            call: None,
-            proposed_by: None,
-            about: None,
             signals: vec![answer.item.clone()],
-            priority: 0,
-            requested_surface: Surface::PhoneCard,
-            surface: Surface::PhoneCard,
             rationale: unplaced_answer_rationale(&answer, questions),
-            outcome: Outcome::answer_unresolved(&answer.item, questions),
             answer: Some(answer),
-            fuel_used: 0,
-            not_chosen: Vec::new(),
+            ..self.trace(decision, outcome)
         };
         self.record(trace, summary, report)
     }
@@ -834,30 +822,41 @@ impl TickRun<'_> {
         summary.digests += 1;
         let summaries: Vec<String> = untold.into_iter().map(|h| h.summary).collect();
         let trace = Trace {
-            trace_id: self.next_trace_id(),
-            scenario: self.scenario.name.clone(),
-            seed: self.seed,
-            tick: self.index,
-            at: self.at.to_owned(),
-            decision: Decision::Digest,
-            call: None,
-            proposed_by: None,
-            about: None,
-            answer: None,
             rationale: digest_rationale(summaries.len(), subjects.len(), surface),
             signals: subjects
                 .into_iter()
                 .take(TRACE_SIGNALS_MAX)
                 .map(|s| s.chars().take(TRACE_SIGNAL_CHARS_MAX).collect())
                 .collect(),
-            priority: 0,
-            requested_surface: Surface::PhoneCard,
             surface,
-            outcome: Outcome::digest(&summaries),
-            fuel_used: 0,
-            not_chosen: Vec::new(),
+            ..self.trace(Decision::Digest, Outcome::digest(&summaries))
         };
         self.record(trace, summary, report)
+    }
+
+    /// The next trace of this tick, with `decision` and `outcome`, about no call: the caller
+    /// fills in the rest.
+    fn trace(&mut self, decision: Decision, outcome: Outcome) -> Trace {
+        Trace {
+            trace_id: self.next_trace_id(),
+            scenario: self.scenario.name.clone(),
+            seed: self.seed,
+            tick: self.index,
+            at: self.at.to_owned(),
+            decision,
+            call: None,
+            proposed_by: None,
+            about: None,
+            answer: None,
+            signals: Vec::new(),
+            priority: 0,
+            requested_surface: Surface::PhoneCard,
+            surface: Surface::PhoneCard,
+            rationale: String::new(),
+            outcome,
+            fuel_used: 0,
+            not_chosen: Vec::new(),
+        }
     }
 
     /// `tr_<tick>_<n>`, the next decision of this tick.
@@ -1015,12 +1014,6 @@ impl TickRun<'_> {
                 .unwrap_or_default(),
         });
         let trace = Trace {
-            trace_id: self.next_trace_id(),
-            scenario: self.scenario.name.clone(),
-            seed: self.seed,
-            tick: self.index,
-            at: self.at.to_owned(),
-            decision,
             call: Some(TracedCall {
                 call_id: call.call_id.clone(),
                 agent: call.agent.clone(),
@@ -1035,9 +1028,9 @@ impl TickRun<'_> {
             requested_surface: requested,
             surface,
             rationale,
-            outcome,
             fuel_used,
             not_chosen: beaten,
+            ..self.trace(decision, outcome)
         };
         self.record(trace, summary, report)
     }
