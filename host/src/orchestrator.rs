@@ -1184,12 +1184,14 @@ mod tests {
 
     #[test]
     fn the_budget_counts_the_past_hour_per_surface() {
-        let mut memory = Memory::default();
-        memory.interruptions = vec![
-            (Surface::PhoneCard, at(10, 0)),
-            (Surface::Watch, at(10, 10)),
-            (Surface::PhoneCard, at(10, 30)),
-        ];
+        let mut memory = Memory {
+            interruptions: vec![
+                (Surface::PhoneCard, at(10, 0)),
+                (Surface::Watch, at(10, 10)),
+                (Surface::PhoneCard, at(10, 30)),
+            ],
+            ..Memory::default()
+        };
         // PHONE_CARD allows 2 in any 60 minutes: both count at 10:59; at 11:00 the one of
         // 10:00 is out of the window (exactly 60 minutes old).
         assert!(!memory.within_budget(Surface::PhoneCard, at(10, 59)));
