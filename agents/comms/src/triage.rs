@@ -6,7 +6,9 @@
 //! Scoring, in thousandths ("milli"; the result shows them as numbers with 3 decimals):
 //! - Text scanned: the subject and the first [`SCAN_BODY_CHARS_MAX`] characters of the body,
 //!   split into sentences by [`crate::text::Sentences`] (quoted history and signatures are
-//!   not the sender's new text and are skipped).
+//!   not the sender's new text and are skipped). The subject of a reply or a forward (it starts
+//!   with one of [`REPLY_PREFIXES`]: "Re:", "AW:", "Fwd:", ...) is the first message's, not
+//!   this one's, and is not scanned: "Re: URGENT: …" with "Thanks, got it" is not urgent.
 //! - `vip_sender` +[`VIP_MILLI`]: the sender's address (the part in `<…>` if any), compared
 //!   case-insensitively, is one of `vip_senders` (normalized the same way); a blank address
 //!   is nobody's.
@@ -95,7 +97,8 @@ pub const DETAIL_CHARS_MAX: usize = 200;
 /// Longest quoted question in a `direct_question` detail, in characters.
 pub const QUESTION_DETAIL_CHARS_MAX: usize = 100;
 
-/// Words that make a message urgent (compared lower-cased, whole words).
+/// Words that make a message urgent (compared lower-cased, whole words): English, and the
+/// German, French, Spanish and Italian words a European inbox carries ("dringend", "urgence").
 pub const URGENT_WORDS: &[&str] = &[
     "urgent",
     "urgently",
@@ -104,7 +107,19 @@ pub const URGENT_WORDS: &[&str] = &[
     "emergency",
     "critical",
     "time-sensitive",
+    "dringend",
+    "eilig",
+    "sofort",
+    "umgehend",
+    "urgence",
+    "immédiatement",
+    "urgente",
+    "inmediatamente",
+    "subito",
 ];
+/// Prefixes (lower-cased, before the first ':') of a reply's or a forward's subject, in the
+/// languages of [`URGENT_WORDS`].
+pub const REPLY_PREFIXES: &[&str] = &["re", "aw", "fw", "fwd", "wg", "tr", "rv", "r", "i"];
 /// Phrases that make a message urgent.
 pub const URGENT_PHRASES: &[&[&str]] = &[&["as", "soon", "as", "possible"], &["time", "sensitive"]];
 /// Words that negate the urgency word right after them.
@@ -335,7 +350,11 @@ fn push_unique(labels: &mut Vec<String>, label: &str) {
 fn scan(message: &Message, received: i64, offset: i32) -> Cues {
     let body = first_chars(&message.body, SCAN_BODY_CHARS_MAX);
     let mut cues = Cues::default();
-    let mut text = Sentences::of(&message.subject);
+    let subject = match is_reply_subject(&message.subject) {
+        true => "",
+        false => message.subject.as_str(),
+    };
+    let mut text = Sentences::of(subject);
     text.add(body);
     let lower = lowered(&text.text);
     let all_tokens = tokenize(&text.text, &lower);
@@ -371,7 +390,8 @@ fn scan(message: &Message, received: i64, offset: i32) -> Cues {
                     }
                 }
                 "urgent" | "urgently" | "asap" | "immediately" | "emergency" | "critical"
-                | "time-sensitive"
+                | "time-sensitive" | "dringend" | "eilig" | "sofort" | "umgehend" | "urgence"
+                | "immédiatement" | "urgente" | "inmediatamente" | "subito"
                     if !negated(tokens, i) =>
                 {
                     push_unique(&mut cues.urgent, word);
@@ -392,6 +412,17 @@ fn scan(message: &Message, received: i64, offset: i32) -> Cues {
         }
     }
     cues
+}
+
+/// Whether `subject` is a reply's or a forward's: it starts with one of [`REPLY_PREFIXES`]
+/// and a ':' (any case, spaces and a "[2]" count allowed: "RE[2]:", "Aw :").
+fn is_reply_subject(subject: &str) -> bool {
+    let Some((prefix, _)) = subject.split_once(':') else {
+        return false;
+    };
+    let prefix = prefix.trim().to_lowercase();
+    let prefix = prefix.split('[').next().unwrap_or("").trim_end();
+    REPLY_PREFIXES.contains(&prefix)
 }
 
 /// Scores one message (index and quiet/interrupt flags are filled in by the caller).
@@ -695,6 +726,39 @@ mod tests {
             get("phrase").signals[0].detail,
             "as soon as possible, time sensitive"
         );
+    }
+
+    #[test]
+    fn a_replys_subject_is_the_first_messages_and_is_not_scanned() {
+        let now = "2026-11-23T10:00:00Z";
+        let kinds = |subject: &str, body: &str| -> Vec<SignalKind> {
+            let message = msg("a", "t", "a@x", subject, body, now);
+            let result = run(json!({"messages": [message], "now": now}));
+            result.messages[0].signals.iter().map(|s| s.kind).collect()
+        };
+        // The first message's urgency stays with it: a thank-you under its subject is calm.
+        for subject in [
+            "Re: URGENT: batch failed",
+            "AW: dringend",
+            "RE[2]: asap",
+            "Fwd: urgent",
+            "WG : Sofort",
+            "TR: urgence",
+        ] {
+            assert_eq!(kinds(subject, "Thanks, got it."), [], "{subject}");
+        }
+        // A subject of its own is scanned; so is the reply's own text.
+        assert_eq!(
+            kinds("URGENT: batch failed", "Thanks."),
+            [SignalKind::UrgentWords]
+        );
+        assert_eq!(kinds("Reminder: urgent", "x"), [SignalKind::UrgentWords]);
+        assert_eq!(
+            kinds("Re: batch", "This is urgent."),
+            [SignalKind::UrgentWords]
+        );
+        assert!(is_reply_subject("re:x") && is_reply_subject(" Aw [3] : x"));
+        assert!(!is_reply_subject("Regarding: x") && !is_reply_subject("no colon"));
     }
 
     #[test]
