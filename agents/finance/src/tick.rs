@@ -38,8 +38,11 @@
 //!   on Mondays (local), when any bill is detected: a weekly review, signal
 //!   `weekly_review:<date>`, priority 20, `PHONE_CARD` (a card the orchestrator may rank below
 //!   anything more pressing). Selection: the spends up to today of merchants (in a currency)
-//!   paid at least twice — a single payment cannot start a series. Args: that selection,
-//!   `today`, `utc_offset_minutes`.
+//!   paid at least twice — a single payment cannot start a series —, at most the latest
+//!   [`BILL_HISTORY_PER_SERIES`] of each, and past [`PROPOSAL_TRANSACTIONS_MAX`] the cap takes
+//!   every merchant's newest before anyone's older ones: a monthly bill's history is not
+//!   crowded out by daily small spends elsewhere. Args: that selection, `today`,
+//!   `utc_offset_minutes`.
 //! - Signals: at most 16 per proposal, the 16th being `more:<n>` when n were left out.
 //!   Proposals are ordered by priority (highest first), then tool name.
 //! - `call_id`: `aura_sdk::call_id_from("finance/tick\n" + now + "\n" + tool + "\n" + signals
@@ -76,6 +79,10 @@ pub const TICK_TRANSACTIONS_MAX: usize = 300;
 /// ~13,000 each); three proposals of 100 stay near a third of the tick's 70 M fuel at the default
 /// rate, leaving the rest for parsing the context.
 pub const PROPOSAL_TRANSACTIONS_MAX: usize = 100;
+/// The payments of one merchant an upcoming_bills proposal carries at most: as many as a
+/// monthly bill needs for full confidence (`bills::PERIODS`), so a daily coffee shop takes no
+/// more room than the rent.
+pub const BILL_HISTORY_PER_SERIES: usize = 6;
 /// A spend this recent is new: ticks come at least daily, so 24 hours covers everything since
 /// the previous tick without a stored cursor.
 pub const NEW_WINDOW_SECS: i64 = SECS_PER_DAY;
@@ -263,7 +270,7 @@ pub fn tick(context: Value) -> ToolResult<Value> {
                 *paid.entry((t.key.as_str(), t.currency)).or_default() += 1;
             }
         }
-        let set = select(&pool, &txs, |t| {
+        let set = select_series(&pool, &txs, |t| {
             t.is_spend()
                 && local_day(t.time, offset) <= today
                 && paid.get(&(t.key.as_str(), t.currency)) >= Some(&2)
@@ -341,6 +348,34 @@ fn select(
         chosen.sort_by_key(|t| t.index);
     }
     chosen.iter().map(|t| pool[t.index].clone()).collect()
+}
+
+/// The pool transactions `keep` selects for a bills proposal: per merchant and currency the
+/// latest [`BILL_HISTORY_PER_SERIES`]; past [`PROPOSAL_TRANSACTIONS_MAX`], every series' newest
+/// first, then every series' second newest, and so on (ties by time, newest first, then pool
+/// position). In pool order.
+fn select_series(
+    pool: &[Transaction],
+    txs: &[Tx<'_>],
+    keep: impl Fn(&Tx<'_>) -> bool,
+) -> Vec<Transaction> {
+    let mut chosen: Vec<&Tx<'_>> = txs.iter().filter(|t| keep(t)).collect();
+    chosen.sort_by_key(|t| (std::cmp::Reverse(t.time), t.index));
+    let mut seen: HashMap<(&str, &str), usize> = HashMap::new();
+    let mut ranked: Vec<(usize, &Tx<'_>)> = chosen
+        .into_iter()
+        .map(|t| {
+            let rank = seen.entry((t.key.as_str(), t.currency)).or_default();
+            *rank += 1;
+            (*rank - 1, t)
+        })
+        .filter(|(rank, _)| *rank < BILL_HISTORY_PER_SERIES)
+        .collect();
+    // Stable: within a rank, the newest first, as sorted above.
+    ranked.sort_by_key(|(rank, _)| *rank);
+    ranked.truncate(PROPOSAL_TRANSACTIONS_MAX);
+    ranked.sort_by_key(|(_, t)| t.index);
+    ranked.iter().map(|(_, t)| pool[t.index].clone()).collect()
 }
 
 /// The context's transactions the tools would accept (see the module documentation).
@@ -577,6 +612,56 @@ mod tests {
             .map(|t| t["id"].as_str().unwrap())
             .collect();
         assert_eq!(ids, ["d", "g"]);
+    }
+
+    #[test]
+    fn a_monthly_bill_is_found_behind_daily_spends() {
+        // Rent on the 1st, Aug..Nov (4 payments); two coffees a day from Aug 1 to Nov 29 (242
+        // spends, all at one merchant). now 2026-11-29: rent next 2026-12-01, due in 2 days.
+        // The 100 most recent spends would be coffees since Oct 11 and rent's Nov 1 and Oct
+        // 1 only: two payments, fewer than a monthly series needs (3). With at most 6 per
+        // merchant, the rent's 4 payments and 6 coffees are proposed.
+        let mut list = Vec::new();
+        for (i, m) in ["08", "09", "10", "11"].iter().enumerate() {
+            list.push(t(
+                &format!("r{i}"),
+                "Hausverwaltung",
+                95000,
+                &format!("2026-{m}-01T08:00:00Z"),
+            ));
+        }
+        let mut day = time::macros::datetime!(2026-08-01 07:30 UTC);
+        let mut n = 0;
+        while day < time::macros::datetime!(2026-11-30 00:00 UTC) {
+            for hour in [0, 6] {
+                let at = day + time::Duration::hours(hour);
+                list.push(t(
+                    &format!("c{n}"),
+                    "Café Kranzler",
+                    350,
+                    &format_utc(at.unix_timestamp()).unwrap(),
+                ));
+                n += 1;
+            }
+            day += time::Duration::days(1);
+        }
+        assert_eq!(n, 2 * 121);
+        let list = proposals(json!({"now": "2026-11-29T09:00:00Z", "transactions": list}));
+        let bills = list
+            .iter()
+            .find(|p| p["call"]["tool"] == "upcoming_bills")
+            .unwrap();
+        assert_eq!(bills["signals"], json!(["bill_due:2026-12-01:r3"]));
+        let carried = bills["call"]["args"]["transactions"].as_array().unwrap();
+        let rent = carried
+            .iter()
+            .filter(|t| t["merchant"] == "Hausverwaltung")
+            .count();
+        let coffee = carried
+            .iter()
+            .filter(|t| t["merchant"] == "Café Kranzler")
+            .count();
+        assert_eq!((rent, coffee), (4, BILL_HISTORY_PER_SERIES));
     }
 
     #[test]

@@ -12,8 +12,10 @@
 //!
 //! Rules:
 //! 1. **Stress.** A reading is used when it is an integer inside the tool's range (else it is
-//!    dropped, signal `dropped:<field>`). With at least one usable reading, the tick proposes
-//!    `stress_score` with those readings and the profile's baselines; a baseline that is absent
+//!    dropped, signal `dropped:<field>`). When the heart readings (HRV, resting HR) were sent
+//!    and all dropped, the sensor is glitching: no score is proposed (a score from sleep
+//!    alone would read as the day's stress). Otherwise, with at least one usable reading, the
+//!    tick proposes `stress_score` with those readings and the profile's baselines; a baseline that is absent
 //!    or out of range is replaced by a population default ([`DEFAULT_BASELINES`]: HRV 50 ms,
 //!    resting HR 60 bpm, sleep 480 min; signal `baseline_default:<field>`). The score is
 //!    computed here exactly as the tool will. Signals: `stress:<score>`, `level:<level>`, one
@@ -170,6 +172,12 @@ fn stress_proposal(
         sleep_minutes,
     };
     if readings == Readings::default() {
+        return Ok(None);
+    }
+    let heart_dropped = signals
+        .iter()
+        .any(|s| s == "dropped:hrv_ms" || s == "dropped:resting_hr_bpm");
+    if heart_dropped && readings.hrv_ms.is_none() && readings.resting_hr_bpm.is_none() {
         return Ok(None);
     }
 
@@ -706,6 +714,25 @@ mod tests {
             list[0]["call"]["args"]["baselines"],
             json!({"hrv_ms": 50, "resting_hr_bpm": 60, "sleep_minutes": 480})
         );
+    }
+
+    #[test]
+    fn no_score_from_sleep_alone_when_the_heart_readings_are_glitches() {
+        // HRV 0 and resting HR 400 are outside the tool's ranges: both dropped. Sleep 200
+        // against 450 alone would score high; the tick proposes nothing (nor a break).
+        let profile = json!({"baselines": {"hrv_ms": 58, "resting_hr_bpm": 57,
+            "sleep_minutes": 450}, "working_hours": {"start": "09:00", "end": "17:30"}});
+        let glitch = json!({"now": "2026-11-23T12:00:00Z", "profile": profile,
+            "readings": {"hrv_ms": 0, "resting_hr_bpm": 400, "sleep_minutes": 200}});
+        assert!(proposals(glitch).is_empty());
+        // One heart reading usable: scored as before (sleep counts with it).
+        let one = json!({"now": "2026-11-23T12:00:00Z", "profile": profile,
+            "readings": {"hrv_ms": 0, "resting_hr_bpm": 57, "sleep_minutes": 200}});
+        assert_eq!(tools(&proposals(one))[0], "stress_score");
+        // Sleep alone, the heart readings not sent at all (no glitch): scored as before.
+        let sleep = json!({"now": "2026-11-23T12:00:00Z", "profile": profile,
+            "readings": {"sleep_minutes": 200}});
+        assert_eq!(tools(&proposals(sleep))[0], "stress_score");
     }
 
     #[test]
