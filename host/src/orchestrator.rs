@@ -368,9 +368,13 @@ struct Choice {
 
 impl Choice {
     /// Arbitration's order on a surface: the most important news first, then the agent's
-    /// priority.
+    /// priority. A question's importance is its priority: it names no news, but waiting for
+    /// it is what delays the user's decision.
     fn rank(&self) -> (u8, u8) {
-        let importance = self.fresh.as_ref().map_or(0, |f| f.importance);
+        let importance = match self.decision {
+            Decision::Asked => self.proposal.priority,
+            _ => self.fresh.as_ref().map_or(0, |f| f.importance),
+        };
         (importance, self.proposal.priority)
     }
 }
@@ -928,7 +932,11 @@ impl TickRun<'_> {
                     }
                     let fresh = fresh.get_or_insert_with(Fresh::default);
                     fresh.importance = fresh.importance.max(untold.importance);
-                    fresh.subjects.extend(untold.subjects);
+                    for subject in untold.subjects {
+                        if !fresh.subjects.contains(&subject) {
+                            fresh.subjects.push(subject);
+                        }
+                    }
                 }
                 if outcome.status == Status::Ok {
                     summary.shown.add(surface);

@@ -360,6 +360,126 @@ async fn the_day_replays_byte_for_byte_and_touches_every_agent() {
     );
 }
 
+/// The day as the user lives it (issue 18), seed 7, against scenarios/README.md: each
+/// important item reaches the user at the first tick it may (ticks every 15 minutes from 06:30;
+/// in quiet hours, 22:00-07:00, only the WATCH), no card repeats news or has none, and the
+/// interruptions stay within the day's budget.
+#[tokio::test]
+async fn the_day_interrupts_only_with_news_and_never_late_for_what_matters() {
+    let day = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/day.json");
+    let (summary, traces, _) = run("day-news", &day, 7).await;
+    let traces = lines(&traces);
+    // Interruptions: cards and speech at most 20 (from 75 before issue 18), speech at most 6.
+    let shown = &summary.shown;
+    assert!(
+        shown.PHONE_CARD + shown.EARBUD_TTS <= 20 && shown.EARBUD_TTS <= 6,
+        "{shown:?}"
+    );
+    let time = |t: &Value| t["at"].as_str().unwrap()[11..16].to_owned();
+    let interrupting = |t: &&Value| t["surface"] != "SILENT";
+    // The first decision, on an interrupting surface, whose signals hold `signal`.
+    let first = |signal: &str| -> (String, String, String) {
+        let t = traces
+            .iter()
+            .filter(interrupting)
+            .find(|t| t["signals"].as_array().unwrap().iter().any(|s| s == signal))
+            .unwrap_or_else(|| panic!("{signal} never reached the user"));
+        (
+            time(t),
+            t["decision"].as_str().unwrap().to_owned(),
+            t["surface"].as_str().unwrap().to_owned(),
+        )
+    };
+    let at = |hhmm: &str, decision: &str, surface: &str| {
+        (hhmm.to_owned(), decision.to_owned(), surface.to_owned())
+    };
+    // 06:44 Markus, URGENT, a VIP in quiet hours: the 06:45 tick, on the watch.
+    assert_eq!(
+        first("interrupt:m-0644-markus-urgent"),
+        at("06:45", "executed", "WATCH")
+    );
+    // 09:18 the go-live invitation: asked at 09:30 (a card); 11:36 the Kestrel demo: 11:45;
+    // 15:06 the team dinner: 15:15.
+    assert_eq!(
+        first("invitation:inv-golive-1124"),
+        at("09:30", "asked", "PHONE_CARD")
+    );
+    assert_eq!(
+        first("invitation:inv-kestrel-demo-1123"),
+        at("11:45", "asked", "PHONE_CARD")
+    );
+    assert_eq!(
+        first("invitation:inv-team-dinner-1126"),
+        at("15:15", "asked", "PHONE_CARD")
+    );
+    // 11:26 the pickup is added over the sprint prep: a new double booking at 11:30.
+    assert_eq!(
+        first("double_booking:ev-kita-pickup-1123/ev-sprint-prep-1123"),
+        at("11:30", "executed", "PHONE_CARD")
+    );
+    // 13:27 lunch puts dining over: 13:30.
+    assert_eq!(
+        first("over:dining/EUR"),
+        at("13:30", "executed", "PHONE_CARD")
+    );
+    // 17:40 REWE's second charge: 17:45.
+    assert_eq!(
+        first("duplicate:tx-20261123-rewe-2"),
+        at("17:45", "executed", "PHONE_CARD")
+    );
+    // 20:41 the €649 espresso machine: 20:45 on the watch, and its card leads with it, not
+    // with the REWE duplicate told at 17:45.
+    let (when, _, surface) = first("unusually_large:tx-20261123-amazon");
+    assert_eq!((when.as_str(), surface.as_str()), ("20:45", "WATCH"));
+    let large = traces
+        .iter()
+        .filter(interrupting)
+        .find(|t| time(t) == "20:45" && t["call"]["tool"] == "detect_anomalies")
+        .unwrap();
+    assert_eq!(
+        large["outcome"]["summary"],
+        "1 of 9 flagged; first: Amazon.de 649.00 EUR (unusually_large)"
+    );
+    // 22:16 the QBR invitation in quiet hours: held at 22:30, not asked.
+    let held = traces
+        .iter()
+        .find(|t| t["signals"][0] == "invitation:inv-lumenpay-qbr-1127")
+        .unwrap();
+    assert_eq!(
+        (time(held).as_str(), &held["decision"]),
+        ("22:30", &Value::from("held"))
+    );
+    // 22:47 Markus again, in quiet hours: 23:00 on the watch.
+    assert_eq!(
+        first("interrupt:m-2247-markus-urgent"),
+        at("23:00", "executed", "WATCH")
+    );
+    // No card without news, and no item told twice: every call shown on an interrupting
+    // surface names what is new in its rationale, and an item (a message, an action item, a
+    // transaction, a conflict, a bill) is new once. (States, the stress level and a break,
+    // may be told again an hour later.)
+    let mut told = std::collections::HashSet::new();
+    for t in traces.iter().filter(interrupting) {
+        if t["decision"] != "executed" {
+            continue;
+        }
+        let rationale = t["rationale"].as_str().unwrap();
+        let news = rationale
+            .split("; new: ")
+            .nth(1)
+            .unwrap_or_else(|| panic!("a card with nothing new: {rationale}"));
+        let news = news.split(';').next().unwrap();
+        for subject in news.split(", ") {
+            let item = !(subject == "stress" || subject == "break");
+            assert!(
+                !item || told.insert(subject.to_owned()),
+                "{subject} told twice"
+            );
+        }
+    }
+    assert!(summary.digests >= 2, "{}", summary.digests);
+}
+
 /// Each agent's tick sees only the context members its `tick_reads` lists (aura_sdk::tick_json
 /// skips the rest unparsed). Over every context of the day, the answer with that slice must be
 /// the answer with the whole context: a member an agent reads but does not list would show here.
