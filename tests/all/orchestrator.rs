@@ -390,47 +390,70 @@ async fn the_day_interrupts_only_with_news_and_never_late_for_what_matters() {
             t["surface"].as_str().unwrap().to_owned(),
         )
     };
-    let at = |hhmm: &str, decision: &str, surface: &str| {
-        (hhmm.to_owned(), decision.to_owned(), surface.to_owned())
-    };
-    // 06:44 Markus, URGENT, a VIP in quiet hours: the 06:45 tick, on the watch.
-    assert_eq!(
-        first("interrupt:m-0644-markus-urgent"),
-        at("06:45", "executed", "WATCH")
-    );
-    // 09:18 the go-live invitation: asked at 09:30 (a card); 11:36 the Kestrel demo: 11:45;
-    // 15:06 the team dinner: 15:15.
-    assert_eq!(
-        first("invitation:inv-golive-1124"),
-        at("09:30", "asked", "PHONE_CARD")
-    );
-    assert_eq!(
-        first("invitation:inv-kestrel-demo-1123"),
-        at("11:45", "asked", "PHONE_CARD")
-    );
-    assert_eq!(
-        first("invitation:inv-team-dinner-1126"),
-        at("15:15", "asked", "PHONE_CARD")
-    );
-    // 11:26 the pickup is added over the sprint prep: a new double booking at 11:30.
-    assert_eq!(
-        first("double_booking:ev-kita-pickup-1123/ev-sprint-prep-1123"),
-        at("11:30", "executed", "PHONE_CARD")
-    );
-    // 13:27 lunch puts dining over: 13:30.
-    assert_eq!(
-        first("over:dining/EUR"),
-        at("13:30", "executed", "PHONE_CARD")
-    );
-    // 17:40 REWE's second charge: 17:45.
-    assert_eq!(
-        first("duplicate:tx-20261123-rewe-2"),
-        at("17:45", "executed", "PHONE_CARD")
-    );
-    // 20:41 the €649 espresso machine: 20:45 on the watch, and its card leads with it, not
-    // with the REWE duplicate told at 17:45.
-    let (when, _, surface) = first("unusually_large:tx-20261123-amazon");
-    assert_eq!((when.as_str(), surface.as_str()), ("20:45", "WATCH"));
+    // (signal, the first tick it may reach the user, decision, surface), from the README's
+    // table: the first tick at or after the event, the WATCH only in quiet hours.
+    let expected = [
+        // 06:44 Markus, URGENT, a VIP in quiet hours.
+        (
+            "interrupt:m-0644-markus-urgent",
+            "06:45",
+            "executed",
+            "WATCH",
+        ),
+        // 09:18 the go-live invitation, 11:36 the Kestrel demo, 15:06 the team dinner: asked.
+        ("invitation:inv-golive-1124", "09:30", "asked", "PHONE_CARD"),
+        (
+            "invitation:inv-kestrel-demo-1123",
+            "11:45",
+            "asked",
+            "PHONE_CARD",
+        ),
+        (
+            "invitation:inv-team-dinner-1126",
+            "15:15",
+            "asked",
+            "PHONE_CARD",
+        ),
+        // 11:26 the pickup is added over the sprint prep: a new double booking.
+        (
+            "double_booking:ev-kita-pickup-1123/ev-sprint-prep-1123",
+            "11:30",
+            "executed",
+            "PHONE_CARD",
+        ),
+        // 13:27 lunch puts dining over.
+        ("over:dining/EUR", "13:30", "executed", "PHONE_CARD"),
+        // 17:40 REWE's second charge.
+        (
+            "duplicate:tx-20261123-rewe-2",
+            "17:45",
+            "executed",
+            "PHONE_CARD",
+        ),
+        // 20:41 the €649 espresso machine at a merchant that took €9-46 before: a possible fraud.
+        (
+            "unusually_large:tx-20261123-amazon",
+            "20:45",
+            "executed",
+            "WATCH",
+        ),
+        // 22:47 Markus again, in quiet hours.
+        (
+            "interrupt:m-2247-markus-urgent",
+            "23:00",
+            "executed",
+            "WATCH",
+        ),
+    ];
+    for (signal, when, decision, surface) in expected {
+        let (t, d, s) = first(signal);
+        assert_eq!(
+            (t.as_str(), d.as_str(), s.as_str()),
+            (when, decision, surface),
+            "{signal}"
+        );
+    }
+    // The 20:45 card leads with the large charge, not with the REWE duplicate told at 17:45.
     let large = traces
         .iter()
         .filter(interrupting)
@@ -448,11 +471,6 @@ async fn the_day_interrupts_only_with_news_and_never_late_for_what_matters() {
     assert_eq!(
         (time(held).as_str(), &held["decision"]),
         ("22:30", &Value::from("held"))
-    );
-    // 22:47 Markus again, in quiet hours: 23:00 on the watch.
-    assert_eq!(
-        first("interrupt:m-2247-markus-urgent"),
-        at("23:00", "executed", "WATCH")
     );
     // No card without news, and no item told twice: every call shown on an interrupting
     // surface names what is new in its rationale, and an item (a message, an action item, a
