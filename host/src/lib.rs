@@ -20,7 +20,8 @@
 //!   (components on disk), [`code_cache`] (compiled code kept between starts), [`journal`]
 //!   (the quarantine log and traces), [`calibrate`] (fuel per ms on this device);
 //! - the day: [`scenario`] (a day of signals), [`orchestrator`] (ticks and arbitration),
-//!   [`trace`] (reasoning traces) and [`visible`] (agent text made safe to read).
+//!   [`trace`] (reasoning traces), [`visible`] (agent text made safe to read) and [`report`]
+//!   (a run as one HTML page);
 //!
 //! - the fronts beside the CLI: `mcp` (the catalogue as MCP tools, stdio and HTTP; feature
 //!   `mcp`, on by default).
@@ -65,6 +66,7 @@ pub mod orchestrator;
 pub mod plugin_target;
 pub mod plugins;
 pub mod recovery;
+pub mod report;
 pub mod sandbox;
 pub mod scenario;
 pub mod schema;

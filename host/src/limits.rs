@@ -245,6 +245,13 @@ pub const ACTION_DUE_SOON_MINUTES: i64 = 90;
 /// the end of quiet hours and of the run): a few times a day is what a person reads.
 pub const DIGEST_INTERVAL_MINUTES: i64 = 240;
 
+/// Records `aura report` reads from one file: a week of ticks every minute with a few
+/// decisions each fits; a page past this would not load in a browser anyway.
+pub const REPORT_RECORDS_MAX: usize = 200_000;
+/// Longest line `aura report` reads: a trace or quarantine record is bounded well below this
+/// (the quarantine keeps at most 16 KiB of offending JSON); a longer line is not aura's.
+pub const REPORT_LINE_BYTES_MAX: usize = 256 * 1024;
+
 /// The window the interruption budget counts over: the past hour, the unit people judge
 /// "how often did it bother me" in.
 pub const INTERRUPTION_WINDOW_MINUTES: i64 = 60;

@@ -87,6 +87,16 @@ enum Command {
         /// File holding the envelope, or `-`.
         input: PathBuf,
     },
+    /// Write a picture of a run: one self-contained HTML page (no network) with a timeline
+    /// lane per surface, each decision's reasoning on hover or click, the questions and
+    /// answers, the quarantine records and the fuel per tick.
+    Report {
+        /// The data dir of the run (its traces.jsonl and quarantine log).
+        run_dir: PathBuf,
+        /// Where to write the page [default: <run-dir>/report.html].
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// Print the locked catalogue as JSON.
     Catalogue,
     /// Serve the catalogue as MCP tools over stdin and stdout (what an MCP client's config
@@ -191,6 +201,17 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 CacheAction::Clear => "removed",
             };
             println!("{}", serde_json::json!({ "cache_dir": dir, verb: stats }));
+            return Ok(ExitCode::SUCCESS);
+        }
+        Command::Report { run_dir, out } => {
+            let out = out.unwrap_or_else(|| run_dir.join("report.html"));
+            let records = aura::report::write(&run_dir, &out)?;
+            println!(
+                "aura: {} decision(s), {} quarantine record(s) -> {}",
+                records.traces.len(),
+                records.quarantine.len(),
+                out.display()
+            );
             return Ok(ExitCode::SUCCESS);
         }
         Command::Catalogue => {

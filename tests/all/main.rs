@@ -17,6 +17,7 @@ mod orchestrator;
 mod plugins;
 mod precompiled;
 mod privilege;
+mod report;
 mod soak;
 mod startup;
 mod wellness;

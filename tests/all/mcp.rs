@@ -8,7 +8,6 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::OnceLock;
 
 use serde_json::{Value, json};
 
@@ -24,23 +23,10 @@ fn mcp_dir() -> PathBuf {
 
 /// The pinned clients, installed once from package-lock.json if they are not yet.
 fn clients_installed() {
-    static INSTALLED: OnceLock<()> = OnceLock::new();
-    INSTALLED.get_or_init(|| {
-        let dir = mcp_dir();
-        if dir
-            .join("node_modules/@modelcontextprotocol/client")
-            .is_dir()
-            && dir.join("node_modules/@modelcontextprotocol/sdk").is_dir()
-        {
-            return;
-        }
-        let status = Command::new("npm")
-            .args(["ci", "--no-audit", "--no-fund"])
-            .current_dir(&dir)
-            .status()
-            .expect("the MCP conformance tests need Node 20 and npm (`npm ci` in tests/mcp)");
-        assert!(status.success(), "npm ci in tests/mcp failed");
-    });
+    crate::support::npm_installed(
+        &mcp_dir(),
+        &["@modelcontextprotocol/client", "@modelcontextprotocol/sdk"],
+    );
 }
 
 /// The global options every `aura` here gets: its own data dir, the tests' shared cache.
