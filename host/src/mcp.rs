@@ -30,7 +30,7 @@ use sha2::{Digest, Sha256};
 use tracing::Instrument;
 
 use crate::canonical::to_canonical_string;
-use crate::catalogue::{self, AgentSpec, ToolSpec};
+use crate::catalogue::{self, AgentSpec, Telling, ToolSpec};
 use crate::crossing::CheckedCall;
 use crate::envelope::{ResultEnvelope, ToolCall};
 use crate::error::Phase;
@@ -315,7 +315,8 @@ impl McpServer {
         if checked.needs_confirmation() {
             let question = entry
                 .spec
-                .question_text(entry.agent.name, &checked.call().args);
+                // An MCP client's user clock is unknown: times as the call wrote them.
+                .question_text(entry.agent.name, &checked.call().args, &Telling::default());
             let answer = if is_stateless_era(ctx) {
                 match self.ask_in_band(&checked, params, ctx, &question) {
                     Asking::Ask(input_required) => return input_required.into(),

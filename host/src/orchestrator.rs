@@ -42,7 +42,7 @@ use serde_json::Value;
 
 use time::OffsetDateTime;
 
-use crate::catalogue::{NewsSignal, ResultNews};
+use crate::catalogue::{NewsSignal, ResultNews, Telling};
 use crate::envelope::Surface;
 use crate::host::{Host, TraceRecordError};
 use crate::limits::{
@@ -905,11 +905,17 @@ impl TickRun<'_> {
         } = choice;
         let call = proposal.call.call();
         let spec = proposal.call.spec();
+        // Texts for the user: in their offset, about their calendar as it is now.
+        let events = world.events().to_vec();
+        let telling = Telling {
+            clock: Some((self.scenario.offset(), self.now)),
+            events: &events,
+        };
         let (outcome, fuel_used) = match decision {
             Decision::Executed | Decision::Confirmed => {
                 memory.shown.insert(call.call_id.clone());
                 memory.shown.insert(content_key(&proposal));
-                let (outcome, fuel_used, result) = self.execute(&proposal).await;
+                let (outcome, fuel_used, result) = self.execute(&proposal, &telling).await;
                 // A tool whose news is in its answer: what the answer tells that the user
                 // has not been told. Nothing: recorded, not shown.
                 let mut outcome = outcome;
@@ -928,7 +934,7 @@ impl TickRun<'_> {
                             moved = Some(Moved::Minor);
                         }
                         // The card tells only what is new, leading with it.
-                        outcome = Outcome::ok(spec, &told);
+                        outcome = Outcome::ok(spec, &told, &telling);
                     }
                     let fresh = fresh.get_or_insert_with(Fresh::default);
                     fresh.importance = fresh.importance.max(untold.importance);
@@ -982,7 +988,7 @@ impl TickRun<'_> {
                     about: about.clone(),
                 });
                 summary.asked += 1;
-                let question = spec.question_text(&call.agent, &call.args);
+                let question = spec.question_text(&call.agent, &call.args, &telling);
                 (Outcome::pending(question), 0)
             }
             Decision::Declined => {
@@ -1045,12 +1051,16 @@ impl TickRun<'_> {
 
     /// Runs a chosen call: it passed the crossing when it was proposed, so it runs as it is
     /// (its answer is checked now). The outcome, the fuel burned, and the result if any.
-    async fn execute(&self, proposal: &Proposal) -> (Outcome, u64, Option<Value>) {
+    async fn execute(
+        &self,
+        proposal: &Proposal,
+        telling: &Telling<'_>,
+    ) -> (Outcome, u64, Option<Value>) {
         let call = proposal.call.call();
         match self.host.dispatch(&proposal.call).await {
             Ok(result) => match (result.result, result.error) {
                 (Some(value), _) => {
-                    let outcome = Outcome::ok(proposal.call.spec(), &value);
+                    let outcome = Outcome::ok(proposal.call.spec(), &value, telling);
                     (outcome, result.fuel_used, Some(value))
                 }
                 (None, error) => {

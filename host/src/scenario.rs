@@ -203,11 +203,15 @@ impl Scenario {
         }
     }
 
+    /// The user's offset east of UTC.
+    pub fn offset(&self) -> time::UtcOffset {
+        time::UtcOffset::from_whole_seconds(self.utc_offset_minutes * 60)
+            .unwrap_or(time::UtcOffset::UTC)
+    }
+
     /// `at` in the user's offset.
     pub fn local(&self, at: OffsetDateTime) -> OffsetDateTime {
-        let offset = time::UtcOffset::from_whole_seconds(self.utc_offset_minutes * 60)
-            .unwrap_or(time::UtcOffset::UTC);
-        at.to_offset(offset)
+        at.to_offset(self.offset())
     }
 
     /// `at` as RFC 3339 in the user's offset, e.g. `2026-11-23T08:15:00+01:00`.
@@ -274,6 +278,11 @@ impl World {
     /// Signals applied so far.
     pub fn signals_applied(&self) -> usize {
         self.next_signal
+    }
+
+    /// The user's calendar events so far, in the order they were added.
+    pub fn events(&self) -> &[Value] {
+        &self.events
     }
 
     /// The user's pending items of `kind`, as the scenario gave them (each with an `id`): what

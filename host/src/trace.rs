@@ -10,7 +10,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::catalogue::ToolSpec;
+use crate::catalogue::{Telling, ToolSpec};
 use crate::error::CrossingError;
 
 use crate::envelope::Surface;
@@ -126,9 +126,9 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    /// A call that returned `result`: told by its tool's template.
-    pub fn ok(spec: &ToolSpec, result: &Value) -> Self {
-        Self::new(Status::Ok, None, (spec.summarize)(result))
+    /// A call that returned `result`: told by its tool's template, as `telling` says.
+    pub fn ok(spec: &ToolSpec, result: &Value, telling: &Telling<'_>) -> Self {
+        Self::new(Status::Ok, None, (spec.summarize)(result, telling))
     }
 
     /// A call whose tool reported an error of result.v1 kind `kind`.
@@ -492,7 +492,11 @@ pub(crate) mod tests {
     #[test]
     fn outcomes_serialize_as_trace_v1_names_them() {
         let spec = crate::catalogue::tool("wellness", "stress_score").unwrap();
-        let ok = Outcome::ok(spec, &serde_json::json!({"score": 40, "level": "moderate"}));
+        let ok = Outcome::ok(
+            spec,
+            &serde_json::json!({"score": 40, "level": "moderate"}),
+            &Telling::default(),
+        );
         assert_eq!(
             serde_json::to_value(&ok).unwrap(),
             serde_json::json!({"status": "ok", "summary": "Stress 40 (moderate)"})

@@ -7,7 +7,7 @@
 use serde_json::{Map, Value};
 
 use super::text::{count, text};
-use super::{About, AgentSpec, Effect, news, tool_entry};
+use super::{About, AgentSpec, Effect, Telling, news, tool_entry};
 use crate::limits::{DEADLINE_MS_DEFAULT, MEMORY_BYTES_MAX};
 
 pub(super) const AGENT: AgentSpec = AgentSpec {
@@ -58,18 +58,18 @@ pub(super) const AGENT: AgentSpec = AgentSpec {
     may_call: &[("wellness", "suggest_break")],
 };
 
-fn free_slots(result: &Value) -> String {
+fn free_slots(result: &Value, telling: &Telling<'_>) -> String {
     match result["slots"].get(0) {
         Some(slot) => format!(
             "{} free slot(s); first {}",
             count(result, "slots"),
-            text(&slot["start"])
+            telling.when(&slot["start"])
         ),
         None => "No free slot".to_owned(),
     }
 }
 
-fn conflicts(result: &Value) -> String {
+fn conflicts(result: &Value, _telling: &Telling<'_>) -> String {
     let first = ["double_bookings", "overlaps"]
         .iter()
         .find_map(|field| result[*field].get(0))
@@ -88,13 +88,12 @@ fn conflicts(result: &Value) -> String {
     )
 }
 
-fn scheduled(result: &Value) -> String {
+fn scheduled(result: &Value, telling: &Telling<'_>) -> String {
     let event = &result["event"];
     let mut summary = format!(
-        "Added \"{}\" {} to {}",
+        "Added \"{}\" {}",
         text(&event["title"]),
-        text(&event["start"]),
-        text(&event["end"])
+        telling.span(&event["start"], &event["end"])
     );
     if count(result, "conflicts") > 0 {
         summary.push_str(&format!("; {} conflict(s)", count(result, "conflicts")));
@@ -108,13 +107,19 @@ fn scheduled(result: &Value) -> String {
     summary
 }
 
-fn schedule_question(args: &Value) -> String {
+/// The question: what would be added, when (in the user's words, when the front knows their
+/// clock) and, when the user's calendar is known, what it would overlap.
+fn schedule_question(args: &Value, telling: &Telling<'_>) -> String {
     let event = &args["event"];
+    let overlaps = telling.overlapping(&event["start"], &event["end"]);
+    let overlaps = match overlaps.is_empty() {
+        true => String::new(),
+        false => format!(" It overlaps {}.", overlaps.join(", ")),
+    };
     format!(
-        "Add \"{}\" {} to {}? (yes / no)",
+        "Add \"{}\" {}?{overlaps} (yes / no)",
         text(&event["title"]),
-        text(&event["start"]),
-        text(&event["end"])
+        telling.span(&event["start"], &event["end"])
     )
 }
 
@@ -152,13 +157,13 @@ mod tests {
         let result = json!({"double_bookings": [], "overlaps": [{"a": "e1", "b": "e2",
             "overlap_minutes": 30}], "tight_transitions": [], "truncated": false});
         assert_eq!(
-            conflicts(&result),
+            conflicts(&result, &Telling::default()),
             "0 double booking(s), 1 overlap(s), 0 tight transition(s); first: e1 / e2"
         );
         let tight = json!({"double_bookings": [], "overlaps": [],
             "tight_transitions": [{"from": "a", "to": "b"}]});
         assert_eq!(
-            conflicts(&tight),
+            conflicts(&tight, &Telling::default()),
             "0 double booking(s), 0 overlap(s), 1 tight transition(s); first: a → b"
         );
     }
@@ -168,14 +173,14 @@ mod tests {
         let args = json!({"event": {"title": "Dentist", "start": "2026-11-23T14:00:00+01:00",
             "end": "2026-11-23T14:45:00+01:00"}});
         assert_eq!(
-            schedule_question(&args),
+            schedule_question(&args, &Telling::default()),
             "Add \"Dentist\" 2026-11-23T14:00:00+01:00 to 2026-11-23T14:45:00+01:00? (yes / no)"
         );
         let result = json!({"event": {"id": "ev_1", "title": "Dentist", "start": "S", "end": "E",
             "attendees": ["a@b.c"]}, "conflicts": [{"id": "x"}],
             "break": {"status": "skipped", "reason": "calm"}});
         assert_eq!(
-            scheduled(&result),
+            scheduled(&result, &Telling::default()),
             "Added \"Dentist\" S to E; 1 conflict(s); break after it: skipped (calm)"
         );
         assert_eq!(

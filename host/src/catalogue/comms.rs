@@ -9,7 +9,7 @@ use time::format_description::well_known::Rfc3339;
 use time::{Duration, OffsetDateTime};
 
 use super::text::{count, number, text};
-use super::{AgentSpec, ResultNews, news, tool_entry};
+use super::{AgentSpec, ResultNews, Telling, news, tool_entry};
 use crate::limits::{ACTION_DUE_SOON_MINUTES, DEADLINE_MS_DEFAULT, MEMORY_BYTES_MAX};
 
 pub(super) const AGENT: AgentSpec = AgentSpec {
@@ -64,7 +64,7 @@ pub(super) const AGENT: AgentSpec = AgentSpec {
     may_call: &[],
 };
 
-fn triaged(result: &Value) -> String {
+fn triaged(result: &Value, _telling: &Telling<'_>) -> String {
     let top = result["messages"].get(0).map_or(String::new(), |message| {
         format!(
             "; top: {} (urgency {})",
@@ -119,7 +119,7 @@ fn action_item_importance(item: &Value, now: OffsetDateTime) -> u8 {
     }
 }
 
-fn drafted(result: &Value) -> String {
+fn drafted(result: &Value, _telling: &Telling<'_>) -> String {
     format!(
         "Draft to {}: {}",
         text(&result["to"]),
@@ -127,15 +127,16 @@ fn drafted(result: &Value) -> String {
     )
 }
 
-fn action_items(result: &Value) -> String {
+fn action_items(result: &Value, telling: &Telling<'_>) -> String {
     match result["items"].get(0) {
         Some(item) => format!(
             "{} action item(s); first: \"{}\"{}",
             count(result, "items"),
             text(&item["text"]),
-            item["due"]
-                .as_str()
-                .map_or(String::new(), |due| format!(" due {due}"))
+            match item.get("due") {
+                Some(due) => format!(" due {}", telling.when(due)),
+                None => String::new(),
+            }
         ),
         None => "No action items".to_owned(),
     }
@@ -151,17 +152,23 @@ mod tests {
         let triage = json!({"messages": [{"id": "m1", "urgency": 0.734}, {"id": "m2",
             "urgency": 0.1}], "interrupt_count": 1});
         assert_eq!(
-            triaged(&triage),
+            triaged(&triage, &Telling::default()),
             "2 message(s) triaged, 1 need you now; top: m1 (urgency 0.734)"
         );
         let items = json!({"items": [{"text": "Send the Q3 numbers", "due": "2026-11-27"}]});
         assert_eq!(
-            action_items(&items),
+            action_items(&items, &Telling::default()),
             "1 action item(s); first: \"Send the Q3 numbers\" due 2026-11-27"
         );
-        assert_eq!(action_items(&json!({"items": []})), "No action items");
         assert_eq!(
-            drafted(&json!({"to": "ann@example.com", "subject": "Re: Budget"})),
+            action_items(&json!({"items": []}), &Telling::default()),
+            "No action items"
+        );
+        assert_eq!(
+            drafted(
+                &json!({"to": "ann@example.com", "subject": "Re: Budget"}),
+                &Telling::default()
+            ),
             "Draft to ann@example.com: Re: Budget"
         );
     }

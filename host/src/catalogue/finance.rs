@@ -7,7 +7,7 @@
 use serde_json::Value;
 
 use super::text::{count, money, number, text};
-use super::{AgentSpec, ResultNews, news, tool_entry};
+use super::{AgentSpec, ResultNews, Telling, news, tool_entry};
 use crate::limits::MEMORY_BYTES_MAX;
 
 /// finance takes up to 2000 transactions per call: measured at that bound, 46-61 M fuel, and
@@ -80,11 +80,11 @@ pub(super) const AGENT: AgentSpec = AgentSpec {
     may_call: &[],
 };
 
-fn categorized(result: &Value) -> String {
+fn categorized(result: &Value, _telling: &Telling<'_>) -> String {
     format!("{} categories", count(result, "groups"))
 }
 
-fn budgets(result: &Value) -> String {
+fn budgets(result: &Value, _telling: &Telling<'_>) -> String {
     let budgets = result["budgets"].as_array().map_or(&[][..], Vec::as_slice);
     let over = budgets.iter().filter(|b| b["over"] == true).count();
     let at_risk = budgets.iter().filter(|b| b["at_risk"] == true).count();
@@ -138,7 +138,7 @@ fn bill_importance(bill: &Value, _now: time::OffsetDateTime) -> u8 {
     }
 }
 
-fn anomalies(result: &Value) -> String {
+fn anomalies(result: &Value, _telling: &Telling<'_>) -> String {
     match result["flagged"].get(0) {
         Some(flagged) => format!(
             "{} of {} flagged; first: {} {} ({})",
@@ -159,14 +159,17 @@ fn anomalies(result: &Value) -> String {
     }
 }
 
-fn bills(result: &Value) -> String {
+fn bills(result: &Value, telling: &Telling<'_>) -> String {
     match result["bills"].get(0) {
         Some(bill) => format!(
-            "{} bill(s); next: {} {} on {}",
+            "{} bill(s); next: {} {} {}",
             count(result, "bills"),
             text(&bill["merchant"]),
             money(&bill["next_amount_minor"], &bill["currency"]),
-            text(&bill["next_date"])
+            match telling.clock {
+                Some(_) => telling.day(&bill["next_date"]),
+                None => format!("on {}", text(&bill["next_date"])),
+            }
         ),
         None => "No bills due".to_owned(),
     }
@@ -182,11 +185,11 @@ mod tests {
         let flagged = json!({"flagged": [{"merchant": "ACME", "amount_minor": 129900,
             "currency": "EUR", "reasons": ["duplicate"]}], "evaluated": 40});
         assert_eq!(
-            anomalies(&flagged),
+            anomalies(&flagged, &Telling::default()),
             "1 of 40 flagged; first: ACME 1299.00 EUR (duplicate)"
         );
         assert_eq!(
-            anomalies(&json!({"flagged": [], "evaluated": 3})),
+            anomalies(&json!({"flagged": [], "evaluated": 3}), &Telling::default()),
             "Nothing flagged of 3"
         );
         let month = json!({"month": "2026-11", "budgets": [
@@ -195,15 +198,18 @@ mod tests {
             {"category": "dining", "currency": "EUR", "spent_minor": 7000,
              "limit_minor": 20000, "over": false, "at_risk": false}]});
         assert_eq!(
-            budgets(&month),
+            budgets(&month, &Telling::default()),
             "1 budget(s) over, 1 at risk in 2026-11; groceries: 210.01 EUR of 200.00 EUR"
         );
         let due = json!({"bills": [{"merchant": "NETFLIX.COM", "next_amount_minor": 1399,
             "currency": "EUR", "next_date": "2026-12-15"}]});
         assert_eq!(
-            bills(&due),
+            bills(&due, &Telling::default()),
             "1 bill(s); next: NETFLIX.COM 13.99 EUR on 2026-12-15"
         );
-        assert_eq!(categorized(&json!({"groups": [{}, {}]})), "2 categories");
+        assert_eq!(
+            categorized(&json!({"groups": [{}, {}]}), &Telling::default()),
+            "2 categories"
+        );
     }
 }

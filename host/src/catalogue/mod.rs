@@ -22,6 +22,8 @@ mod calendar;
 mod comms;
 mod finance;
 mod text;
+
+pub use text::Telling;
 mod wellness;
 
 /// One tool an agent implements, and everything the host knows about it.
@@ -44,11 +46,11 @@ pub struct ToolSpec {
     /// What a surface shows for a result (valid against the result schema); the caller cuts
     /// it to [`SUMMARY_CHARS_MAX`](crate::limits::SUMMARY_CHARS_MAX).
     #[serde(skip)]
-    pub summarize: fn(&Value) -> String,
+    pub summarize: fn(&Value, &Telling<'_>) -> String,
     /// For a tool asked before it runs: the question, from the call's args (valid against the
     /// args schema). `None`: "Run <agent>.<tool>? (yes / no)".
     #[serde(skip)]
-    pub question: Option<fn(&Value) -> String>,
+    pub question: Option<fn(&Value, &Telling<'_>) -> String>,
     /// What running it on the user's yes changes in the user's world, from its result.
     #[serde(skip)]
     pub on_confirm: Option<fn(&Value) -> Option<Effect>>,
@@ -206,9 +208,9 @@ pub struct About {
 impl ToolSpec {
     /// The question that asks the user to confirm a call of this tool (of `agent`) with
     /// `args`.
-    pub fn question_text(&self, agent: &str, args: &Value) -> String {
+    pub fn question_text(&self, agent: &str, args: &Value, telling: &Telling<'_>) -> String {
         match self.question {
-            Some(question) => question(args),
+            Some(question) => question(args, telling),
             None => format!("Run {agent}.{}? (yes / no)", self.name),
         }
     }
@@ -490,7 +492,8 @@ mod tests {
                 );
                 // A result missing every field still reads (placeholders, no panic).
                 for result in [serde_json::json!({}), Value::Null] {
-                    assert!(!(tool.summarize)(&result).is_empty(), "{}", tool.name);
+                    let told = (tool.summarize)(&result, &Telling::default());
+                    assert!(!told.is_empty(), "{}", tool.name);
                 }
                 // Only a tool that is asked before it runs changes the world on a yes, or is
                 // bound to an item the user answers about.
@@ -580,7 +583,7 @@ mod tests {
     fn a_tool_without_its_own_question_is_asked_plainly() {
         let spec = tool("finance", "budget_status").unwrap();
         assert_eq!(
-            spec.question_text("finance", &Value::Null),
+            spec.question_text("finance", &Value::Null, &Telling::default()),
             "Run finance.budget_status? (yes / no)"
         );
     }

@@ -7,7 +7,7 @@
 use serde_json::Value;
 
 use super::text::{count, number, text};
-use super::{AgentSpec, measure, state, tool_entry};
+use super::{AgentSpec, Telling, measure, state, tool_entry};
 use crate::limits::{DEADLINE_MS_DEFAULT, MEMORY_BYTES_MAX};
 
 pub(super) const AGENT: AgentSpec = AgentSpec {
@@ -59,7 +59,7 @@ pub(super) const AGENT: AgentSpec = AgentSpec {
     may_call: &[("calendar", "find_free_slots")],
 };
 
-fn stress(result: &Value) -> String {
+fn stress(result: &Value, _telling: &Telling<'_>) -> String {
     format!(
         "Stress {} ({})",
         number(&result["score"]),
@@ -67,7 +67,7 @@ fn stress(result: &Value) -> String {
     )
 }
 
-fn sleep(result: &Value) -> String {
+fn sleep(result: &Value, _telling: &Telling<'_>) -> String {
     format!(
         "Sleep debt {} min over {} nights; {} with sleep, average {} min",
         number(&result["sleep_debt_minutes"]),
@@ -77,7 +77,7 @@ fn sleep(result: &Value) -> String {
     )
 }
 
-fn suggested_break(result: &Value) -> String {
+fn suggested_break(result: &Value, _telling: &Telling<'_>) -> String {
     text(&result["reason"])
 }
 
@@ -89,17 +89,20 @@ mod tests {
     #[test]
     fn summaries_read_the_result() {
         assert_eq!(
-            stress(&json!({"score": 40, "level": "moderate"})),
+            stress(
+                &json!({"score": 40, "level": "moderate"}),
+                &Telling::default()
+            ),
             "Stress 40 (moderate)"
         );
         let nights = json!({"sleep_debt_minutes": 95, "nights": [{}, {}, {}],
             "nights_with_sleep": 2, "average_minutes": 415});
         assert_eq!(
-            sleep(&nights),
+            sleep(&nights, &Telling::default()),
             "Sleep debt 95 min over 3 nights; 2 with sleep, average 415 min"
         );
         assert_eq!(
-            suggested_break(&json!({"reason": "A walk at 10:30"})),
+            suggested_break(&json!({"reason": "A walk at 10:30"}), &Telling::default()),
             "A walk at 10:30"
         );
     }
