@@ -498,6 +498,77 @@ async fn the_day_interrupts_only_with_news_and_never_late_for_what_matters() {
     assert!(summary.digests >= 2, "{}", summary.digests);
 }
 
+/// A day unlike the main one (scenarios/weekend.json): Saturday in New York (UTC-5), ticks
+/// every 30 minutes from 00:00 to 12:00, quiet hours 23:00-08:00, a weekday-only working week.
+/// Every decision worked out by hand from scenarios/README.md's weekend table.
+#[tokio::test]
+async fn the_weekend_decides_as_worked_out_by_hand() {
+    let weekend = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/weekend.json");
+    let (summary, traces, _) = run("weekend", &weekend, 0).await;
+    let traces = lines(&traces);
+    let brief: Vec<(String, String, String, String)> = traces
+        .iter()
+        .map(|t| {
+            (
+                t["at"].as_str().unwrap().to_owned(),
+                t["decision"].as_str().unwrap().to_owned(),
+                format!(
+                    "{}.{}",
+                    t["call"]["agent"].as_str().unwrap(),
+                    t["call"]["tool"].as_str().unwrap()
+                ),
+                t["surface"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    let d = |at: &str, decision: &str, call: &str, surface: &str| {
+        (
+            format!("2026-11-28T{at}:00-05:00"),
+            decision.to_owned(),
+            call.to_owned(),
+            surface.to_owned(),
+        )
+    };
+    assert_eq!(
+        brief,
+        [
+            // 01:10 Dana (VIP) "URGENT ... Can you call me?": VIP 0.3 + urgent 0.3 + a direct
+            // question 0.15 = 0.75 ≥ 0.6, and a VIP with urgent words may interrupt quiet
+            // hours: the 01:30 tick, on the watch (the only surface at night). The shop's
+            // "URGENT" sale (01:20) is in the same triage, not a VIP: it interrupts nothing.
+            d("01:30", "executed", "comms.triage_inbox", "WATCH"),
+            // Each thread's dated sentence ("ends tonight", "since midnight"): comms asks
+            // for no more than a record at night. The sale has no action item.
+            d("01:30", "executed", "comms.extract_action_items", "SILENT"),
+            d("01:30", "executed", "comms.extract_action_items", "SILENT"),
+            // 02:05 Alex's invitation, in quiet hours: held at 02:30, asked at 08:00, the
+            // first tick after quiet hours.
+            d("02:30", "held", "calendar.schedule_event", "SILENT"),
+            d("08:00", "asked", "calendar.schedule_event", "PHONE_CARD"),
+            // 09:40 HRV 25 against 50 (a 50 % drop → 100), resting HR 72 against 60 (+12 →
+            // 100), sleep 480 of 480 (→ 0): (500·100 + 300·100 + 200·0)/1000 = 80, high. The
+            // 10:00 tick, on the watch. No break: Saturday is not a working day.
+            d("10:00", "executed", "wellness.stress_score", "WATCH"),
+        ]
+    );
+    assert_eq!(traces[0]["signals"][2], "interrupt:m-0110-dana-urgent");
+    // The question in Sam's own time, naming what it overlaps (Brunch 11:00-12:30).
+    assert_eq!(
+        traces[4]["outcome"]["summary"],
+        "Add \"Board games\" today 11:30-13:00? It overlaps Brunch with Alex. (yes / no)"
+    );
+    assert_eq!(traces[5]["outcome"]["summary"], "Stress 80 (high)");
+    assert_eq!(
+        (
+            summary.shown.WATCH,
+            summary.shown.PHONE_CARD,
+            summary.shown.EARBUD_TTS
+        ),
+        (2, 0, 0)
+    );
+    assert_eq!((summary.asked, summary.held), (1, 1));
+}
+
 /// Each agent's tick sees only the context members its `tick_reads` lists (aura_sdk::tick_json
 /// skips the rest unparsed). Over every context of the day, the answer with that slice must be
 /// the answer with the whole context: a member an agent reads but does not list would show here.
