@@ -23,7 +23,8 @@
 //!   3. `commitment`: it holds one of [`COMMITMENT_PHRASES`] (not followed by "not"/"never";
 //!      "let me" not followed by "know"; "will do" only opening the sentence). Owner: "me"
 //!      when the sender is `me`, else the sender's address.
-//!   4. `group`: one of [`GROUP_PHRASES`] ("we need to", "let's"). No owner.
+//!   4. `group`: one of [`GROUP_PHRASES`] ("we need to", "let's"), in a sentence that is not
+//!      an exclamation: "Let's celebrate the quarter!" is a cheer, not a task. No owner.
 //!   5. `marker`: it opens with "action item(s)", "todo" or "to-do". No owner.
 //!   6. `deadline`: it names a deadline ("due", "deadline", "overdue") and has a date phrase.
 //!      No owner.
@@ -688,7 +689,11 @@ fn classify_unnamed(
     if commitment {
         return Some((OwnerRule::Commitment, None));
     }
-    if group {
+    // An exclamation ("Let's celebrate!", "We should do this again!") cheers; it asks nothing.
+    let exclaims = tokens
+        .last()
+        .is_some_and(|last| text[last.end..].trim_start().starts_with('!'));
+    if group && !exclaims {
         return Some((OwnerRule::Group, None));
     }
     // Rule 5.
@@ -763,6 +768,25 @@ mod tests {
             "me": "Sam@Corp.example",
             "utc_offset_minutes": 60
         })
+    }
+
+    #[test]
+    fn a_cheer_is_not_a_task() {
+        use OwnerRule::*;
+        assert_eq!(rules("Let's celebrate the quarter!"), []);
+        assert_eq!(rules("We should do this again soon!"), []);
+        // The same words as a plan, or with a request in the cheer, are items.
+        assert_eq!(
+            rules("Let's celebrate the quarter on Friday."),
+            [(Group, None)]
+        );
+        assert_eq!(rules("Let's finalize the deck by Friday."), [(Group, None)]);
+        // A request in an exclamation is still a request, to the reader ("me": the message
+        // is from someone else and names no `to`).
+        assert_eq!(
+            rules("Can you book the restaurant!"),
+            [(Request, Some("me".to_owned()))]
+        );
     }
 
     #[test]
