@@ -267,15 +267,6 @@ impl Memory {
         }
     }
 
-    /// Whether any of `subjects` is still untold at its level.
-    fn untold(&self, subjects: &[(String, u8)]) -> bool {
-        subjects.iter().any(|(subject, level)| {
-            self.told
-                .get(subject)
-                .is_none_or(|told| told.level < *level)
-        })
-    }
-
     /// Whether any of `subjects`, held back at `since`, has not been told since at its level.
     fn untold_since(&self, subjects: &[(String, u8)], since: OffsetDateTime) -> bool {
         subjects.iter().any(|(subject, level)| {
@@ -315,24 +306,25 @@ fn untold_items(
     let mut fresh = Fresh::default();
     let mut kept = result.clone();
     if let Some(items) = kept.get_mut(news.items).and_then(Value::as_array_mut) {
-        items.retain(|item| {
-            let subject = ((news.subject)(item), 0);
-            let importance = (news.importance)(item, now);
+        let mut untold: Vec<(u8, Value)> = Vec::new();
+        for item in std::mem::take(items) {
+            // An item's subject is told at level 0: told once is told.
+            let subject = (news.subject)(&item);
+            let importance = (news.importance)(&item, now);
             // Kept for the digest, it waits, unless it can no longer wait (due soon now).
-            let waits =
-                memory.kept.contains(&subject.0) && importance < BUDGET_EXEMPT_IMPORTANCE_MIN;
-            let untold = memory.untold(std::slice::from_ref(&subject))
-                && !waits
-                && !fresh.subjects.contains(&subject);
-            if untold {
-                fresh.importance = fresh.importance.max(importance);
-                fresh.subjects.push(subject);
+            let waits = memory.kept.contains(&subject) && importance < BUDGET_EXEMPT_IMPORTANCE_MIN;
+            let subject = (subject, 0);
+            if memory.told.contains_key(&subject.0) || waits || fresh.subjects.contains(&subject) {
+                continue;
             }
-            untold
-        });
+            fresh.importance = fresh.importance.max(importance);
+            fresh.subjects.push(subject);
+            untold.push((importance, item));
+        }
         // The card leads with the item that made it important (a stable sort: in the tool's
         // order among equals).
-        items.sort_by_key(|item| std::cmp::Reverse((news.importance)(item, now)));
+        untold.sort_by_key(|(importance, _)| std::cmp::Reverse(*importance));
+        *items = untold.into_iter().map(|(_, item)| item).collect();
     }
     (kept, fresh)
 }
@@ -906,10 +898,9 @@ impl TickRun<'_> {
         let call = proposal.call.call();
         let spec = proposal.call.spec();
         // Texts for the user: in their offset, about their calendar as it is now.
-        let events = world.events().to_vec();
         let telling = Telling {
             clock: Some((self.scenario.offset(), self.now)),
-            events: &events,
+            events: world.events(),
         };
         let (outcome, fuel_used) = match decision {
             Decision::Executed | Decision::Confirmed => {

@@ -20,6 +20,7 @@
 import { readFileSync } from 'node:fs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { percentiles } from './percentiles.mjs';
 
 const [aura, auraData, wassette, wassetteDir, callsArg] = process.argv.slice(2);
 const CALLS = Number(callsArg ?? 2000);
@@ -103,12 +104,6 @@ const framing = (name, client) =>
         },
         () => {},
     );
-
-function percentiles(samples) {
-    const sorted = [...samples].sort((a, b) => a - b);
-    const rank = (p) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-    return { p50_us: Math.round(rank(50)), p99_us: Math.round(rank(99)), n: sorted.length };
-}
 
 // Rotating blocks (A B C, B C A, C A B, ...) until each has `CALLS` samples.
 async function interleaved(connected, once) {

@@ -13,6 +13,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { percentiles } from './percentiles.mjs';
 
 const [aura, dataDir, url, callsArg] = process.argv.slice(2);
 const CALLS = Number(callsArg ?? 2000);
@@ -43,12 +44,6 @@ const framing = (client) =>
         },
         () => {},
     );
-
-function percentiles(samples) {
-    const sorted = [...samples].sort((a, b) => a - b);
-    const rank = (p) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-    return { p50_us: Math.round(rank(50)), p99_us: Math.round(rank(99)), n: sorted.length };
-}
 
 async function timed(client, once) {
     for (let i = 0; i < WARMUP; i++) await once(client);
