@@ -665,7 +665,13 @@ fn tick(b: &Bench, figures: &mut Figures) {
     // Decisions and traces included; the figure covers the ticks only. On a runtime like
     // `aura run`'s.
     let summary = mt
-        .block_on(aura::orchestrator::run(&shared, &scenario, 0, |_| {}))
+        .block_on(aura::orchestrator::run(
+            &shared,
+            &scenario,
+            0,
+            aura::orchestrator::Start::Fresh,
+            |_| {},
+        ))
         .unwrap_or_else(|e| panic!("the day did not run: {e}"));
     figures.record(
         "tick_orchestrator_day",

@@ -209,6 +209,19 @@ impl Roster {
         Ok(sandbox.prepare(name, memory_bytes_max, Code::Wasm(&bytes))?)
     }
 
+    /// Each component's source digest, by agent (see [`crate::Host::plugin_sources`]).
+    pub(crate) fn sources(&self) -> std::collections::BTreeMap<String, String> {
+        self.plugins
+            .manifest()
+            .components
+            .iter()
+            .map(|(agent, entry)| {
+                let source = entry.source_sha256.as_ref().unwrap_or(&entry.sha256);
+                (agent.clone(), source.clone())
+            })
+            .collect()
+    }
+
     /// The agents not refused so far, in catalogue order: every admitted one, and (loading
     /// on first use) those not tried yet.
     pub(crate) fn serves(&self) -> Vec<&'static str> {

@@ -16,7 +16,7 @@ use crate::admission::{LoadError, Loading, Roster};
 use crate::catalogue::{self, AgentSpec, TRACE_SCHEMA};
 use crate::code_cache::{CACHE_DIR_IN_DATA_DIR, CodeCache};
 use crate::crossing::Crossing;
-use crate::journal::{Journal, JournalError};
+use crate::journal::{Appended, Journal, JournalError, StorageFaults};
 use crate::limits::{CALLS_IN_FLIGHT_MAX, FUEL_PER_MS_DEFAULT};
 use crate::plugins::PluginsDir;
 use crate::sandbox::{CodeTarget, PreparedAgent, Sandbox, WASMTIME_VERSION, runnable_targets};
@@ -43,6 +43,9 @@ pub struct HostConfig {
     /// Fuel per millisecond of deadline; `None`: the data dir's calibration, else
     /// [`FUEL_PER_MS_DEFAULT`].
     pub fuel_per_ms: Option<u64>,
+    /// Faults injected into the journal's writes (the deterministic simulation, the crash
+    /// tests); `None` in normal use.
+    pub storage_faults: Option<Arc<dyn StorageFaults>>,
 }
 
 impl HostConfig {
@@ -57,6 +60,7 @@ impl HostConfig {
             loading: Loading::Eager,
             guest_seed: 0,
             fuel_per_ms: None,
+            storage_faults: None,
         }
     }
 
@@ -118,7 +122,7 @@ impl Host {
             None => crate::calibrate::load(&config.data_dir)?
                 .map_or(FUEL_PER_MS_DEFAULT, |c| c.fuel_per_ms),
         };
-        let journal = Journal::open(&config.data_dir)?;
+        let journal = Journal::open_with(&config.data_dir, config.storage_faults.clone())?;
         let plugins = PluginsDir::open(&config.plugins_dir)?;
         let target =
             plugins.target_among(&runnable_targets(), WASMTIME_VERSION, cfg!(feature = "jit"))?;
@@ -205,7 +209,7 @@ impl Host {
 
     /// Checks a reasoning trace against trace.v1, then appends it to the data dir's
     /// traces.jsonl; durable when this returns.
-    pub fn record_trace(&self, trace: &Trace) -> Result<(), TraceRecordError> {
+    pub fn record_trace(&self, trace: &Trace) -> Result<Appended, TraceRecordError> {
         // A Trace holds only strings, integers, booleans and enums: it always serializes.
         let value = serde_json::to_value(trace).unwrap_or_default();
         self.shared
@@ -217,6 +221,17 @@ impl Host {
                 violation: Box::new(violation),
             })?;
         Ok(self.shared.journal.trace(&value)?)
+    }
+
+    /// The data dir's journal (its logs, a run's checkpoint).
+    pub fn journal(&self) -> &Journal {
+        &self.shared.journal
+    }
+
+    /// Each agent's component as built from source (its sha256: a precompiled dir's source
+    /// digest), by agent: what a run's identity names, the same on every target.
+    pub fn plugin_sources(&self) -> std::collections::BTreeMap<String, String> {
+        self.shared.agents.sources()
     }
 
     /// Quarantine records this host has written since it started (every crossing, nested

@@ -20,7 +20,7 @@
 //!   (components on disk), [`code_cache`] (compiled code kept between starts), [`journal`]
 //!   (the quarantine log and traces), [`calibrate`] (fuel per ms on this device);
 //! - the day: [`scenario`] (a day of signals), [`orchestrator`] (ticks and arbitration),
-//!   [`trace`] (reasoning traces), [`visible`] (agent text made safe to read) and [`report`]
+//!   [`checkpoint`] (which run a data dir holds, and resuming it), [`trace`] (reasoning traces), [`visible`] (agent text made safe to read) and [`report`]
 //!   (a run as one HTML page);
 //!
 //! - the fronts beside the CLI: `mcp` (the catalogue as MCP tools, stdio and HTTP; feature
@@ -51,6 +51,7 @@ pub mod calibrate;
 pub mod call;
 pub mod canonical;
 pub mod catalogue;
+pub mod checkpoint;
 pub mod code_cache;
 pub mod crossing;
 pub mod envelope;

@@ -297,6 +297,18 @@ pub const LITERAL_SHOWN_MAX: usize = 64;
 /// always shorter than this.
 pub const REPAIR_SCAN_BYTES_MAX: u64 = 8 * QUARANTINE_OFFENDING_BYTES_MAX as u64 + 4096;
 
+/// Most bytes of records a resumed run reads back from past its last checkpoint (the
+/// interrupted tick's traces and quarantine records, which it is about to produce again).
+/// One tick writes at most a few hundred traces of a few KiB and as many quarantine records
+/// of at most [`REPAIR_SCAN_BYTES_MAX`]; 64 MiB is far above that, and more means the log was
+/// appended to by something other than this run: refused, never read into memory.
+pub const RESUME_TAIL_BYTES_MAX: u64 = 64 * 1024 * 1024;
+
+/// Largest run checkpoint (`<data-dir>/run.json`): the state of a run between ticks, which
+/// holds the scenario's world so far (at most the scenario itself, [`SCENARIO_BYTES_MAX`])
+/// plus what the user was told and asked, far smaller. Twice the scenario's bound.
+pub const CHECKPOINT_BYTES_MAX: u64 = 2 * SCENARIO_BYTES_MAX as u64;
+
 /// Least fuel per ms a calibration may store: a rate below the built-in default would mean the
 /// measurement went wrong (a stalled machine), and would starve every call.
 pub const FUEL_PER_MS_MIN: u64 = FUEL_PER_MS_DEFAULT;

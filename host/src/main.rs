@@ -69,6 +69,11 @@ enum Command {
         /// Show each decision's rationale under it.
         #[arg(short, long)]
         verbose: bool,
+        /// Start over: set the data dir's earlier run aside (traces.N.jsonl, run.N.json)
+        /// instead of resuming it. Without it, an unfinished run of the same scenario and
+        /// seed resumes where it stopped, and one of another is refused.
+        #[arg(long)]
+        fresh: bool,
     },
     /// Call one tool: builds a toolcall.v1 envelope (fresh call_id, ts now) and dispatches it.
     Call {
@@ -264,11 +269,16 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             seed,
             json,
             verbose,
+            fresh,
         } => {
             let output = Output { json, verbose };
             let mut config = host_config(cli.plugins_dir, cli.data_dir, cli.cache_dir);
             config.guest_seed = seed;
-            return run_scenario(config, &scenario, seed, output);
+            let start = match fresh {
+                true => aura::orchestrator::Start::Fresh,
+                false => aura::orchestrator::Start::Resume,
+            };
+            return run_scenario(config, &scenario, seed, start, output);
         }
     };
 
@@ -323,6 +333,13 @@ fn host_config(
     );
     if cache_dir.is_some() {
         config.cache_dir = cache_dir;
+    }
+    // The crash tests' hook: stop at one storage step and wait to be killed there.
+    if let Some(stop) = std::env::var("AURA_STOP_AT")
+        .ok()
+        .and_then(|text| aura::journal::StopAt::parse(&text))
+    {
+        config.storage_faults = Some(std::sync::Arc::new(stop));
     }
     config
 }
@@ -407,6 +424,7 @@ fn run_scenario(
     config: HostConfig,
     path: &std::path::Path,
     seed: u64,
+    start: aura::orchestrator::Start,
     output: Output,
 ) -> anyhow::Result<ExitCode> {
     use aura::orchestrator::RunEvent;
@@ -421,11 +439,24 @@ fn run_scenario(
         let scenario = aura::scenario::Scenario::load(path, host.crossing().schemas())?;
         let progress = !output.json && std::io::stderr().is_terminal();
         let mut stdout = std::io::stdout().lock();
-        let summary = aura::orchestrator::run(&host, &scenario, seed, |event| match event {
+        let summary = aura::orchestrator::run(&host, &scenario, seed, start, |event| match event {
             RunEvent::Tick { index, of, at } if progress => {
                 eprint!("\r\x1b[2K  tick {}/{of}  {}", index + 1, clock(at));
             }
             RunEvent::Tick { .. } => {}
+            RunEvent::Started {
+                run,
+                resumed_at_tick,
+                of,
+                set_aside,
+            } => {
+                if let Some(aside) = set_aside {
+                    eprintln!("aura: the data dir's earlier run was set aside as {aside}");
+                }
+                if let Some(tick) = resumed_at_tick {
+                    eprintln!("aura: resuming {run} at tick {} of {of}", tick + 1);
+                }
+            }
             RunEvent::Decision(trace) => {
                 if progress {
                     eprint!("\r\x1b[2K");

@@ -36,13 +36,17 @@
 //! catalogue entry says how it is told, asked and what confirming it changes) nor read the
 //! machine's clock: time is the scenario's.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+
+use serde::{Deserialize, Serialize};
 
 use serde_json::Value;
 
 use time::OffsetDateTime;
 
 use crate::catalogue::{NewsSignal, ResultNews, Telling};
+pub use crate::checkpoint::Start;
+use crate::checkpoint::{self, Checkpoint, CheckpointError, Mark, RunIdentity};
 use crate::envelope::Surface;
 use crate::host::{Host, TraceRecordError};
 use crate::limits::{
@@ -64,11 +68,39 @@ pub enum RunError {
     /// rather than report a decision that may be lost.
     #[error("cannot record a trace: {0}")]
     Record(#[from] TraceRecordError),
+    /// The data dir cannot start, resume or checkpoint this run.
+    #[error(transparent)]
+    Checkpoint(#[from] CheckpointError),
+    /// A record of the run (a quarantine record, a trace) failed to be written: the run
+    /// stops; the next start repairs the file and resumes.
+    #[error("the run stopped: {0}")]
+    Journal(#[from] crate::journal::JournalError),
+    /// The resumed tick did not produce every trace its interrupted run had written.
+    #[error(
+        "the resumed run diverged: tick {tick} left {traces} trace(s) on disk it does not produce again"
+    )]
+    Diverged {
+        /// The tick.
+        tick: usize,
+        /// Traces left over.
+        traces: usize,
+    },
 }
 
 /// What the run reports as it goes, after the record is durable.
 #[derive(Debug)]
 pub enum RunEvent<'a> {
+    /// The run starts, or resumes.
+    Started {
+        /// Its id.
+        run: &'a str,
+        /// The tick it goes on from, when it resumes an interrupted run.
+        resumed_at_tick: Option<usize>,
+        /// How many ticks the run has.
+        of: usize,
+        /// Where the data dir's earlier run was set aside, if it was.
+        set_aside: Option<&'a str>,
+    },
     /// A tick is about to run.
     Tick {
         /// Its number, from 0.
@@ -83,8 +115,15 @@ pub enum RunEvent<'a> {
 }
 
 /// Counts for the end of a run.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct RunSummary {
+    /// The run's id (every trace carries it).
+    pub run: String,
+    /// The tick this process went on from, when it resumed an interrupted run.
+    pub resumed_at_tick: Option<usize>,
+    /// Where the data dir's earlier run was set aside (`--fresh`, or the same run finished).
+    pub set_aside: Option<String>,
     /// The scenario's name.
     pub scenario: String,
     /// The seed.
@@ -140,7 +179,8 @@ pub struct RunSummary {
 }
 
 /// Decisions per surface.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 #[allow(non_snake_case)]
 pub struct SurfaceCounts {
     /// On the watch.
@@ -173,47 +213,166 @@ struct Question {
     about: Option<String>,
 }
 
-/// What a run remembers between ticks.
-#[derive(Debug, Default)]
+/// What a run remembers between ticks (a checkpoint keeps it: [`RunState`]).
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct Memory {
     /// call_ids and content keys of what was shown or asked.
-    shown: HashSet<String>,
-    /// Questions waiting for an answer, in the order asked.
+    shown: BTreeSet<String>,
+    /// Questions waiting for an answer, in the order asked (kept as [`SavedQuestion`]s).
+    #[serde(skip)]
     pending: Vec<Question>,
     /// call_ids of questions held for quiet hours (traced once).
-    held: HashSet<String>,
+    held: BTreeSet<String>,
     /// call_ids of answered questions (never asked again).
-    answered: HashSet<String>,
+    answered: BTreeSet<String>,
     /// News the user has been told, by subject: the highest level told, and when.
-    told: HashMap<String, Told>,
+    told: BTreeMap<String, Told>,
     /// When each interrupting surface interrupted, oldest first (the budget's window).
-    interruptions: Vec<(Surface, OffsetDateTime)>,
+    interruptions: Vec<Interruption>,
     /// Results kept from the user (quiet hours, the budget), oldest first, for the digest.
     held_back: Vec<HeldBack>,
     /// The subjects in `held_back`: they wait for the digest and are not news again before.
-    kept: HashSet<String>,
+    kept: BTreeSet<String>,
     /// When the last digest was shown.
+    #[serde(with = "time::serde::rfc3339::option")]
     last_digest: Option<OffsetDateTime>,
 }
 
+/// An interruption, for the budget.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Interruption {
+    surface: Surface,
+    #[serde(with = "time::serde::rfc3339")]
+    at: OffsetDateTime,
+}
+
 /// What the user was told about a subject.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct Told {
     /// The highest level told.
     level: u8,
     /// When it was last told.
+    #[serde(with = "time::serde::rfc3339")]
     at: OffsetDateTime,
 }
 
 /// A result the user was not shown, and the news it carried.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct HeldBack {
     /// Its news subjects and their levels.
     subjects: Vec<(String, u8)>,
     /// What its surface would have shown.
     summary: String,
     /// When it was held back.
+    #[serde(with = "time::serde::rfc3339")]
     at: OffsetDateTime,
+}
+
+/// A pending question as a checkpoint keeps it: the call as the agent's canonical JSON,
+/// checked again by the crossing when it is read back.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SavedQuestion {
+    proposed_by: String,
+    call: String,
+    signals: Vec<String>,
+    priority: u8,
+    surface: Surface,
+    about: Option<String>,
+}
+
+/// Everything a run carries from one tick to the next: what a checkpoint saves.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RunState {
+    world: World,
+    memory: Memory,
+    pending: Vec<SavedQuestion>,
+    was_quiet: bool,
+    summary: RunSummary,
+}
+
+impl RunState {
+    /// The state as a checkpoint's JSON.
+    fn save(world: &World, memory: &Memory, was_quiet: bool, summary: &RunSummary) -> Value {
+        let pending: Vec<SavedQuestion> = memory
+            .pending
+            .iter()
+            .map(|q| SavedQuestion {
+                proposed_by: q.proposal.proposed_by.to_owned(),
+                call: q.proposal.call.canonical().to_owned(),
+                signals: q.proposal.signals.clone(),
+                priority: q.proposal.priority,
+                surface: q.surface,
+                about: q.about.clone(),
+            })
+            .collect();
+        /// [`RunState`] borrowed, to write.
+        #[derive(Serialize)]
+        struct Saving<'a> {
+            world: &'a World,
+            memory: &'a Memory,
+            pending: Vec<SavedQuestion>,
+            was_quiet: bool,
+            summary: RunSummary,
+        }
+        // Timings are this process's, never part of a run's record.
+        let summary = RunSummary {
+            tick_us_median: 0,
+            tick_us_p95: 0,
+            ..summary.clone()
+        };
+        // Strings, integers, times as RFC 3339 and JSON values: always serializes.
+        serde_json::to_value(Saving {
+            world,
+            memory,
+            pending,
+            was_quiet,
+            summary,
+        })
+        .unwrap_or_default()
+    }
+
+    /// Reads a checkpoint's state back; each pending question's call passes the crossing
+    /// again (the file is input like any other).
+    fn restore(
+        value: Value,
+        host: &Host,
+    ) -> Result<(World, Memory, bool, RunSummary), CheckpointError> {
+        let unreadable = |reason: String| CheckpointError::Unreadable { reason };
+        let state: RunState =
+            serde_json::from_value(value).map_err(|e| unreadable(format!("state: {e}")))?;
+        let mut memory = state.memory;
+        for saved in state.pending {
+            let call =
+                crate::canonical::parse_i_json(&saved.call, crate::limits::CROSSING_BYTES_MAX)
+                    .map_err(|e| unreadable(format!("a pending question: {e}")))?;
+            let call = host
+                .crossing()
+                .check_proposed_call(call)
+                .map_err(|e| unreadable(format!("a pending question: {e}")))?;
+            let proposed_by = crate::catalogue::agent(&saved.proposed_by)
+                .ok_or_else(|| unreadable(format!("unknown agent {}", saved.proposed_by)))?
+                .name;
+            crate::crossing::check_own_tool(proposed_by, &call)
+                .map_err(|e| unreadable(format!("a pending question: {e}")))?;
+            memory.pending.push(Question {
+                proposal: Proposal {
+                    proposed_by,
+                    call,
+                    signals: saved.signals,
+                    priority: saved.priority,
+                },
+                surface: saved.surface,
+                about: saved.about,
+            });
+        }
+        Ok((state.world, memory, state.was_quiet, state.summary))
+    }
 }
 
 impl Memory {
@@ -289,7 +448,7 @@ impl Memory {
         let used = self
             .interruptions
             .iter()
-            .filter(|(s, at)| *s == surface && *at > since)
+            .filter(|i| i.surface == surface && i.at > since)
             .count();
         used < max
     }
@@ -402,11 +561,14 @@ fn bind_question(proposal: &Proposal, world: &World) -> Option<String> {
 }
 
 /// Runs `scenario` on `host`, writing every decision to the data dir's traces.jsonl and
-/// reporting it to `report` once durable.
+/// reporting it to `report` once durable. A data dir holding an unfinished run of the same
+/// scenario, seed, aura and plugins goes on from its last whole tick ([`Start::Resume`]);
+/// the traces then end byte-identical to a run never interrupted.
 pub async fn run(
     host: &Host,
     scenario: &Scenario,
     seed: u64,
+    start: Start,
     mut report: impl FnMut(RunEvent<'_>),
 ) -> Result<RunSummary, RunError> {
     // The day ticks every agent: admit them all now, so a host that loads on first use ticks
@@ -414,21 +576,83 @@ pub async fn run(
     host.admit_all().await;
     let agents = host.agents();
     let ticks = scenario.ticks();
-    let mut world = scenario.world();
-    // The day starts with nothing held back: the first digest is due a digest interval in.
-    let mut memory = Memory {
-        last_digest: ticks.first().copied(),
-        ..Memory::default()
-    };
-    let mut tick_us = Vec::with_capacity(ticks.len());
-    let mut was_quiet = false;
-    let quarantined_before = host.quarantined();
-    let mut summary = RunSummary {
+    let identity = RunIdentity {
         scenario: scenario.name.clone(),
+        scenario_sha256: scenario.sha256.clone(),
         seed,
-        ..RunSummary::default()
+        aura: env!("CARGO_PKG_VERSION").to_owned(),
+        plugins: host.plugin_sources(),
     };
-    for (index, now) in ticks.iter().copied().enumerate() {
+    let run_id = identity.id();
+    let journal = host.journal();
+    let begun = checkpoint::begin(journal, &identity, start)?;
+    let quarantined_before = host.quarantined();
+    let (first_tick, mut world, mut memory, mut was_quiet, mut summary, quarantined_earlier) =
+        match begun.resume {
+            Some(found) => {
+                let (world, memory, was_quiet, summary) = RunState::restore(found.state, host)?;
+                (
+                    found.next_tick,
+                    world,
+                    memory,
+                    was_quiet,
+                    summary,
+                    found.quarantined,
+                )
+            }
+            None => {
+                let memory = Memory {
+                    // The day starts with nothing held back: the first digest is due a
+                    // digest interval in.
+                    last_digest: ticks.first().copied(),
+                    ..Memory::default()
+                };
+                let summary = RunSummary {
+                    run: run_id.clone(),
+                    scenario: scenario.name.clone(),
+                    seed,
+                    ..RunSummary::default()
+                };
+                (0, scenario.world(), memory, false, summary, 0)
+            }
+        };
+    summary.resumed_at_tick = (first_tick > 0).then_some(first_tick);
+    summary.set_aside = begun.set_aside;
+    report(RunEvent::Started {
+        run: &run_id,
+        resumed_at_tick: summary.resumed_at_tick,
+        of: ticks.len(),
+        set_aside: summary.set_aside.as_deref(),
+    });
+    let checkpoint_after = |next_tick: usize,
+                            world: &World,
+                            memory: &Memory,
+                            was_quiet: bool,
+                            summary: &RunSummary|
+     -> Result<(), CheckpointError> {
+        let (traces, quarantine) = journal.marks();
+        let checkpoint = Checkpoint {
+            format: checkpoint::CHECKPOINT_FORMAT.to_owned(),
+            run: run_id.clone(),
+            identity: identity.clone(),
+            ticks: ticks.len(),
+            next_tick,
+            finished: next_tick == ticks.len(),
+            traces: traces.into(),
+            quarantine: Mark {
+                bytes: quarantine.bytes,
+                sha256: None,
+            },
+            quarantined: quarantined_earlier + host.quarantined() - quarantined_before,
+            state: RunState::save(world, memory, was_quiet, summary),
+        };
+        checkpoint::save(journal, &checkpoint)
+    };
+    if first_tick == 0 {
+        checkpoint_after(0, &world, &memory, was_quiet, &summary)?;
+    }
+    let mut tick_us = Vec::with_capacity(ticks.len());
+    for (index, now) in ticks.iter().copied().enumerate().skip(first_tick) {
         let at = scenario.format(now);
         report(RunEvent::Tick {
             index,
@@ -438,6 +662,7 @@ pub async fn run(
         let mut tick = TickRun {
             host,
             scenario,
+            run: &run_id,
             seed,
             index,
             now,
@@ -489,12 +714,35 @@ pub async fn run(
             tick.digest(quiet, &mut memory, &mut summary, &mut report)?;
         }
         summary.ticks += 1;
+        // A record that could not be written (a refusal's quarantine record) stops the run
+        // here, before the checkpoint claims the tick whole.
+        if let Some(failure) = journal.failure() {
+            return Err(RunError::Journal(failure));
+        }
+        if index == first_tick && first_tick > 0 {
+            let (traces, quarantine) = journal.unmatched();
+            if traces > 0 {
+                return Err(RunError::Diverged {
+                    tick: index,
+                    traces,
+                });
+            }
+            if quarantine > 0 {
+                tracing::warn!(
+                    tick = index,
+                    records = quarantine,
+                    "quarantine records of the interrupted tick were not produced again; kept"
+                );
+            }
+        }
+        checkpoint_after(index + 1, &world, &memory, was_quiet, &summary)?;
     }
     summary.signals = world.signals_applied();
-    summary.quarantined = host.quarantined().saturating_sub(quarantined_before);
+    summary.quarantined = quarantined_earlier + host.quarantined() - quarantined_before;
     tick_us.sort_unstable();
     summary.tick_us_median = nearest_rank(&tick_us, 50);
     summary.tick_us_p95 = nearest_rank(&tick_us, 95);
+    drop(begun.lock);
     Ok(summary)
 }
 
@@ -695,6 +943,7 @@ fn not_chosen(proposal: &Proposal) -> NotChosen {
 struct TickRun<'a> {
     host: &'a Host,
     scenario: &'a Scenario,
+    run: &'a str,
     seed: u64,
     index: usize,
     now: OffsetDateTime,
@@ -811,7 +1060,10 @@ impl TickRun<'_> {
             false => Surface::PhoneCard,
         };
         if surface != Surface::Silent {
-            memory.interruptions.push((surface, self.now));
+            memory.interruptions.push(Interruption {
+                surface,
+                at: self.now,
+            });
         }
         memory.last_digest = Some(self.now);
         summary.shown.add(surface);
@@ -835,6 +1087,7 @@ impl TickRun<'_> {
     fn trace(&mut self, decision: Decision, outcome: Outcome) -> Trace {
         Trace {
             trace_id: self.next_trace_id(),
+            run: self.run.to_owned(),
             scenario: self.scenario.name.clone(),
             seed: self.seed,
             tick: self.index,
@@ -957,7 +1210,10 @@ impl TickRun<'_> {
                         None => {}
                     }
                     if surface != Surface::Silent {
-                        memory.interruptions.push((surface, self.now));
+                        memory.interruptions.push(Interruption {
+                            surface,
+                            at: self.now,
+                        });
                     }
                 } else {
                     summary.calls_failed += 1;
@@ -1195,9 +1451,18 @@ mod tests {
     fn the_budget_counts_the_past_hour_per_surface() {
         let mut memory = Memory {
             interruptions: vec![
-                (Surface::PhoneCard, at(10, 0)),
-                (Surface::Watch, at(10, 10)),
-                (Surface::PhoneCard, at(10, 30)),
+                Interruption {
+                    surface: Surface::PhoneCard,
+                    at: at(10, 0),
+                },
+                Interruption {
+                    surface: Surface::Watch,
+                    at: at(10, 10),
+                },
+                Interruption {
+                    surface: Surface::PhoneCard,
+                    at: at(10, 30),
+                },
             ],
             ..Memory::default()
         };
@@ -1209,7 +1474,10 @@ mod tests {
         assert!(memory.within_budget(Surface::Watch, at(10, 59)));
         assert!(memory.within_budget(Surface::Silent, at(10, 59)));
         // EARBUD_TTS allows 1, none used.
-        memory.interruptions.push((Surface::EarbudTts, at(10, 45)));
+        memory.interruptions.push(Interruption {
+            surface: Surface::EarbudTts,
+            at: at(10, 45),
+        });
         assert!(!memory.within_budget(Surface::EarbudTts, at(11, 44)));
         assert!(memory.within_budget(Surface::EarbudTts, at(11, 45)));
     }

@@ -271,7 +271,7 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 }
 
 /// Lower-case hex of a digest.
-fn hex(digest: &[u8]) -> String {
+pub(crate) fn hex(digest: &[u8]) -> String {
     use std::fmt::Write;
     digest
         .iter()

@@ -6,6 +6,7 @@
 //! anything: the orchestrator does, and tells the world what executed calls changed.
 
 use serde_json::{Map, Value, json};
+use sha2::Digest;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
@@ -93,6 +94,9 @@ pub struct Scenario {
     initial: Value,
     /// The signals in time order (ties: file order).
     pub signals: Vec<Signal>,
+    /// sha256 (hex) of the scenario's canonical JSON: what a run's identity names (the same
+    /// scenario however its file is laid out).
+    pub sha256: String,
 }
 
 impl Scenario {
@@ -145,7 +149,11 @@ impl Scenario {
         }
         // Stable: ties keep file order.
         signals.sort_by_key(|signal| signal.at);
+        // The value came from parse_i_json, so it is I-JSON and has a canonical form.
+        let canonical = crate::canonical::to_canonical_string(&value).unwrap_or_default();
+        let sha256 = crate::plugins::hex(&sha2::Sha256::digest(canonical.as_bytes()));
         Ok(Self {
+            sha256,
             name: value["scenario"].as_str().unwrap_or_default().to_owned(),
             start,
             end,
@@ -221,8 +229,9 @@ impl Scenario {
 }
 
 /// The state the signals so far describe. Agents never see it whole: each tick gets a
-/// bounded snapshot ([`World::context`]).
-#[derive(Debug, Clone)]
+/// bounded snapshot ([`World::context`]). A run's checkpoint keeps it whole.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct World {
     messages: Vec<Value>,
     events: Vec<Value>,

@@ -222,6 +222,9 @@ pub struct NotChosen {
 pub struct Trace {
     /// `tr_<tick>_<n>`.
     pub trace_id: String,
+    /// The run it belongs to: `run_<16 hex>` of the run's identity (scenario, seed, aura's
+    /// version, the agents' sources; [`crate::checkpoint::RunIdentity`]).
+    pub run: String,
     /// The scenario's name.
     pub scenario: String,
     /// The run's seed.
@@ -405,6 +408,7 @@ pub(crate) mod tests {
     pub(crate) fn sample() -> Trace {
         Trace {
             trace_id: "tr_00000_000".into(),
+            run: "run_0123456789abcdef".into(),
             scenario: "short".into(),
             seed: 7,
             tick: 0,

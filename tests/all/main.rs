@@ -18,6 +18,7 @@ mod plugins;
 mod precompiled;
 mod privilege;
 mod report;
+mod resume;
 mod soak;
 mod startup;
 mod wellness;

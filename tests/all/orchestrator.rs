@@ -49,7 +49,7 @@ pub async fn run_configured(
         host.load_failures()
     );
     let scenario = Scenario::load(scenario, host.crossing().schemas()).unwrap();
-    let summary = orchestrator::run(&host, &scenario, seed, |_| {})
+    let summary = orchestrator::run(&host, &scenario, seed, orchestrator::Start::Resume, |_| {})
         .await
         .unwrap();
     let traces = std::fs::read_to_string(data.join(aura::journal::TRACES_PATH)).unwrap();
@@ -302,23 +302,34 @@ fn a_run_killed_mid_way_loses_nothing_it_reported() {
     let kept: String = complete.concat();
     std::fs::write(&path, format!("{kept}{{\"trace_id\":\"tr_99")).unwrap();
 
-    // The next start truncates the torn line and appends after what was there.
+    // The next start repairs the torn line. Another scenario on this data dir is refused
+    // (it holds an unfinished run of `long`), and nothing reported is touched.
     let short = scenario_path("short");
     let output = aura(&["run", short.to_str().unwrap(), "--json"])
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(said.contains("scenario `long`"), "{said}");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), kept);
+    // --fresh sets it aside, whole records only, and starts the short scenario.
+    let output = aura(&["run", short.to_str().unwrap(), "--json", "--fresh"])
         .output()
         .unwrap();
     assert!(output.status.success());
-    let after = std::fs::read_to_string(&path).unwrap();
-    assert!(
-        after.starts_with(&kept),
+    assert_eq!(
+        std::fs::read_to_string(data.join("traces.1.jsonl")).unwrap(),
+        kept,
         "nothing before the torn line was lost"
     );
-    let appended: Vec<Value> = after[kept.len()..]
+    let after: Vec<Value> = std::fs::read_to_string(&path)
+        .unwrap()
         .lines()
         .map(|line| serde_json::from_str(line).expect("no torn fragment is left"))
         .collect();
-    assert_eq!(appended.len(), 5, "the short scenario's five decisions");
-    assert_eq!(appended[0]["scenario"], "short");
+    assert_eq!(after.len(), 5, "the short scenario's five decisions");
+    assert_eq!(after[0]["scenario"], "short");
 }
 
 #[tokio::test]
