@@ -23,6 +23,12 @@ phone_target := "aarch64-unknown-linux-musl"
 # Debian's cross gcc links it (with Rust's self-contained musl crt) and builds wasmtime's C helper.
 phone_env := "CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_LINKER=aarch64-linux-gnu-gcc CC_aarch64_unknown_linux_musl=aarch64-linux-gnu-gcc AR_aarch64_unknown_linux_musl=aarch64-linux-gnu-ar AURA_SKIP_PLUGIN_BUILD=1"
 
+# The key the phone builds trust (AURA_TRUSTED_KEYS, compiled in). By default the phone check's
+# own test key (tests/data/phone-signing.key, public and committed: it proves the phone binary
+# checks signatures, it protects nothing); set AURA_TRUSTED_KEYS to your key for a real phone.
+phone_keys := env_var_or_default("AURA_TRUSTED_KEYS", "1fc458522aa498ac30282f333e462c89ee3f50854872f8eb9bafa090324a49f6")
+phone_signing_key := env_var_or_default("AURA_PHONE_SIGNING_KEY", "tests/data/phone-signing.key")
+
 # The phone build: plugins precompiled for aarch64 (plugins/aarch64-unknown-linux-musl/*.cwasm)
 # and the runtime-only host for aarch64 (no Cranelift): target/aarch64-unknown-linux-musl/phone/aura.
 build-phone:
@@ -30,7 +36,8 @@ build-phone:
     command -v aarch64-linux-gnu-gcc >/dev/null || { echo "needs Debian's gcc-aarch64-linux-gnu" >&2; exit 1; }
     cargo build -j{{jobs}} -p aura-host
     ./target/debug/aura compile --target {{phone_target}}
-    {{phone_env}} cargo build -j{{jobs}} --profile phone --target {{phone_target}} -p aura-host --no-default-features
+    ./target/debug/aura --plugins-dir plugins/{{phone_target}} sign --key {{phone_signing_key}}
+    {{phone_env}} AURA_TRUSTED_KEYS={{phone_keys}} cargo build -j{{jobs}} --profile phone --target {{phone_target}} -p aura-host --no-default-features
     @ls -l target/{{phone_target}}/phone/aura plugins/{{phone_target}}/
 
 # The iOS path, on this machine: plugins precompiled to Pulley bytecode (plugins/pulley64/) and
@@ -39,7 +46,9 @@ build-pulley:
     cargo build -j{{jobs}} -p aura-host
     ./target/debug/aura compile --target pulley64
     ./target/debug/aura compile --target "$(rustc -vV | sed -n 's/^host: //p')"
-    AURA_SKIP_PLUGIN_BUILD=1 cargo build -j{{jobs}} --profile phone -p aura-host --no-default-features --features pulley
+    ./target/debug/aura --plugins-dir plugins/pulley64 sign --key {{phone_signing_key}}
+    ./target/debug/aura --plugins-dir "plugins/$(rustc -vV | sed -n 's/^host: //p')" sign --key {{phone_signing_key}}
+    AURA_SKIP_PLUGIN_BUILD=1 AURA_TRUSTED_KEYS={{phone_keys}} cargo build -j{{jobs}} --profile phone -p aura-host --no-default-features --features pulley
     @ls -l target/phone/aura plugins/pulley64/
 
 # The proof: the day with a fixed seed on x86_64 (Cranelift), on aarch64 under qemu-user and
@@ -53,6 +62,9 @@ phone-check seed="7": build-phone build-pulley
     cmp target/phone-check/x86_64/traces.jsonl target/phone-check/aarch64/traces.jsonl
     cmp target/phone-check/x86_64/traces.jsonl target/phone-check/pulley/traces.jsonl
     @echo "aarch64 (qemu) and Pulley reproduce the x86_64 traces byte for byte"
+    # Both phone binaries check signatures: the same .cwasm without signatures.json, or with
+    # one byte changed after signing, is refused before it is mapped.
+    for dir in plugins/{{phone_target}} plugins/pulley64; do         rm -rf target/phone-check/unsigned target/phone-check/altered;         cp -r "$dir" target/phone-check/unsigned; rm target/phone-check/unsigned/signatures.json;         cp -r "$dir" target/phone-check/altered;         python3 -c 'import sys; p = sys.argv[1]; b = bytearray(open(p, "rb").read()); b[-1] ^= 1; open(p, "wb").write(b)' target/phone-check/altered/calendar.cwasm;         case "$dir" in *pulley64) bin="target/phone/aura";; *) bin="qemu-aarch64 target/{{phone_target}}/phone/aura";; esac;         for bad in unsigned altered; do             if $bin --data-dir target/phone-check/refused --plugins-dir target/phone-check/$bad call calendar detect_conflicts '{"events":[]}' 2> target/phone-check/refused.txt; then                 echo "the phone binary ran a $bad plugin from $dir" >&2; exit 1; fi;             grep -E "not signed|signature does not verify" target/phone-check/refused.txt;         done;     done
 
 # The phone's figures for BENCHMARKS.md (after build-phone and build-pulley): stripped sizes,
 # .cwasm sizes, cold start of the runtime-only host to the first crossing result (hyperfine,
@@ -69,6 +81,11 @@ bench-phone seed="7":
         /usr/bin/time -f "$dir: day in %e s, peak RSS %M KiB" target/phone/aura run scenarios/day.json --seed {{seed}} \
             --data-dir "target/bench-phone/$(basename $dir)" --plugins-dir "$dir" | grep 'tick of all agents'; \
     done
+
+# The start-up cost of signature checks (BENCHMARKS.md): signed and trusted against unsigned,
+# interleaved in one process, medians. The tests built with the bench profile.
+bench-signing:
+    cargo test --profile bench -j{{jobs}} -p aura-host --test all bench_signature_startup_cost -- --ignored --nocapture
 
 # Print the catalogue.
 catalogue:

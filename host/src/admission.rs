@@ -308,6 +308,10 @@ pub enum LoadError {
     /// The data dir or its logs could not be opened.
     #[error(transparent)]
     Journal(#[from] crate::journal::JournalError),
+    /// The trusted keys this host was built with are malformed (a build defect: it refuses to
+    /// start rather than run unsigned code it was meant to refuse).
+    #[error("the trusted keys compiled into this host are malformed: {0}")]
+    TrustedKeys(#[from] crate::signing::SigningError),
     /// The data dir's calibration could not be read.
     #[error(transparent)]
     Calibration(#[from] crate::calibrate::CalibrationError),
@@ -359,7 +363,7 @@ pub fn precompile_plugins(
     target: &crate::sandbox::CodeTarget,
     out: &std::path::Path,
 ) -> Result<crate::plugins::PluginManifest, LoadError> {
-    let plugins = PluginsDir::open(source)?;
+    let plugins = PluginsDir::open(source, &crate::signing::TrustedKeys::compiled_in()?)?;
     if plugins.manifest().precompiled.is_some() {
         return Err(PluginError::BadManifest {
             path: source.join(crate::plugins::MANIFEST_FILE),

@@ -23,8 +23,8 @@ use sha2::{Digest, Sha256};
 
 use crate::canonical::to_canonical_string;
 use crate::journal::{Journal, JournalError, LogMark, RunLock, TRACES_PATH};
-use crate::plugins::hex;
 use crate::limits::CHECKPOINT_BYTES_MAX;
+use crate::plugins::hex;
 
 /// The checkpoint, relative to the data dir.
 pub const CHECKPOINT_PATH: &str = "run.json";

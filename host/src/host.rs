@@ -43,6 +43,10 @@ pub struct HostConfig {
     /// Fuel per millisecond of deadline; `None`: the data dir's calibration, else
     /// [`FUEL_PER_MS_DEFAULT`].
     pub fuel_per_ms: Option<u64>,
+    /// The public keys whose signatures the plugins must carry; `None`: the keys compiled into
+    /// this build ([`crate::signing::TrustedKeys::compiled_in`], none unless
+    /// `AURA_TRUSTED_KEYS` was set when it was built). An embedder locks its own here.
+    pub trusted_keys: Option<crate::signing::TrustedKeys>,
     /// Faults injected into the journal's writes (the deterministic simulation, the crash
     /// tests); `None` in normal use.
     pub storage_faults: Option<Arc<dyn StorageFaults>>,
@@ -60,6 +64,7 @@ impl HostConfig {
             loading: Loading::Eager,
             guest_seed: 0,
             fuel_per_ms: None,
+            trusted_keys: None,
             storage_faults: None,
         }
     }
@@ -123,7 +128,11 @@ impl Host {
                 .map_or(FUEL_PER_MS_DEFAULT, |c| c.fuel_per_ms),
         };
         let journal = Journal::open_with(&config.data_dir, config.storage_faults.clone())?;
-        let plugins = PluginsDir::open(&config.plugins_dir)?;
+        let trusted = match &config.trusted_keys {
+            Some(keys) => keys.clone(),
+            None => crate::signing::TrustedKeys::compiled_in()?,
+        };
+        let plugins = PluginsDir::open(&config.plugins_dir, &trusted)?;
         let target =
             plugins.target_among(&runnable_targets(), WASMTIME_VERSION, cfg!(feature = "jit"))?;
         let sandbox = Sandbox::new(config.guest_seed, &CodeTarget::named(target))?;
@@ -284,7 +293,12 @@ pub(crate) mod tests {
             this: this.clone(),
             crossing: Crossing::new().unwrap(),
             sandbox: Sandbox::new(0, &CodeTarget::Native).unwrap(),
-            agents: Roster::new(PluginsDir::open(&plugins).unwrap(), &[], None, Vec::new()),
+            agents: Roster::new(
+                PluginsDir::open(&plugins, &crate::signing::TrustedKeys::none()).unwrap(),
+                &[],
+                None,
+                Vec::new(),
+            ),
             journal: Journal::open(&data).unwrap(),
             fuel_per_ms: FUEL_PER_MS_DEFAULT,
             in_flight: tokio::sync::Semaphore::new(CALLS_IN_FLIGHT_MAX),

@@ -17,7 +17,7 @@
 //!   [`Host::dispatch`], the one seam every front uses), [`tick`] (how an agent's proposals are
 //!   checked), [`agent_calls`] (how agents call agents);
 //! - what it stands on: [`sandbox`] (wasmtime: engine, store, guest, imports), [`plugins`]
-//!   (components on disk), [`code_cache`] (compiled code kept between starts), [`journal`]
+//!   (components on disk), [`signing`] (who may have written them), [`code_cache`] (compiled code kept between starts), [`journal`]
 //!   (the quarantine log and traces), [`calibrate`] (fuel per ms on this device);
 //! - the day: [`scenario`] (a day of signals), [`orchestrator`] (ticks and arbitration),
 //!   [`checkpoint`] (which run a data dir holds, and resuming it), [`trace`] (reasoning traces), [`visible`] (agent text made safe to read) and [`report`]
@@ -71,6 +71,7 @@ pub mod report;
 pub mod sandbox;
 pub mod scenario;
 pub mod schema;
+pub mod signing;
 pub mod tick;
 pub mod trace;
 pub mod visible;

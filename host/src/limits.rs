@@ -53,6 +53,10 @@ pub const HASH_CHUNK_BYTES: usize = 64 * 1024;
 /// Largest plugins/manifest.json the host reads.
 pub const PLUGIN_MANIFEST_BYTES_MAX: u64 = 64 * 1024;
 
+/// Largest plugin signatures file: a key and one 64-byte signature (128 hex digits) per
+/// component, so it grows like the manifest; the manifest's bound fits hundreds of agents.
+pub const SIGNATURES_BYTES_MAX: u64 = PLUGIN_MANIFEST_BYTES_MAX;
+
 /// Deadline bounds from toolcall.v1 (ADR-0009): `deadline_ms` is 50..=10000.
 pub const DEADLINE_MS_MIN: u64 = 50;
 /// See [`DEADLINE_MS_MIN`].

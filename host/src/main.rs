@@ -136,6 +136,22 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// Make an ed25519 signing key for plugins: writes the key file (readable by its owner
+    /// only) and prints the public key, which a host built with
+    /// AURA_TRUSTED_KEYS=<public key> trusts.
+    Keygen {
+        /// The key file to write (must not exist).
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Sign the plugins dir (--plugins-dir, or the build's plugins/; a precompiled dir such
+    /// as plugins/<target> is signed on its own): writes <plugins-dir>/signatures.json, a
+    /// signature over the manifest and one over each component's sha256.
+    Sign {
+        /// The key file `aura keygen` wrote.
+        #[arg(long)]
+        key: PathBuf,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -217,6 +233,22 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 records.quarantine.len(),
                 out.display()
             );
+            return Ok(ExitCode::SUCCESS);
+        }
+        Command::Keygen { out } => {
+            let public = aura::signing::keygen(&out)?;
+            println!("{public}");
+            eprintln!(
+                "aura: wrote {}; build the host with AURA_TRUSTED_KEYS={public} to trust it",
+                out.display()
+            );
+            return Ok(ExitCode::SUCCESS);
+        }
+        Command::Sign { key } => {
+            let dir = cli.plugins_dir.unwrap_or_else(aura::default_plugins_dir);
+            let public = aura::signing::sign_dir(&dir, &key)?;
+            println!("{}", dir.join(aura::signing::SIGNATURES_FILE).display());
+            eprintln!("aura: signed {} with key {public}", dir.display());
             return Ok(ExitCode::SUCCESS);
         }
         Command::Catalogue => {

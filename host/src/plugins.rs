@@ -20,6 +20,7 @@ use sha2::{Digest, Sha256};
 
 use crate::limits::{
     COMPILED_BYTES_MAX, COMPONENT_BYTES_MAX, HASH_CHUNK_BYTES, PLUGIN_MANIFEST_BYTES_MAX,
+    SIGNATURES_BYTES_MAX,
 };
 
 /// The manifest's file name inside the plugins dir.
@@ -115,6 +116,41 @@ pub enum PluginError {
     Changed {
         /// The file.
         path: PathBuf,
+    },
+    /// A key is configured and what should be signed is not.
+    #[error("refusing {what} in {path}: it is not signed, and this host runs only signed plugins")]
+    Unsigned {
+        /// The plugins dir.
+        path: PathBuf,
+        /// The manifest, or which agent's component.
+        what: String,
+    },
+    /// The plugins dir is signed by a key this host does not trust.
+    #[error(
+        "refusing plugins dir {path}: it is signed by key {key}, which this host does not trust"
+    )]
+    UntrustedKey {
+        /// The plugins dir.
+        path: PathBuf,
+        /// The signer's public key, hex.
+        key: String,
+    },
+    /// A signature does not verify: the manifest or the component was altered after signing
+    /// (or the signature was).
+    #[error("refusing {what} in {path}: its signature does not verify (altered after signing)")]
+    BadSignature {
+        /// The plugins dir.
+        path: PathBuf,
+        /// The manifest, or which agent's component.
+        what: String,
+    },
+    /// The signatures file is not one this host reads.
+    #[error("{path} is not a valid signatures file: {message}")]
+    BadSignatures {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
     },
     /// The component's digest is not the one in the manifest.
     #[error(
@@ -397,11 +433,16 @@ pub struct PluginsDir {
     path: PathBuf,
     dir: Dir,
     manifest: PluginManifest,
+    /// The manifest's bytes as read (what its signature signs).
+    manifest_bytes: Vec<u8>,
+    /// The dir's verified signatures, when the host requires them.
+    verifier: Option<crate::signing::Verifier>,
 }
 
 impl PluginsDir {
-    /// Opens `path` and reads its manifest.
-    pub fn open(path: &Path) -> Result<Self, PluginError> {
+    /// Opens `path` and reads its manifest; with `trusted` keys, refuses the dir unless its
+    /// manifest is signed by one of them ([`crate::signing`]).
+    pub fn open(path: &Path, trusted: &crate::signing::TrustedKeys) -> Result<Self, PluginError> {
         let dir =
             Dir::open_ambient_dir(path, ambient_authority()).map_err(|source| PluginError::Io {
                 path: path.to_owned(),
@@ -437,11 +478,40 @@ impl PluginsDir {
                 )));
             }
         }
+        let signatures = match trusted.is_empty() {
+            true => None,
+            false => match dir.try_exists(crate::signing::SIGNATURES_FILE) {
+                Ok(true) => Some(read_bounded(
+                    &dir,
+                    crate::signing::SIGNATURES_FILE,
+                    &path.join(crate::signing::SIGNATURES_FILE),
+                    SIGNATURES_BYTES_MAX,
+                )?),
+                _ => None,
+            },
+        };
+        let verifier = trusted.verifier(path, &text, signatures.as_deref())?;
         Ok(Self {
             path: path.to_owned(),
             dir,
             manifest,
+            manifest_bytes: text,
+            verifier,
         })
+    }
+
+    /// The manifest's bytes as read.
+    pub fn manifest_bytes(&self) -> &[u8] {
+        &self.manifest_bytes
+    }
+
+    /// Refuses `agent`'s component, hashed to `sha256`, unless its signature verifies (when
+    /// the host requires signatures).
+    fn verify_signature(&self, agent: &str, sha256: &str) -> Result<(), PluginError> {
+        match &self.verifier {
+            Some(verifier) => verifier.verify_component(agent, sha256),
+            None => Ok(()),
+        }
     }
 
     /// The manifest.
@@ -510,6 +580,7 @@ impl PluginsDir {
             None => COMPONENT_BYTES_MAX,
         };
         let checked = CheckedFile::hash(file, path, bytes_max)?;
+        self.verify_signature(agent, checked.sha256())?;
         if checked.sha256() != entry.sha256 {
             return Err(PluginError::DigestMismatch {
                 agent: agent.to_owned(),
@@ -535,6 +606,7 @@ impl PluginsDir {
         let path = self.path.join(&entry.file);
         let bytes = read_bounded(&self.dir, &entry.file, &path, COMPONENT_BYTES_MAX)?;
         let actual = sha256_hex(&bytes);
+        self.verify_signature(agent, &actual)?;
         if actual != entry.sha256 {
             return Err(PluginError::DigestMismatch {
                 agent: agent.to_owned(),
@@ -611,7 +683,7 @@ mod tests {
             sha256_hex(b"abc")
         );
         let dir = plugins_dir("digest", &manifest, &[("calendar.wasm", b"abc")]);
-        let plugins = PluginsDir::open(&dir).unwrap();
+        let plugins = PluginsDir::open(&dir, &crate::signing::TrustedKeys::none()).unwrap();
         assert_eq!(plugins.read_component("calendar").unwrap(), b"abc");
         std::fs::write(dir.join("calendar.wasm"), b"abd").unwrap();
         assert!(matches!(
@@ -637,7 +709,7 @@ mod tests {
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
         );
         assert_eq!((entry.bytes, &entry.source_sha256), (3, &None));
-        let plugins = PluginsDir::open(&dir).unwrap();
+        let plugins = PluginsDir::open(&dir, &crate::signing::TrustedKeys::none()).unwrap();
         assert_eq!(plugins.manifest().precompiled, None);
         assert_eq!(plugins.read_component("wellness").unwrap(), b"abc");
     }
@@ -647,13 +719,13 @@ mod tests {
         let manifest = r#"{"format":"aura-plugins.v1","components":{"calendar":{"file":"../x.wasm","sha256":"00","bytes":1}}}"#;
         let dir = plugins_dir("escape", manifest, &[]);
         assert!(matches!(
-            PluginsDir::open(&dir),
+            PluginsDir::open(&dir, &crate::signing::TrustedKeys::none()),
             Err(PluginError::BadManifest { .. })
         ));
         let manifest = r#"{"format":"other","components":{}}"#;
         let dir = plugins_dir("format", manifest, &[]);
         assert!(matches!(
-            PluginsDir::open(&dir),
+            PluginsDir::open(&dir, &crate::signing::TrustedKeys::none()),
             Err(PluginError::BadManifest { .. })
         ));
     }
@@ -661,7 +733,11 @@ mod tests {
     #[test]
     fn a_dir_is_matched_to_the_target_it_was_precompiled_for() {
         let plain = r#"{"format":"aura-plugins.v1","components":{}}"#;
-        let dir = PluginsDir::open(&plugins_dir("plain", plain, &[])).unwrap();
+        let dir = PluginsDir::open(
+            &plugins_dir("plain", plain, &[]),
+            &crate::signing::TrustedKeys::none(),
+        )
+        .unwrap();
         let runnable = ["aarch64-unknown-linux-musl", "pulley64"];
         // A host that compiles takes plain components for its own architecture...
         assert_eq!(
@@ -685,7 +761,11 @@ mod tests {
         );
 
         let pulley = r#"{"format":"aura-plugins.v1","precompiled":{"target":"pulley64","wasmtime":"48.0.8"},"components":{}}"#;
-        let dir = PluginsDir::open(&plugins_dir("pulley", pulley, &[])).unwrap();
+        let dir = PluginsDir::open(
+            &plugins_dir("pulley", pulley, &[]),
+            &crate::signing::TrustedKeys::none(),
+        )
+        .unwrap();
         assert_eq!(
             dir.target_among(&runnable, "48.0.8", false).unwrap(),
             "pulley64"

@@ -19,6 +19,7 @@ mod precompiled;
 mod privilege;
 mod report;
 mod resume;
+mod signing;
 mod soak;
 mod startup;
 mod wellness;
