@@ -125,6 +125,7 @@ fn callee_frame(
         },
         chain_above: caller.chain.clone(),
         clock_start_unix_ns,
+        interrupt_at_start: false,
     }
 }
 

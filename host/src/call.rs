@@ -22,6 +22,7 @@ use crate::journal::{CallIds, JournalError, QuarantineRecord};
 use crate::limits::CALLS_IN_FLIGHT_MAX;
 use crate::recovery::{Recovery, ToolFailure};
 use crate::sandbox::{Budget, Frame};
+use crate::simulation::{CallFault, CallPoint};
 use crate::visible::visible;
 
 /// What a front hands the host to run.
@@ -271,11 +272,64 @@ impl Shared {
     async fn run_in_sandbox(
         self: &Arc<Self>,
         checked: &CheckedCall,
-        frame: Frame,
+        mut frame: Frame,
     ) -> Result<ResultEnvelope, Refused> {
         let call = checked.call();
         tracing::info!(depth = frame.chain_above.len() + 1, "agent.started");
         let callers = frame.chain_above.clone();
+        let point = CallPoint {
+            call_id: &call.call_id,
+            agent: &call.agent,
+            tool: &call.tool,
+            chain_above: &callers,
+            fuel: frame.budget.fuel,
+        };
+        let fault = self.simulation.as_ref().and_then(|s| s.call_starts(point));
+        let injected = match fault {
+            Some(CallFault::OutOfFuel { fuel }) => {
+                frame.budget.fuel = frame.budget.fuel.min(fuel);
+                None
+            }
+            Some(CallFault::Trap) => {
+                frame.interrupt_at_start = true;
+                None
+            }
+            Some(CallFault::Refused) => Some(CrossingError::CallNotAllowed {
+                caller: callers.last().copied().unwrap_or("host").to_owned(),
+                agent: call.agent.clone(),
+                tool: call.tool.clone(),
+                reason: "the simulation refused it",
+            }),
+            Some(CallFault::NotFound) => Some(CrossingError::AgentUnavailable {
+                agent: call.agent.clone(),
+            }),
+            Some(CallFault::Busy) => Some(CrossingError::Busy {
+                in_flight_max: CALLS_IN_FLIGHT_MAX,
+            }),
+            None => None,
+        };
+        let outcome = match injected {
+            Some(error) => Err(self.refuse(error, ids_of(checked, &callers), checked.canonical())),
+            None => self.run_invoked(checked, frame, &callers).await,
+        };
+        if let Some(simulation) = &self.simulation {
+            let kind = match &outcome {
+                Ok(result) => result.error.as_ref().map_or("ok", |e| e.kind.as_str()),
+                Err(refused) => refused.error.kind(),
+            };
+            simulation.call_ends(point, kind);
+        }
+        outcome
+    }
+
+    /// Runs the call in the sandbox and checks its reply.
+    async fn run_invoked(
+        self: &Arc<Self>,
+        checked: &CheckedCall,
+        frame: Frame,
+        callers: &[&'static str],
+    ) -> Result<ResultEnvelope, Refused> {
+        let call = checked.call();
         let invoked = match self.agent(&call.agent).await {
             Ok(agent) => {
                 self.sandbox
@@ -299,7 +353,7 @@ impl Shared {
                     error = %visible(&error.to_string()),
                     "agent.error"
                 );
-                return Err(self.refuse(error, ids_of(checked, &callers), checked.canonical()));
+                return Err(self.refuse(error, ids_of(checked, callers), checked.canonical()));
             }
         };
         tracing::info!(fuel_used = invocation.fuel_used, "agent.completed");
@@ -323,7 +377,7 @@ impl Shared {
                 ))
             }
             Err(error) => {
-                let mut refused = self.refuse(error, ids_of(checked, &callers), &invocation.output);
+                let mut refused = self.refuse(error, ids_of(checked, callers), &invocation.output);
                 refused.fuel_used = invocation.fuel_used;
                 Err(refused)
             }
@@ -397,6 +451,9 @@ impl Shared {
         let journal_error = self.journal.quarantine(&record).err();
         if let Some(journal_error) = &journal_error {
             tracing::error!(%journal_error, "quarantine record could not be written");
+        }
+        if let Some(simulation) = &self.simulation {
+            simulation.refused(ids.call_id, error.kind(), journal_error.is_none());
         }
         Refused {
             fuel_used: error.fuel_used(),

@@ -47,6 +47,9 @@ pub struct HostConfig {
     /// this build ([`crate::signing::TrustedKeys::compiled_in`], none unless
     /// `AURA_TRUSTED_KEYS` was set when it was built). An embedder locks its own here.
     pub trusted_keys: Option<crate::signing::TrustedKeys>,
+    /// A deterministic simulation observing every call and refusal and injecting faults
+    /// ([`crate::simulation`]); `None` in normal use.
+    pub simulation: Option<Arc<dyn crate::simulation::Simulation>>,
     /// Faults injected into the journal's writes (the deterministic simulation, the crash
     /// tests); `None` in normal use.
     pub storage_faults: Option<Arc<dyn StorageFaults>>,
@@ -65,6 +68,7 @@ impl HostConfig {
             guest_seed: 0,
             fuel_per_ms: None,
             trusted_keys: None,
+            simulation: None,
             storage_faults: None,
         }
     }
@@ -98,6 +102,8 @@ pub(crate) struct Shared {
     pub(crate) fuel_per_ms: u64,
     /// Calls taken through the seam and not yet answered ([`CALLS_IN_FLIGHT_MAX`]).
     pub(crate) in_flight: tokio::sync::Semaphore,
+    /// The deterministic simulation driving this host, if one is.
+    pub(crate) simulation: Option<Arc<dyn crate::simulation::Simulation>>,
 }
 
 /// Why a reasoning trace was not recorded.
@@ -179,6 +185,7 @@ impl Host {
                 journal,
                 fuel_per_ms,
                 in_flight: tokio::sync::Semaphore::new(CALLS_IN_FLIGHT_MAX),
+                simulation: config.simulation.clone(),
             }),
         })
     }
@@ -302,6 +309,7 @@ pub(crate) mod tests {
             journal: Journal::open(&data).unwrap(),
             fuel_per_ms: FUEL_PER_MS_DEFAULT,
             in_flight: tokio::sync::Semaphore::new(CALLS_IN_FLIGHT_MAX),
+            simulation: None,
         });
         (shared, data)
     }

@@ -702,6 +702,13 @@ impl Journal {
         tail(&self.quarantine, quarantine, false)
     }
 
+    /// Stops taking records as already written: the interrupted tick has been run again, and
+    /// whatever it did not produce again stays on disk as it is (acknowledged, never removed).
+    pub fn expect_nothing_more(&self) {
+        self.traces.lock().already = Already::Nothing;
+        self.quarantine.lock().already = Already::Nothing;
+    }
+
     /// Records past the last checkpoint not produced again yet: (traces, quarantine).
     pub fn unmatched(&self) -> (usize, usize) {
         (

@@ -18,7 +18,7 @@
 //!   checked), [`agent_calls`] (how agents call agents);
 //! - what it stands on: [`sandbox`] (wasmtime: engine, store, guest, imports), [`plugins`]
 //!   (components on disk), [`signing`] (who may have written them), [`code_cache`] (compiled code kept between starts), [`journal`]
-//!   (the quarantine log and traces), [`calibrate`] (fuel per ms on this device);
+//!   (the quarantine log and traces), [`simulation`] (the deterministic simulation's seam), [`calibrate`] (fuel per ms on this device);
 //! - the day: [`scenario`] (a day of signals), [`orchestrator`] (ticks and arbitration),
 //!   [`checkpoint`] (which run a data dir holds, and resuming it), [`trace`] (reasoning traces), [`visible`] (agent text made safe to read) and [`report`]
 //!   (a run as one HTML page);
@@ -72,6 +72,7 @@ pub mod sandbox;
 pub mod scenario;
 pub mod schema;
 pub mod signing;
+pub mod simulation;
 pub mod tick;
 pub mod trace;
 pub mod visible;

@@ -587,6 +587,7 @@ pub async fn run(
     let journal = host.journal();
     let begun = checkpoint::begin(journal, &identity, start)?;
     let quarantined_before = host.quarantined();
+    let resumed = begun.resume.is_some();
     let (first_tick, mut world, mut memory, mut was_quiet, mut summary, quarantined_earlier) =
         match begun.resume {
             Some(found) => {
@@ -648,7 +649,10 @@ pub async fn run(
         };
         checkpoint::save(journal, &checkpoint)
     };
-    if first_tick == 0 {
+    // A new run's first checkpoint, before it writes anything. Not when resuming, even at
+    // tick 0: the checkpoint on disk already seals what came before the interrupted tick, and
+    // sealing now would take the interrupted tick's records for what came before it.
+    if !resumed {
         checkpoint_after(0, &world, &memory, was_quiet, &summary)?;
     }
     let mut tick_us = Vec::with_capacity(ticks.len());
@@ -719,7 +723,7 @@ pub async fn run(
         if let Some(failure) = journal.failure() {
             return Err(RunError::Journal(failure));
         }
-        if index == first_tick && first_tick > 0 {
+        if index == first_tick && resumed {
             let (traces, quarantine) = journal.unmatched();
             if traces > 0 {
                 return Err(RunError::Diverged {
@@ -734,6 +738,7 @@ pub async fn run(
                     "quarantine records of the interrupted tick were not produced again; kept"
                 );
             }
+            journal.expect_nothing_more();
         }
         checkpoint_after(index + 1, &world, &memory, was_quiet, &summary)?;
     }

@@ -10,6 +10,7 @@ mod cli;
 mod comms;
 mod contract;
 mod crossing;
+mod dst;
 mod finance;
 #[cfg(feature = "mcp")]
 mod mcp;

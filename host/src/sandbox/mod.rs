@@ -171,6 +171,9 @@ pub struct Frame {
     /// Where the guest's wall clock starts: the call's `ts`, a tick's `now` (ns since the
     /// Unix epoch, clamped at 0).
     pub clock_start_unix_ns: u64,
+    /// Interrupt the guest at its first epoch check (a trap the deterministic simulation
+    /// injects; never set otherwise).
+    pub interrupt_at_start: bool,
 }
 
 impl Frame {
@@ -181,6 +184,7 @@ impl Frame {
             budget,
             chain_above: Vec::new(),
             clock_start_unix_ns,
+            interrupt_at_start: false,
         }
     }
 }

@@ -136,6 +136,7 @@ impl Sandbox {
         imports: Arc<dyn HostImports>,
     ) -> Result<CallStore<'a>, CrossingError> {
         let budget = frame.budget;
+        let interrupt_at_start = frame.interrupt_at_start;
         let mut chain = frame.chain_above;
         chain.push(agent.name);
         let caller = Caller {
@@ -190,7 +191,10 @@ impl Sandbox {
                 })?;
         }
         // The epoch backstop: interrupts running wasm a margin past the deadline.
-        store.set_epoch_deadline(budget.backstop_ms().div_ceil(EPOCH_TICK_MS));
+        store.set_epoch_deadline(match interrupt_at_start {
+            true => 0,
+            false => budget.backstop_ms().div_ceil(EPOCH_TICK_MS),
+        });
         store.epoch_deadline_trap();
         // Data a guest hands the host in one import call (host.call, host.emit, WASI writes)
         // is capped like every other crossing, before the host allocates it.
