@@ -448,12 +448,14 @@ impl Shared {
         );
         let recovery = Recovery::for_refusal(&error, ids.agent, ids.tool);
         let record = QuarantineRecord::new(&error, ids, offending, &recovery);
-        let journal_error = self.journal.quarantine(&record).err();
+        let appended = self.journal.quarantine(&record);
+        let written = matches!(appended, Ok(crate::journal::Appended::Written));
+        let journal_error = appended.err();
         if let Some(journal_error) = &journal_error {
             tracing::error!(%journal_error, "quarantine record could not be written");
         }
         if let Some(simulation) = &self.simulation {
-            simulation.refused(ids.call_id, error.kind(), journal_error.is_none());
+            simulation.refused(ids.call_id, error.kind(), written);
         }
         Refused {
             fuel_used: error.fuel_used(),

@@ -42,6 +42,10 @@ pub struct RunIdentity {
     pub scenario_sha256: String,
     /// The seed.
     pub seed: u64,
+    /// The seed of the agents' random sources.
+    pub guest_seed: u64,
+    /// The fuel rate deadlines become budgets at (the calibration).
+    pub fuel_per_ms: u64,
     /// The aura version that runs it.
     pub aura: String,
     /// Each agent's component, by the sha256 of its source (the same on every target).
@@ -60,24 +64,44 @@ impl RunIdentity {
 
     /// How `self` (the run in the data dir) differs from `other` (the one asked for), in words.
     fn differences(&self, other: &Self) -> Vec<String> {
+        // What a file says is shown as text, cut: never raw, never long.
+        let shown = |text: &str, max: usize| -> String {
+            crate::visible::visible(text).chars().take(max).collect()
+        };
         let mut said = Vec::new();
         if self.scenario != other.scenario || self.scenario_sha256 != other.scenario_sha256 {
             said.push(format!(
                 "scenario `{}` ({}) where `{}` ({}) was asked",
-                self.scenario,
-                &self.scenario_sha256[..self.scenario_sha256.len().min(12)],
-                other.scenario,
-                &other.scenario_sha256[..other.scenario_sha256.len().min(12)]
+                shown(&self.scenario, 64),
+                shown(&self.scenario_sha256, 12),
+                shown(&other.scenario, 64),
+                shown(&other.scenario_sha256, 12)
+            ));
+        }
+        if self.fuel_per_ms != other.fuel_per_ms {
+            said.push(format!(
+                "{} fuel per ms where this host has {}",
+                self.fuel_per_ms, other.fuel_per_ms
+            ));
+        }
+        if self.guest_seed != other.guest_seed {
+            said.push(format!(
+                "guest seed {} where this host has {}",
+                self.guest_seed, other.guest_seed
             ));
         }
         if self.seed != other.seed {
             said.push(format!("seed {} where {} was asked", self.seed, other.seed));
         }
         if self.aura != other.aura {
-            said.push(format!("aura {} where this is {}", self.aura, other.aura));
+            said.push(format!(
+                "aura {} where this is {}",
+                shown(&self.aura, 32),
+                other.aura
+            ));
         }
         if self.plugins != other.plugins {
-            let changed: Vec<&str> = self
+            let changed: Vec<String> = self
                 .plugins
                 .keys()
                 .chain(other.plugins.keys())
@@ -85,6 +109,8 @@ impl RunIdentity {
                 .map(String::as_str)
                 .collect::<std::collections::BTreeSet<_>>()
                 .into_iter()
+                .take(8)
+                .map(|agent| shown(agent, 32))
                 .collect();
             said.push(format!("other plugins ({} differ)", changed.join(", ")));
         }
@@ -173,6 +199,13 @@ pub enum CheckpointError {
         /// How it differs, in words.
         differences: String,
     },
+    /// The run's state outgrew the checkpoint's bound: the run stops rather than write a
+    /// checkpoint it could not read back.
+    #[error("the run's checkpoint would be {bytes} bytes, more than {CHECKPOINT_BYTES_MAX}")]
+    TooLarge {
+        /// Its size.
+        bytes: u64,
+    },
     /// The data dir holds traces with no checkpoint (an older aura's, or written by hand).
     #[error(
         "{TRACES_PATH} holds {bytes} bytes of traces but there is no {CHECKPOINT_PATH} to say which run they belong to; `--fresh` sets them aside and starts over"
@@ -212,6 +245,8 @@ pub fn begin(
     start: Start,
 ) -> Result<Begun, CheckpointError> {
     let lock = journal.lock_run()?;
+    // Whatever an earlier run on this journal left expected is not this run's.
+    journal.expect_nothing_more();
     let (traces, _) = journal.marks();
     if start == Start::Fresh {
         let set_aside = match traces.bytes > 0 || journal.exists(CHECKPOINT_PATH) {
@@ -292,6 +327,19 @@ fn read(journal: &Journal) -> Result<Option<Checkpoint>, CheckpointError> {
             checkpoint.next_tick, checkpoint.ticks
         )));
     }
+    let identity = &checkpoint.identity;
+    let digests = std::iter::once(&identity.scenario_sha256).chain(identity.plugins.values());
+    let hex64 = |d: &String| {
+        d.len() == 64
+            && d.bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    };
+    if !digests.into_iter().all(hex64) || identity.plugins.len() > crate::catalogue::CATALOGUE.len()
+    {
+        return Err(unreadable(
+            "its identity's digests are not sha256 hex".to_owned(),
+        ));
+    }
     Ok(Some(checkpoint))
 }
 
@@ -302,5 +350,10 @@ pub fn save(journal: &Journal, checkpoint: &Checkpoint) -> Result<(), Checkpoint
     let text = to_canonical_string(&value).map_err(|e| CheckpointError::Unreadable {
         reason: e.to_string(),
     })?;
+    if text.len() as u64 > CHECKPOINT_BYTES_MAX {
+        return Err(CheckpointError::TooLarge {
+            bytes: text.len() as u64,
+        });
+    }
     Ok(journal.replace_file(CHECKPOINT_PATH, text.as_bytes())?)
 }

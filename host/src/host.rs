@@ -43,9 +43,9 @@ pub struct HostConfig {
     /// Fuel per millisecond of deadline; `None`: the data dir's calibration, else
     /// [`FUEL_PER_MS_DEFAULT`].
     pub fuel_per_ms: Option<u64>,
-    /// The public keys whose signatures the plugins must carry; `None`: the keys compiled into
-    /// this build ([`crate::signing::TrustedKeys::compiled_in`], none unless
-    /// `AURA_TRUSTED_KEYS` was set when it was built). An embedder locks its own here.
+    /// Public keys whose signatures the plugins must carry, beside the keys compiled into this
+    /// build ([`crate::signing::TrustedKeys::compiled_in`], none unless `AURA_TRUSTED_KEYS`
+    /// was set when it was built), which cannot be removed. An embedder locks its own here.
     pub trusted_keys: Option<crate::signing::TrustedKeys>,
     /// A deterministic simulation observing every call and refusal and injecting faults
     /// ([`crate::simulation`]); `None` in normal use.
@@ -134,10 +134,11 @@ impl Host {
                 .map_or(FUEL_PER_MS_DEFAULT, |c| c.fuel_per_ms),
         };
         let journal = Journal::open_with(&config.data_dir, config.storage_faults.clone())?;
-        let trusted = match &config.trusted_keys {
-            Some(keys) => keys.clone(),
-            None => crate::signing::TrustedKeys::compiled_in()?,
-        };
+        // Keys given in the config add to the compiled-in ones: none can be switched off.
+        let mut trusted = crate::signing::TrustedKeys::compiled_in()?;
+        if let Some(keys) = &config.trusted_keys {
+            trusted.extend(keys);
+        }
         let plugins = PluginsDir::open(&config.plugins_dir, &trusted)?;
         let target =
             plugins.target_among(&runnable_targets(), WASMTIME_VERSION, cfg!(feature = "jit"))?;
@@ -166,8 +167,11 @@ impl Host {
                     .collect()
             }
         };
+        // With signatures required, no compilation cache: its entries are native code named
+        // by a digest, not signed, so code is only ever compiled here from verified bytes or
+        // loaded from a signed .cwasm.
         let cache = match (&config.cache_dir, plugins.manifest().precompiled.is_some()) {
-            (Some(dir), false) if cfg!(feature = "jit") => open_cache(dir),
+            (Some(dir), false) if cfg!(feature = "jit") && trusted.is_empty() => open_cache(dir),
             _ => None,
         };
         let agents = Roster::new(plugins, &wanted, cache, strangers);
@@ -250,8 +254,9 @@ impl Host {
         self.shared.agents.sources()
     }
 
-    /// Quarantine records this host has written since it started (every crossing, nested
-    /// agent-to-agent calls included).
+    /// Quarantine records this host has written since it started, every crossing and nested
+    /// agent-to-agent call included, or found already written by the interrupted run it
+    /// resumed.
     pub fn quarantined(&self) -> u64 {
         self.shared.journal.quarantined()
     }
@@ -259,6 +264,11 @@ impl Host {
     /// The fuel rate deadlines are turned into.
     pub fn fuel_per_ms(&self) -> u64 {
         self.shared.fuel_per_ms
+    }
+
+    /// The seed of the agents' random sources.
+    pub fn guest_seed(&self) -> u64 {
+        self.shared.sandbox.guest_seed()
     }
 }
 

@@ -6,7 +6,10 @@
 //! is written and fsynced before it is reported, and a torn last line left by a crash is
 //! truncated when the log is opened. A write that fails (a full disk, an I/O error, a short
 //! write, a failed fsync) is withdrawn from the file and stops the journal: it says which file,
-//! and the next start repairs and resumes. Records an interrupted run left past its last
+//! and the next start repairs and resumes. A replaced file's failed write stops only that
+//! write (the old file stays whole; a stale `.tmp` is overwritten by the next one). A log's
+//! torn tail is repaired at open only when no run is live in the data dir, and a failed record
+//! is withdrawn only if no other process appended after it. Records an interrupted run left past its last
 //! checkpoint are taken as already written when the resumed run produces them again, so none
 //! is lost or written twice. Every write step is open to injected faults ([`StorageFaults`]),
 //! for the deterministic simulation and the crash tests. It must not interpret agent output or
@@ -373,6 +376,7 @@ impl Log {
         dir: &Dir,
         path: &'static str,
         digest: bool,
+        repair: bool,
         faults: Faults,
     ) -> Result<Self, JournalError> {
         let open_error = |source| JournalError::Open {
@@ -382,7 +386,11 @@ impl Log {
         let mut options = OpenOptions::new();
         options.read(true).append(true).create(true);
         let mut file = dir.open_with(path, &options).map_err(open_error)?;
-        let len = repair_torn_tail(&mut file, path).map_err(open_error)?;
+        let len = match repair {
+            true => repair_torn_tail(&mut file, path).map_err(open_error)?,
+            // A live run owns the tail: leave it; its own next start repairs it.
+            false => file.metadata().map_err(open_error)?.len(),
+        };
         let digest = match digest {
             true => Some(hash_prefix(&mut file, len).map_err(open_error)?),
             false => None,
@@ -461,13 +469,21 @@ impl Log {
             }
             Err(error) => {
                 // Withdraw what may have reached the file, so no torn or unacknowledged record
-                // is left; if even that fails, the next open repairs the tail.
+                // is left, unless another process appended since (its records are not ours
+                // to cut); if the withdrawal fails, the next open repairs the tail.
                 let keep = state.len;
-                if let Err(undo) = state
+                let ours = state
                     .file
-                    .set_len(keep)
-                    .and_then(|()| state.file.sync_data())
-                {
+                    .metadata()
+                    .is_ok_and(|m| m.len() <= keep + line.len() as u64);
+                let undone = match ours {
+                    true => state
+                        .file
+                        .set_len(keep)
+                        .and_then(|()| state.file.sync_data()),
+                    false => Err(std::io::Error::other("another process appended since")),
+                };
+                if let Err(undo) = undone {
                     tracing::error!(log = self.path, %undo, "cannot withdraw a failed record");
                 }
                 state.failed = Some(error.to_string());
@@ -594,10 +610,25 @@ impl Journal {
         dir.create_dir_all("errors").map_err(open_error("errors"))?;
         let dir_file =
             std::fs::File::open(data_dir).map_err(open_error(&data_dir.display().to_string()))?;
+        // A torn tail is repaired only when no run is live in this data dir (its run.lock
+        // free): a live run's tail may be a record it is writing right now.
+        let repair = match run_lock_file(&dir) {
+            Ok(file) => match file.try_lock() {
+                Ok(()) => true,
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    tracing::warn!(
+                        "a run is live in this data dir: its logs' tails are left to it"
+                    );
+                    false
+                }
+                Err(std::fs::TryLockError::Error(_)) => true,
+            },
+            Err(_) => true,
+        };
         Ok(Self {
             dir_file,
-            quarantine: Log::open(&dir, QUARANTINE_PATH, false, faults.clone())?,
-            traces: Log::open(&dir, TRACES_PATH, true, faults.clone())?,
+            quarantine: Log::open(&dir, QUARANTINE_PATH, false, repair, faults.clone())?,
+            traces: Log::open(&dir, TRACES_PATH, true, repair, faults.clone())?,
             dir,
             quarantined: std::sync::atomic::AtomicU64::new(0),
             faults,
@@ -820,30 +851,35 @@ impl Journal {
         state.len = 0;
         state.digest = Some(Sha256::new());
         state.already = Already::Nothing;
+        drop(state);
+        self.quarantine.lock().already = Already::Nothing;
         self.sync_dir().map_err(error("."))?;
         Ok(aside)
     }
 
     /// Takes the data dir's run lock (`run.lock`), or says another process holds it.
     pub fn lock_run(&self) -> Result<RunLock, JournalError> {
-        let path = "run.lock";
         let error = |source| JournalError::Open {
-            path: path.to_owned(),
+            path: RUN_LOCK_PATH.to_owned(),
             source,
         };
-        let mut options = OpenOptions::new();
-        options.write(true).create(true).truncate(false);
-        let file = self
-            .dir
-            .open_with(path, &options)
-            .map_err(error)?
-            .into_std();
+        let file = run_lock_file(&self.dir).map_err(error)?;
         match file.try_lock() {
             Ok(()) => Ok(RunLock(file)),
             Err(std::fs::TryLockError::WouldBlock) => Err(JournalError::Busy),
             Err(std::fs::TryLockError::Error(e)) => Err(error(e)),
         }
     }
+}
+
+/// The data dir's run lock file.
+pub const RUN_LOCK_PATH: &str = "run.lock";
+
+/// Opens (creating) the run lock file; the lock itself is taken by the caller.
+fn run_lock_file(dir: &Dir) -> std::io::Result<std::fs::File> {
+    let mut options = OpenOptions::new();
+    options.write(true).create(true).truncate(false);
+    Ok(dir.open_with(RUN_LOCK_PATH, &options)?.into_std())
 }
 
 /// Truncates a last line that has no newline (a write cut short by a crash); the length

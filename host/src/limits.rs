@@ -309,8 +309,10 @@ pub const REPAIR_SCAN_BYTES_MAX: u64 = 8 * QUARANTINE_OFFENDING_BYTES_MAX as u64
 pub const RESUME_TAIL_BYTES_MAX: u64 = 64 * 1024 * 1024;
 
 /// Largest run checkpoint (`<data-dir>/run.json`): the state of a run between ticks, which
-/// holds the scenario's world so far (at most the scenario itself, [`SCENARIO_BYTES_MAX`])
-/// plus what the user was told and asked, far smaller. Twice the scenario's bound.
+/// holds the scenario's world so far (the scenario's signals, [`SCENARIO_BYTES_MAX`] at most,
+/// plus the events confirmed calls added) and what the user was told and asked. Twice the
+/// scenario's bound; a run whose state outgrows it stops with a typed error rather than write
+/// a checkpoint it could not read back.
 pub const CHECKPOINT_BYTES_MAX: u64 = 2 * SCENARIO_BYTES_MAX as u64;
 
 /// Least fuel per ms a calibration may store: a rate below the built-in default would mean the

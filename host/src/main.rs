@@ -366,9 +366,11 @@ fn host_config(
     if cache_dir.is_some() {
         config.cache_dir = cache_dir;
     }
-    // The crash tests' hook: stop at one storage step and wait to be killed there.
-    if let Some(stop) = std::env::var("AURA_STOP_AT")
-        .ok()
+    // The crash tests' hook: stop at one storage step and wait to be killed there. Debug
+    // builds only: a stray variable never parks a release or phone binary.
+    if let Some(stop) = cfg!(debug_assertions)
+        .then(|| std::env::var("AURA_STOP_AT"))
+        .and_then(Result::ok)
         .and_then(|text| aura::journal::StopAt::parse(&text))
     {
         config.storage_faults = Some(std::sync::Arc::new(stop));

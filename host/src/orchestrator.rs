@@ -342,8 +342,19 @@ impl RunState {
     fn restore(
         value: Value,
         host: &Host,
+        next_tick: usize,
     ) -> Result<(World, Memory, bool, RunSummary), CheckpointError> {
         let unreadable = |reason: String| CheckpointError::Unreadable { reason };
+        // Every count a real run keeps is far below 2^40; a larger one is not a run's, and
+        // adding to it could overflow.
+        let counts_ok = value["summary"].as_object().is_some_and(|summary| {
+            summary
+                .values()
+                .all(|v| !v.is_u64() || v.as_u64() < Some(1 << 40))
+        });
+        if !counts_ok || value["summary"]["ticks"].as_u64() != Some(next_tick as u64) {
+            return Err(unreadable("its summary is not the run's so far".to_owned()));
+        }
         let state: RunState =
             serde_json::from_value(value).map_err(|e| unreadable(format!("state: {e}")))?;
         let mut memory = state.memory;
@@ -560,6 +571,15 @@ fn bind_question(proposal: &Proposal, world: &World) -> Option<String> {
         .map(|id| format!("{}:{id}", about.kind))
 }
 
+/// Clears the records a resumed run expected, when the run ends however it ends.
+struct Expecting<'a>(&'a crate::journal::Journal);
+
+impl Drop for Expecting<'_> {
+    fn drop(&mut self) {
+        self.0.expect_nothing_more();
+    }
+}
+
 /// Runs `scenario` on `host`, writing every decision to the data dir's traces.jsonl and
 /// reporting it to `report` once durable. A data dir holding an unfinished run of the same
 /// scenario, seed, aura and plugins goes on from its last whole tick ([`Start::Resume`]);
@@ -580,18 +600,34 @@ pub async fn run(
         scenario: scenario.name.clone(),
         scenario_sha256: scenario.sha256.clone(),
         seed,
+        guest_seed: host.guest_seed(),
+        fuel_per_ms: host.fuel_per_ms(),
         aura: env!("CARGO_PKG_VERSION").to_owned(),
         plugins: host.plugin_sources(),
     };
     let run_id = identity.id();
     let journal = host.journal();
     let begun = checkpoint::begin(journal, &identity, start)?;
+    // However the run ends, records left expected are not taken as written afterwards.
+    let _expecting = Expecting(journal);
     let quarantined_before = host.quarantined();
     let resumed = begun.resume.is_some();
     let (first_tick, mut world, mut memory, mut was_quiet, mut summary, quarantined_earlier) =
         match begun.resume {
             Some(found) => {
-                let (world, memory, was_quiet, summary) = RunState::restore(found.state, host)?;
+                if found.ticks != ticks.len() || found.next_tick > ticks.len() {
+                    return Err(CheckpointError::Unreadable {
+                        reason: format!(
+                            "tick {} of {}, and the scenario has {}",
+                            found.next_tick,
+                            found.ticks,
+                            ticks.len()
+                        ),
+                    }
+                    .into());
+                }
+                let (world, memory, was_quiet, summary) =
+                    RunState::restore(found.state, host, found.next_tick)?;
                 (
                     found.next_tick,
                     world,
@@ -644,7 +680,8 @@ pub async fn run(
                 bytes: quarantine.bytes,
                 sha256: None,
             },
-            quarantined: quarantined_earlier + host.quarantined() - quarantined_before,
+            quarantined: quarantined_earlier
+                .saturating_add(host.quarantined().saturating_sub(quarantined_before)),
             state: RunState::save(world, memory, was_quiet, summary),
         };
         checkpoint::save(journal, &checkpoint)
@@ -743,7 +780,8 @@ pub async fn run(
         checkpoint_after(index + 1, &world, &memory, was_quiet, &summary)?;
     }
     summary.signals = world.signals_applied();
-    summary.quarantined = quarantined_earlier + host.quarantined() - quarantined_before;
+    summary.quarantined =
+        quarantined_earlier.saturating_add(host.quarantined().saturating_sub(quarantined_before));
     tick_us.sort_unstable();
     summary.tick_us_median = nearest_rank(&tick_us, 50);
     summary.tick_us_p95 = nearest_rank(&tick_us, 95);

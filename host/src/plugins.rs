@@ -328,6 +328,9 @@ pub struct CheckedFile {
     file: std::fs::File,
     sha256: String,
     bytes: u64,
+    /// Its signature was verified: its code must come from bytes read and hashed in
+    /// memory, never mapped by path (a file rewritten in place after the check would run).
+    signed: bool,
 }
 
 impl CheckedFile {
@@ -365,6 +368,7 @@ impl CheckedFile {
             path,
             file,
             bytes,
+            signed: false,
         })
     }
 
@@ -389,8 +393,12 @@ impl CheckedFile {
     }
 
     /// A path that opens this very file (the kept handle's `/proc/self/fd` entry), for a
-    /// loader that maps a file by path; `None` where the platform has no such path.
+    /// loader that maps a file by path; `None` where the platform has no such path, and for a
+    /// signed file (loaded from the bytes [`Self::read_checked`] hashed again in memory).
     pub fn mappable_path(&self) -> Option<PathBuf> {
+        if self.signed {
+            return None;
+        }
         #[cfg(any(target_os = "linux", target_os = "android"))]
         {
             use std::os::fd::AsRawFd;
@@ -579,8 +587,9 @@ impl PluginsDir {
             Some(_) => COMPILED_BYTES_MAX,
             None => COMPONENT_BYTES_MAX,
         };
-        let checked = CheckedFile::hash(file, path, bytes_max)?;
+        let mut checked = CheckedFile::hash(file, path, bytes_max)?;
         self.verify_signature(agent, checked.sha256())?;
+        checked.signed = self.verifier.is_some();
         if checked.sha256() != entry.sha256 {
             return Err(PluginError::DigestMismatch {
                 agent: agent.to_owned(),

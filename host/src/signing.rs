@@ -11,8 +11,11 @@
 //! each component unless its own signature verifies over the sha256 of the bytes actually
 //! read: unsigned, signed by another key, or altered after signing each has its own error.
 //! [`crate::plugins`] calls it after hashing a file and before handing out any byte of it, so
-//! nothing unsigned is ever compiled or mapped executable. It must not read components itself
-//! nor decide which agents exist.
+//! nothing unsigned is ever compiled or mapped executable: a signed .cwasm is loaded from the
+//! bytes hashed in memory, not mapped by path, and a host with keys keeps no compilation cache
+//! (whose entries are not signed). A signature has no version: an older signed dir still
+//! verifies (no rollback protection). It must not read components itself nor decide which
+//! agents exist.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -84,6 +87,15 @@ impl TrustedKeys {
             .map(public_key)
             .collect::<Result<_, _>>()
             .map(Self)
+    }
+
+    /// Adds `other`'s keys.
+    pub fn extend(&mut self, other: &Self) {
+        for key in &other.0 {
+            if !self.0.contains(key) {
+                self.0.push(*key);
+            }
+        }
     }
 
     /// Whether signatures are required.

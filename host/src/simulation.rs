@@ -1,5 +1,7 @@
 //! The deterministic simulation's seam into the host: what a simulation (seed 002's DST)
-//! observes of every call and refusal, and the faults it injects where a call is about to run.
+//! observes of every call dispatched (root or nested; an agent's tick is not a call and is
+//! neither observed nor faulted here, though the calls it makes are) and every refusal, and
+//! the faults it injects where a call is about to run.
 //!
 //! It owns [`Simulation`] (given to a host through [`crate::HostConfig::simulation`]; none in
 //! normal use) and the faults a call can be given instead of its normal run: out of fuel
@@ -48,6 +50,8 @@ pub trait Simulation: std::fmt::Debug + Send + Sync {
     fn call_starts(&self, call: CallPoint<'_>) -> Option<CallFault>;
     /// A call that started has ended with `outcome` (`ok`, a tool error's kind or a refusal's).
     fn call_ends(&self, call: CallPoint<'_>, outcome: &str);
-    /// A refusal was quarantined (`acknowledged`: its record is durable) or could not be.
-    fn refused(&self, call_id: Option<&str>, kind: &str, acknowledged: bool);
+    /// A refusal was quarantined (`written`: its record was written and is durable) or could
+    /// not be, or its record was already there (an interrupted run's, produced again: not
+    /// written twice, so not `written`).
+    fn refused(&self, call_id: Option<&str>, kind: &str, written: bool);
 }

@@ -321,7 +321,8 @@ async fn simulate_in(seed: u64) -> Result<Vec<String>, (Vec<String>, Vec<String>
         };
         world.event(format!("step {step} kind {kind}"));
         match kind {
-            // Concurrent root calls: at most one per agent, so pending ≤ agents × depth.
+            // Concurrent root calls, at most as many as there are agents, so pending ≤ agents ×
+            // depth is the host's to keep within a step (each chain ≤ depth).
             0..=5 => {
                 let calls = 1 + rng.below(world.agents as u64);
                 let mut envelopes = Vec::new();

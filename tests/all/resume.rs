@@ -418,3 +418,56 @@ async fn every_trace_names_its_run() {
     other.seed = 8;
     assert_ne!(other.id(), summary.run);
 }
+
+/// A run.json that is not what a run wrote (edited, forged with a matching id) is refused
+/// with a typed error, never a panic, and nothing is run on it.
+#[tokio::test]
+async fn a_forged_checkpoint_is_refused_plainly() {
+    let data = temp_dir("resume-forged");
+    let mut config = crate::support::config(plugins_dir(), &data);
+    config.guest_seed = 7;
+    config.fuel_per_ms = Some(aura::limits::FUEL_PER_MS_DEFAULT);
+    let host = Host::open(&config).await.unwrap();
+    let scenario = Scenario::load(
+        &crate::orchestrator::scenario_path("short"),
+        host.crossing().schemas(),
+    )
+    .unwrap();
+    orchestrator::run(&host, &scenario, 7, Start::Fresh, |_| {})
+        .await
+        .unwrap();
+    let path = data.join(CHECKPOINT);
+    let original: aura::checkpoint::Checkpoint =
+        serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let forge = |edit: &dyn Fn(&mut aura::checkpoint::Checkpoint)| {
+        let mut forged = original.clone();
+        forged.finished = false;
+        edit(&mut forged);
+        forged.run = forged.identity.id();
+        std::fs::write(&path, serde_json::to_vec(&forged).unwrap()).unwrap();
+    };
+    // A digest that is not hex, with a multi-byte character where a cut would fall.
+    forge(&|c| c.identity.scenario_sha256 = format!("{}é{}", "a".repeat(11), "b".repeat(51)));
+    let error = orchestrator::run(&host, &scenario, 7, Start::Resume, |_| {})
+        .await
+        .unwrap_err();
+    assert!(error.to_string().contains("not sha256 hex"), "{error}");
+    // A tick count that is not the scenario's, and counts no run keeps.
+    forge(&|c| c.ticks = 1_000);
+    let error = orchestrator::run(&host, &scenario, 7, Start::Resume, |_| {})
+        .await
+        .unwrap_err();
+    assert!(error.to_string().contains("the scenario has 3"), "{error}");
+    forge(&|c| c.state["summary"]["quarantined"] = serde_json::json!(1u64 << 52));
+    let error = orchestrator::run(&host, &scenario, 7, Start::Resume, |_| {})
+        .await
+        .unwrap_err();
+    assert!(
+        error.to_string().contains("summary is not the run's"),
+        "{error}"
+    );
+    // --fresh sets the forged file aside and runs.
+    orchestrator::run(&host, &scenario, 7, Start::Fresh, |_| {})
+        .await
+        .unwrap();
+}

@@ -258,6 +258,11 @@ enum Export<'a> {
 }
 
 impl Sandbox {
+    /// The seed guests' random sources are drawn from.
+    pub fn guest_seed(&self) -> u64 {
+        self.guest_seed
+    }
+
     /// Creates the engine for `target` with the host's settings and links WASI
     /// (deny-by-default) and the host interface. Guests' random sources are seeded from
     /// `guest_seed`.
