@@ -556,8 +556,23 @@ fn run_seeds(first: u64, count: u64) {
                 }
                 let again = simulate(seed);
                 if again.as_ref().ok() != Some(log) {
+                    let other = match &again {
+                        Ok(other) => other.clone(),
+                        Err((violations, other)) => {
+                            let mut other = other.clone();
+                            other.extend(violations.iter().map(|v| format!("VIOLATION {v}")));
+                            other
+                        }
+                    };
+                    let at = log
+                        .iter()
+                        .zip(&other)
+                        .position(|(a, b)| a != b)
+                        .unwrap_or(log.len().min(other.len()));
                     panic!(
-                        "DST seed {seed}: the same seed gave another event log\nreplay: DST_SEED={seed} cargo test -p aura-host --test all dst::replay -- --ignored --nocapture"
+                        "DST seed {seed}: the same seed gave another event log, from event {at}:\nfirst:  {:?}\nsecond: {:?}\nreplay: DST_SEED={seed} cargo test -p aura-host --test all dst::replay -- --ignored --nocapture",
+                        log.get(at),
+                        other.get(at)
                     );
                 }
             }
