@@ -118,35 +118,6 @@ impl RunIdentity {
     }
 }
 
-/// Where a log stood at the checkpoint.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Mark {
-    /// Bytes of complete, durable records.
-    pub bytes: u64,
-    /// sha256 of those bytes (the traces).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sha256: Option<String>,
-}
-
-impl From<LogMark> for Mark {
-    fn from(mark: LogMark) -> Self {
-        Self {
-            bytes: mark.bytes,
-            sha256: mark.sha256,
-        }
-    }
-}
-
-impl From<&Mark> for LogMark {
-    fn from(mark: &Mark) -> Self {
-        Self {
-            bytes: mark.bytes,
-            sha256: mark.sha256.clone(),
-        }
-    }
-}
-
 /// `<data-dir>/run.json`: a run after its last whole tick.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -164,9 +135,9 @@ pub struct Checkpoint {
     /// Whether it ran its last tick.
     pub finished: bool,
     /// traces.jsonl after the last whole tick.
-    pub traces: Mark,
+    pub traces: LogMark,
     /// The quarantine log after the last whole tick.
-    pub quarantine: Mark,
+    pub quarantine: LogMark,
     /// Quarantine records the run wrote so far.
     pub quarantined: u64,
     /// What the orchestrator keeps between ticks (its own format).
@@ -245,8 +216,6 @@ pub fn begin(
     start: Start,
 ) -> Result<Begun, CheckpointError> {
     let lock = journal.lock_run()?;
-    // Whatever an earlier run on this journal left expected is not this run's.
-    journal.expect_nothing_more();
     let (traces, _) = journal.marks();
     if start == Start::Fresh {
         let set_aside = match traces.bytes > 0 || journal.exists(CHECKPOINT_PATH) {
@@ -290,10 +259,7 @@ pub fn begin(
             lock,
         });
     }
-    journal.expect(
-        &LogMark::from(&found.traces),
-        &LogMark::from(&found.quarantine),
-    )?;
+    journal.expect(&found.traces, &found.quarantine)?;
     Ok(Begun {
         resume: Some(found),
         set_aside: None,

@@ -579,11 +579,13 @@ fn hash_prefix(file: &mut File, len: u64) -> std::io::Result<Sha256> {
 }
 
 /// Where a log stood at a checkpoint.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct LogMark {
     /// Bytes of complete records.
     pub bytes: u64,
     /// sha256 of those bytes, hex (the traces only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sha256: Option<String>,
 }
 
@@ -852,7 +854,6 @@ impl Journal {
         state.digest = Some(Sha256::new());
         state.already = Already::Nothing;
         drop(state);
-        self.quarantine.lock().already = Already::Nothing;
         self.sync_dir().map_err(error("."))?;
         Ok(aside)
     }

@@ -46,7 +46,7 @@ use time::OffsetDateTime;
 
 use crate::catalogue::{NewsSignal, ResultNews, Telling};
 pub use crate::checkpoint::Start;
-use crate::checkpoint::{self, Checkpoint, CheckpointError, Mark, RunIdentity};
+use crate::checkpoint::{self, Checkpoint, CheckpointError, RunIdentity};
 use crate::envelope::Surface;
 use crate::host::{Host, TraceRecordError};
 use crate::limits::{
@@ -607,9 +607,10 @@ pub async fn run(
     };
     let run_id = identity.id();
     let journal = host.journal();
-    let begun = checkpoint::begin(journal, &identity, start)?;
-    // However the run ends, records left expected are not taken as written afterwards.
+    // However the run ends (from `begin` on), records left expected are not taken as written
+    // afterwards.
     let _expecting = Expecting(journal);
+    let begun = checkpoint::begin(journal, &identity, start)?;
     let quarantined_before = host.quarantined();
     let resumed = begun.resume.is_some();
     let (first_tick, mut world, mut memory, mut was_quiet, mut summary, quarantined_earlier) =
@@ -675,11 +676,8 @@ pub async fn run(
             ticks: ticks.len(),
             next_tick,
             finished: next_tick == ticks.len(),
-            traces: traces.into(),
-            quarantine: Mark {
-                bytes: quarantine.bytes,
-                sha256: None,
-            },
+            traces,
+            quarantine,
             quarantined: quarantined_earlier
                 .saturating_add(host.quarantined().saturating_sub(quarantined_before)),
             state: RunState::save(world, memory, was_quiet, summary),

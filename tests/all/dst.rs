@@ -70,6 +70,21 @@ struct World {
 }
 
 impl World {
+    /// A world drawing its choices from `seed`, faulting `fault_percent` % of calls.
+    fn new(seed: u64, fault_percent: u64) -> Self {
+        Self {
+            rng: Mutex::new(Rng(seed)),
+            log: Mutex::new(Vec::new()),
+            violations: Mutex::new(Vec::new()),
+            pending: Mutex::new(0),
+            acknowledged: Mutex::new(Vec::new()),
+            storage: Mutex::new(None),
+            fault_percent,
+            call_faults: std::sync::atomic::AtomicBool::new(true),
+            agents: aura::catalogue::CATALOGUE.len(),
+        }
+    }
+
     fn event(&self, event: String) {
         self.log.lock().unwrap().push(event);
     }
@@ -284,17 +299,8 @@ async fn simulate_in(seed: u64) -> Result<Vec<String>, (Vec<String>, Vec<String>
     let fixtures = fixtures();
     let mut rng = Rng(seed);
     let data = temp_dir(&format!("dst-{seed}"));
-    let world = Arc::new(World {
-        fault_percent: [0, 10, 30][rng.below(3) as usize],
-        call_faults: std::sync::atomic::AtomicBool::new(true),
-        rng: Mutex::new(Rng(rng.next())),
-        log: Mutex::new(Vec::new()),
-        violations: Mutex::new(Vec::new()),
-        pending: Mutex::new(0),
-        acknowledged: Mutex::new(Vec::new()),
-        storage: Mutex::new(None),
-        agents: aura::catalogue::CATALOGUE.len(),
-    });
+    let fault_percent = [0, 10, 30][rng.below(3) as usize];
+    let world = Arc::new(World::new(rng.next(), fault_percent));
     let plan_storage = |rng: &mut Rng| {
         if rng.chance(40) {
             *world.storage.lock().unwrap() = Some(storage_fault(rng));
@@ -636,17 +642,12 @@ fn replay() {
 #[test]
 fn a_duplicated_quarantine_record_is_a_violation() {
     let data = temp_dir("dst-self-check");
-    let world = World {
-        rng: Mutex::new(Rng(1)),
-        log: Mutex::new(Vec::new()),
-        violations: Mutex::new(Vec::new()),
-        pending: Mutex::new(0),
-        acknowledged: Mutex::new(vec!["t_0000000001".into()]),
-        storage: Mutex::new(None),
-        fault_percent: 0,
-        call_faults: std::sync::atomic::AtomicBool::new(true),
-        agents: 4,
-    };
+    let world = World::new(1, 0);
+    world
+        .acknowledged
+        .lock()
+        .unwrap()
+        .push("t_0000000001".into());
     std::fs::create_dir_all(data.join("errors")).unwrap();
     let record = "{\"call_id\":\"t_0000000001\"}\n";
     std::fs::write(data.join(QUARANTINE_PATH), record).unwrap();

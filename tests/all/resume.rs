@@ -193,16 +193,22 @@ impl StorageFaults for FailOnce {
     }
 }
 
+/// A host over the built plugins on `data`, as the runs here use it (seed 7, the built-in
+/// fuel rate), its journal's writes open to `faults`.
+async fn open_host(data: &Path, faults: Option<Arc<dyn StorageFaults>>) -> Host {
+    let mut config = crate::support::config(plugins_dir(), data);
+    config.guest_seed = 7;
+    config.fuel_per_ms = Some(aura::limits::FUEL_PER_MS_DEFAULT);
+    config.storage_faults = faults;
+    Host::open(&config).await.unwrap()
+}
+
 async fn run_in(
     data: &Path,
     faults: Option<Arc<dyn StorageFaults>>,
     start: Start,
 ) -> Result<RunSummary, RunError> {
-    let mut config = crate::support::config(plugins_dir(), data);
-    config.guest_seed = 7;
-    config.fuel_per_ms = Some(aura::limits::FUEL_PER_MS_DEFAULT);
-    config.storage_faults = faults;
-    let host = Host::open(&config).await.unwrap();
+    let host = open_host(data, faults).await;
     let scenario = Scenario::load(&day(), host.crossing().schemas()).unwrap();
     orchestrator::run(&host, &scenario, 7, start, |_| {}).await
 }
@@ -424,10 +430,7 @@ async fn every_trace_names_its_run() {
 #[tokio::test]
 async fn a_forged_checkpoint_is_refused_plainly() {
     let data = temp_dir("resume-forged");
-    let mut config = crate::support::config(plugins_dir(), &data);
-    config.guest_seed = 7;
-    config.fuel_per_ms = Some(aura::limits::FUEL_PER_MS_DEFAULT);
-    let host = Host::open(&config).await.unwrap();
+    let host = open_host(&data, None).await;
     let scenario = Scenario::load(
         &crate::orchestrator::scenario_path("short"),
         host.crossing().schemas(),

@@ -66,6 +66,15 @@ async fn open(plugins: &Path, keys: &str, name: &str) -> Result<Host, LoadError>
     Host::open(&config).await
 }
 
+/// `error` is a refusal of `what` (the manifest, or an agent's component) for a signature
+/// that does not verify.
+fn assert_bad_signature(error: &LoadError, what: &str) {
+    assert!(
+        matches!(error, LoadError::Plugin(PluginError::BadSignature { what: refused, .. }) if refused == what),
+        "{error}"
+    );
+}
+
 fn flip_last_byte(path: &Path) {
     let mut bytes = std::fs::read(path).unwrap();
     *bytes.last_mut().unwrap() ^= 1;
@@ -130,10 +139,7 @@ async fn a_host_that_trusts_a_key_runs_only_what_it_signed() {
     sign(&altered, &key);
     flip_last_byte(&altered.join("comms.wasm"));
     let error = open(&altered, &public, "altered").await.unwrap_err();
-    assert!(
-        matches!(&error, LoadError::Plugin(PluginError::BadSignature { what, .. }) if what == "the component for `comms`"),
-        "{error}"
-    );
+    assert_bad_signature(&error, "the component for `comms`");
 
     // The manifest altered after signing (a component swapped in with its new digest): the
     // manifest's signature fails, so nothing in the dir is read.
@@ -149,10 +155,7 @@ async fn a_host_that_trusts_a_key_runs_only_what_it_signed() {
     )
     .unwrap();
     let error = open(&swapped, &public, "swapped").await.unwrap_err();
-    assert!(
-        matches!(&error, LoadError::Plugin(PluginError::BadSignature { what, .. }) if what == "its manifest"),
-        "{error}"
-    );
+    assert_bad_signature(&error, "its manifest");
 
     // One agent's signature put on another's component: each signature names its agent.
     let moved = plain_copy("moved");
@@ -163,10 +166,7 @@ async fn a_host_that_trusts_a_key_runs_only_what_it_signed() {
     signatures["components"]["finance"] = signatures["components"]["calendar"].clone();
     std::fs::write(&path, signatures.to_string()).unwrap();
     let error = open(&moved, &public, "moved").await.unwrap_err();
-    assert!(
-        matches!(&error, LoadError::Plugin(PluginError::BadSignature { what, .. }) if what == "the component for `finance`"),
-        "{error}"
-    );
+    assert_bad_signature(&error, "the component for `finance`");
 }
 
 /// The phone's path: a precompiled dir is signed on its own, and a .cwasm altered after
@@ -188,10 +188,7 @@ async fn precompiled_code_is_refused_unless_signed() {
     open(&compiled, &public, "cwasm-signed").await.unwrap();
     flip_last_byte(&compiled.join("wellness.cwasm"));
     let error = open(&compiled, &public, "cwasm-altered").await.unwrap_err();
-    assert!(
-        matches!(&error, LoadError::Plugin(PluginError::BadSignature { what, .. }) if what == "the component for `wellness`"),
-        "{error}"
-    );
+    assert_bad_signature(&error, "the component for `wellness`");
 }
 
 /// `aura sign` refuses a dir that does not hold what its manifest says: it signs nothing it
