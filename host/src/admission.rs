@@ -45,7 +45,8 @@ type Admitted = Result<Arc<PreparedAgent>, Arc<LoadError>>;
 /// the same admission).
 #[derive(Debug)]
 pub(crate) struct Roster {
-    plugins: PluginsDir,
+    /// None for a host that serves no agent itself (a client of remote workers).
+    plugins: Option<PluginsDir>,
     /// Where compiled code is kept between starts (a JIT host's plain components only).
     #[cfg_attr(not(feature = "jit"), allow(dead_code))]
     cache: Option<CodeCache>,
@@ -58,7 +59,7 @@ pub(crate) struct Roster {
 impl Roster {
     /// A roster of `wanted` (agents of the catalogue that `plugins` has), none admitted yet.
     pub(crate) fn new(
-        plugins: PluginsDir,
+        plugins: Option<PluginsDir>,
         wanted: &[&'static AgentSpec],
         cache: Option<CodeCache>,
         strangers: Vec<LoadError>,
@@ -192,26 +193,35 @@ impl Roster {
         spec: &'static AgentSpec,
     ) -> Result<PreparedAgent, LoadError> {
         let (name, memory_bytes_max) = (spec.name, spec.memory_bytes_max);
-        if self.plugins.manifest().precompiled.is_some() {
-            let file = self.plugins.check_component(name)?;
+        // A roster without a plugins dir has no agent (no cell) to prepare.
+        let Some(plugins) = &self.plugins else {
+            return Err(LoadError::NotInCatalogue {
+                agent: name.to_owned(),
+            });
+        };
+        if plugins.manifest().precompiled.is_some() {
+            let file = plugins.check_component(name)?;
             return Ok(sandbox.prepare(name, memory_bytes_max, Code::Precompiled(&file))?);
         }
         #[cfg(feature = "jit")]
         if let Some(cache) = &self.cache {
             // The component is checked by its digest even when its code comes from the cache:
             // a tampered component is refused whatever the cache holds.
-            let checked = self.plugins.check_component(name)?;
+            let checked = plugins.check_component(name)?;
             return sandbox.prepare_cached(name, memory_bytes_max, checked.sha256(), cache, || {
-                Ok::<_, LoadError>(self.plugins.read_component(name)?)
+                Ok::<_, LoadError>(plugins.read_component(name)?)
             });
         }
-        let bytes = self.plugins.read_component(name)?;
+        let bytes = plugins.read_component(name)?;
         Ok(sandbox.prepare(name, memory_bytes_max, Code::Wasm(&bytes))?)
     }
 
     /// Each component's source digest, by agent (see [`crate::Host::plugin_sources`]).
     pub(crate) fn sources(&self) -> std::collections::BTreeMap<String, String> {
-        self.plugins
+        let Some(plugins) = &self.plugins else {
+            return std::collections::BTreeMap::new();
+        };
+        plugins
             .manifest()
             .components
             .iter()
@@ -220,6 +230,11 @@ impl Roster {
                 (agent.clone(), source.clone())
             })
             .collect()
+    }
+
+    /// Whether this host may serve `agent` itself (its plugin is here, refused or not).
+    pub(crate) fn has(&self, agent: &str) -> bool {
+        self.cells.contains_key(agent)
     }
 
     /// The agents not refused so far, in catalogue order: every admitted one, and (loading

@@ -126,6 +126,7 @@ fn callee_frame(
         chain_above: caller.chain.clone(),
         clock_start_unix_ns,
         interrupt_at_start: false,
+        trace: caller.trace,
     }
 }
 
@@ -139,6 +140,7 @@ mod tests {
             call_id: Some("t_0123456789".into()),
             chain: vec!["calendar", "wellness"],
             deadline_ms,
+            trace: None,
         }
     }
 

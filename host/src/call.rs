@@ -17,12 +17,14 @@ use crate::calibrate::{self, Calibration, CalibrationError};
 use crate::crossing::{CheckedCall, Reply};
 use crate::envelope::{self, ResultEnvelope, ToolCall};
 use crate::error::{CrossingError, Phase};
+use crate::events::{AgentMessage, EventKind};
 use crate::host::{Host, Shared};
 use crate::journal::{CallIds, JournalError, QuarantineRecord};
 use crate::limits::CALLS_IN_FLIGHT_MAX;
 use crate::recovery::{Recovery, ToolFailure};
 use crate::sandbox::{Budget, Frame};
 use crate::simulation::{CallFault, CallPoint};
+use crate::telemetry::TraceContext;
 use crate::visible::visible;
 
 /// What a front hands the host to run.
@@ -241,9 +243,13 @@ impl Shared {
     pub(crate) async fn run_checked(
         self: &Arc<Self>,
         checked: &CheckedCall,
-        frame: Frame,
+        mut frame: Frame,
     ) -> Result<ResultEnvelope, Refused> {
         let call = checked.call();
+        // A call nobody sent a trace with starts its own (its callees keep it).
+        frame
+            .trace
+            .get_or_insert_with(|| crate::telemetry::TraceContext::for_call(&call.call_id));
         let span = tracing::info_span!(
             "crossing",
             call_id = %call.call_id,
@@ -284,6 +290,21 @@ impl Shared {
             chain_above: &callers,
             fuel: frame.budget.fuel,
         };
+        let trace = frame
+            .trace
+            .unwrap_or_else(|| TraceContext::for_call(&call.call_id));
+        let source = callers.last().copied().unwrap_or("host");
+        let about = (source, call.agent.as_str(), call.tool.as_str());
+        self.event(
+            EventKind::AgentStarted,
+            &trace,
+            &call.call_id,
+            about,
+            || {
+                serde_json::json!({"call_id": call.call_id, "depth": callers.len() + 1,
+                "fuel_budget": frame.budget.fuel, "deadline_ms": frame.budget.deadline_ms})
+            },
+        );
         let fault = self.simulation.as_ref().and_then(|s| s.call_starts(point));
         let injected = match fault {
             Some(CallFault::OutOfFuel { fuel }) => {
@@ -312,12 +333,47 @@ impl Shared {
             Some(error) => Err(self.refuse(error, ids_of(checked, &callers), checked.canonical())),
             None => self.run_invoked(checked, frame, &callers).await,
         };
+        let (kind, fuel_used) = match &outcome {
+            Ok(result) => (
+                result.error.as_ref().map_or("ok", |e| e.kind.as_str()),
+                result.fuel_used,
+            ),
+            Err(refused) => (refused.error.kind(), refused.fuel_used),
+        };
         if let Some(simulation) = &self.simulation {
-            let kind = match &outcome {
-                Ok(result) => result.error.as_ref().map_or("ok", |e| e.kind.as_str()),
-                Err(refused) => refused.error.kind(),
-            };
             simulation.call_ends(point, kind);
+        }
+        if self.events.is_some() {
+            let payload = || {
+                serde_json::json!({"call_id": call.call_id, "outcome": kind,
+                "fuel_used": fuel_used})
+            };
+            match &outcome {
+                Ok(_) => {
+                    self.event(
+                        EventKind::AgentCompleted,
+                        &trace,
+                        &call.call_id,
+                        about,
+                        payload,
+                    );
+                    self.event(
+                        EventKind::ToolExecuted,
+                        &trace,
+                        &call.call_id,
+                        about,
+                        payload,
+                    );
+                }
+                Err(refused) => {
+                    self.event(EventKind::AgentError, &trace, &call.call_id, about, || {
+                        serde_json::json!({"call_id": call.call_id, "kind": kind,
+                        "phase": refused.error.phase().as_str(), "fuel_used": fuel_used,
+                        "message": crate::envelope::cut_chars(refused.error.to_string(),
+                            crate::limits::RESULT_MESSAGE_CHARS_MAX)})
+                    })
+                }
+            }
         }
         outcome
     }
@@ -330,6 +386,9 @@ impl Shared {
         callers: &[&'static str],
     ) -> Result<ResultEnvelope, Refused> {
         let call = checked.call();
+        if let Some(remote) = self.remote_for(checked.agent()) {
+            return self.run_remote(remote, checked, &frame, callers).await;
+        }
         let invoked = match self.agent(&call.agent).await {
             Ok(agent) => {
                 self.sandbox
@@ -385,7 +444,7 @@ impl Shared {
     }
 
     /// Quarantines a call refused because the host is at its in-flight bound.
-    fn refuse_busy(&self, input: CallInput<'_>) -> Refused {
+    pub(crate) fn refuse_busy(&self, input: CallInput<'_>) -> Refused {
         let error = CrossingError::Busy {
             in_flight_max: CALLS_IN_FLIGHT_MAX,
         };
@@ -432,6 +491,20 @@ impl Shared {
         self.refuse(error, ids, text)
     }
 
+    /// Hands an event to the host's sink, if it has one (the payload is built only then).
+    pub(crate) fn event(
+        &self,
+        kind: EventKind,
+        trace: &TraceContext,
+        subject: &str,
+        about: (&str, &str, &str),
+        payload: impl FnOnce() -> serde_json::Value,
+    ) {
+        if let Some(sink) = &self.events {
+            sink.publish(AgentMessage::new(kind, trace, subject, about, payload()));
+        }
+    }
+
     /// Quarantines a refusal and returns it.
     pub(crate) fn refuse(
         &self,
@@ -456,6 +529,15 @@ impl Shared {
         }
         if let Some(simulation) = &self.simulation {
             simulation.refused(ids.call_id, error.kind(), written);
+        }
+        if written && self.events.is_some() {
+            let subject = ids.call_id.unwrap_or("-");
+            let trace = TraceContext::for_call(subject);
+            let source = ids.callers.last().copied().unwrap_or("host");
+            let about = (source, ids.agent.unwrap_or("host"), ids.tool.unwrap_or("-"));
+            self.event(EventKind::Quarantine, &trace, subject, about, || {
+                serde_json::to_value(&record).unwrap_or_default()
+            });
         }
         Refused {
             fuel_used: error.fuel_used(),

@@ -38,6 +38,20 @@ impl Phase {
             Phase::Tick => "tick",
         }
     }
+
+    /// The phase of a stable name (a result.v1 read off the wire); `None` for another name.
+    pub fn named(name: &str) -> Option<Self> {
+        [
+            Phase::Envelope,
+            Phase::Args,
+            Phase::Reply,
+            Phase::Result,
+            Phase::Agent,
+            Phase::Tick,
+        ]
+        .into_iter()
+        .find(|phase| phase.as_str() == name)
+    }
 }
 
 impl std::fmt::Display for Phase {
@@ -217,6 +231,30 @@ pub enum CrossingError {
         /// The bound.
         in_flight_max: usize,
     },
+    /// The call ran on a worker across the wire, which refused it or saw it fail
+    /// ([`RemoteRefusal`]); its words, unchanged, so a trace reads as it would in-process.
+    #[error("{}", .0.message)]
+    Remote(Box<RemoteRefusal>),
+    /// No worker answered a call sent across the wire, after every attempt (the call_id was
+    /// the same each time, so a worker that had run it answers from its cache).
+    #[error("no worker answered `{agent}` after {attempts} attempt(s): {reason}")]
+    Unreachable {
+        /// The agent called.
+        agent: String,
+        /// Attempts made.
+        attempts: u32,
+        /// The last attempt's failure.
+        reason: String,
+    },
+    /// A worker's answer that is not the result.v1 of the request it answers (other ids,
+    /// more fuel than was sent, neither result nor error).
+    #[error("reply: the worker's answer for `{agent}` is not its call's: {reason}")]
+    WireReply {
+        /// The agent called.
+        agent: String,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// The agent tried to grow memory or tables past its limit.
     #[error("agent `{agent}` exceeded its memory limit: {reason}")]
     MemoryLimit {
@@ -229,12 +267,33 @@ pub enum CrossingError {
     },
 }
 
+/// What a worker on another host answered for a call it did not run to a result: a refusal
+/// of its crossing, or the agent failing there (its quarantine record is on that host). As
+/// its result.v1 said, each field checked against result.v1 when it was read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemoteRefusal {
+    /// The agent called.
+    pub agent: String,
+    /// result.v1 `error.kind` (one of [`aura_protocol::ERROR_KINDS`]).
+    pub kind: &'static str,
+    /// result.v1 `error.phase`.
+    pub phase: Phase,
+    /// result.v1 `error.message`: the worker's own words, shown as they are.
+    pub message: String,
+    /// result.v1 `error.instance_path`.
+    pub instance_path: Option<String>,
+    /// result.v1 `error.schema_path`.
+    pub schema_path: Option<String>,
+    /// result.v1 `fuel_used`: what the agent burned there.
+    pub fuel_used: u64,
+}
+
 impl CrossingError {
     /// Stable machine name of the failure (result.v1 `error.kind`).
     pub fn kind(&self) -> &'static str {
         match self {
             CrossingError::Json { error, .. } => error.kind(),
-            CrossingError::Schema { .. } => "schema_error",
+            CrossingError::Schema { .. } | CrossingError::WireReply { .. } => "schema_error",
             CrossingError::UnknownAgent { .. } => "unknown_agent",
             CrossingError::UnknownTool { .. } => "unknown_tool",
             CrossingError::AgentUnavailable { .. } => "agent_unavailable",
@@ -251,6 +310,8 @@ impl CrossingError {
             CrossingError::DepthExceeded { .. } => "depth_exceeded",
             CrossingError::MemoryLimit { .. } => "memory_limit",
             CrossingError::Busy { .. } => "busy",
+            CrossingError::Remote(remote) => remote.kind,
+            CrossingError::Unreachable { .. } => "agent_unavailable",
         }
     }
 
@@ -258,6 +319,8 @@ impl CrossingError {
     pub fn phase(&self) -> Phase {
         match self {
             CrossingError::Json { phase, .. } | CrossingError::Schema { phase, .. } => *phase,
+            CrossingError::Remote(remote) => remote.phase,
+            CrossingError::WireReply { .. } => Phase::Reply,
             CrossingError::UnknownAgent { .. }
             | CrossingError::UnknownTool { .. }
             | CrossingError::AgentCallUnsupported { .. }
@@ -273,7 +336,8 @@ impl CrossingError {
             | CrossingError::ImportLimit { .. }
             | CrossingError::HostWorkLimit { .. }
             | CrossingError::AgentExited { .. }
-            | CrossingError::MemoryLimit { .. } => Phase::Agent,
+            | CrossingError::MemoryLimit { .. }
+            | CrossingError::Unreachable { .. } => Phase::Agent,
         }
     }
 
@@ -281,6 +345,7 @@ impl CrossingError {
     pub fn instance_path(&self) -> Option<&str> {
         match self {
             CrossingError::Schema { violation, .. } => Some(&violation.instance_path),
+            CrossingError::Remote(remote) => remote.instance_path.as_deref(),
             CrossingError::Json {
                 error:
                     JsonError::DuplicateKey { pointer, .. }
@@ -296,6 +361,7 @@ impl CrossingError {
     pub fn schema_path(&self) -> Option<&str> {
         match self {
             CrossingError::Schema { violation, .. } => Some(&violation.schema_path),
+            CrossingError::Remote(remote) => remote.schema_path.as_deref(),
             _ => None,
         }
     }
@@ -311,6 +377,7 @@ impl CrossingError {
             | CrossingError::HostWorkLimit { fuel_used, .. }
             | CrossingError::AgentExited { fuel_used, .. }
             | CrossingError::MemoryLimit { fuel_used, .. } => *fuel_used,
+            CrossingError::Remote(remote) => remote.fuel_used,
             _ => 0,
         }
     }
@@ -320,7 +387,8 @@ impl CrossingError {
 mod tests {
     use super::*;
 
-    /// Fails to compile when a variant is added: add it to [`one_of_each`] too.
+    /// Fails to compile when a variant is added: add it to [`one_of_each`] too (or, when it
+    /// reuses a kind, to `the_wire_variants_reuse_existing_kinds`).
     #[allow(dead_code)]
     fn exhaustive(error: &CrossingError) {
         match error {
@@ -341,7 +409,10 @@ mod tests {
             | CrossingError::HostWorkLimit { .. }
             | CrossingError::AgentExited { .. }
             | CrossingError::MemoryLimit { .. }
-            | CrossingError::Busy { .. } => {}
+            | CrossingError::Busy { .. }
+            | CrossingError::Remote(_)
+            | CrossingError::Unreachable { .. }
+            | CrossingError::WireReply { .. } => {}
         }
     }
 
@@ -462,6 +533,48 @@ mod tests {
             },
             CrossingError::Busy { in_flight_max: 1 },
         ]
+    }
+
+    /// The wire's variants reuse kinds the sandbox already has: a worker's refusal keeps
+    /// the worker's kind, phase and fuel; a worker nobody reaches is an unavailable agent;
+    /// a reply that is not result.v1 is a schema error of the reply.
+    #[test]
+    fn the_wire_variants_reuse_existing_kinds() {
+        let remote = CrossingError::Remote(Box::new(RemoteRefusal {
+            agent: "a".to_owned(),
+            kind: "agent_trapped",
+            phase: Phase::Agent,
+            message: "trapped".to_owned(),
+            instance_path: None,
+            schema_path: None,
+            fuel_used: 3,
+        }));
+        assert_eq!(
+            (remote.kind(), remote.phase(), remote.fuel_used()),
+            ("agent_trapped", Phase::Agent, 3)
+        );
+        assert_eq!(remote.to_string(), "trapped");
+        let unreachable = CrossingError::Unreachable {
+            agent: "a".to_owned(),
+            attempts: 4,
+            reason: String::new(),
+        };
+        assert_eq!(
+            (
+                unreachable.kind(),
+                unreachable.phase(),
+                unreachable.fuel_used()
+            ),
+            ("agent_unavailable", Phase::Agent, 0)
+        );
+        let reply = CrossingError::WireReply {
+            agent: "a".to_owned(),
+            reason: String::new(),
+        };
+        assert_eq!(
+            (reply.kind(), reply.phase(), reply.fuel_used()),
+            ("schema_error", Phase::Reply, 0)
+        );
     }
 
     #[test]

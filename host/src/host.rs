@@ -50,6 +50,13 @@ pub struct HostConfig {
     /// A deterministic simulation observing every call and refusal and injecting faults
     /// ([`crate::simulation`]); `None` in normal use.
     pub simulation: Option<Arc<dyn crate::simulation::Simulation>>,
+    /// Where the calls and ticks of agents this host does not serve itself run: workers on
+    /// other hosts ([`crate::remote`]; the wire's `Cluster`). With `agents: Some(vec![])`
+    /// the host serves nothing itself and opens no plugins dir: a pure client.
+    pub remote: Option<Arc<dyn crate::remote::Remote>>,
+    /// Where this host's events go (seed 003's; the wire's JetStream publisher); `None`:
+    /// nowhere.
+    pub events: Option<Arc<dyn crate::events::EventSink>>,
     /// Faults injected into the journal's writes (the deterministic simulation, the crash
     /// tests); `None` in normal use.
     pub storage_faults: Option<Arc<dyn StorageFaults>>,
@@ -69,6 +76,8 @@ impl HostConfig {
             fuel_per_ms: None,
             trusted_keys: None,
             simulation: None,
+            remote: None,
+            events: None,
             storage_faults: None,
         }
     }
@@ -104,6 +113,10 @@ pub(crate) struct Shared {
     pub(crate) in_flight: tokio::sync::Semaphore,
     /// The deterministic simulation driving this host, if one is.
     pub(crate) simulation: Option<Arc<dyn crate::simulation::Simulation>>,
+    /// Where agents this host does not serve run ([`HostConfig::remote`]).
+    pub(crate) remote: Option<Arc<dyn crate::remote::Remote>>,
+    /// Where events go ([`HostConfig::events`]).
+    pub(crate) events: Option<Arc<dyn crate::events::EventSink>>,
 }
 
 /// Why a reasoning trace was not recorded.
@@ -139,13 +152,24 @@ impl Host {
         if let Some(keys) = &config.trusted_keys {
             trusted.extend(keys);
         }
-        let plugins = PluginsDir::open(&config.plugins_dir, &trusted)?;
-        let target =
-            plugins.target_among(&runnable_targets(), WASMTIME_VERSION, cfg!(feature = "jit"))?;
-        let sandbox = Sandbox::new(config.guest_seed, &CodeTarget::named(target))?;
+        // A pure client (a remote, and no agent of its own) opens no plugins dir.
+        let client = config.remote.is_some() && config.agents.as_ref().is_some_and(Vec::is_empty);
+        let plugins = match client {
+            true => None,
+            false => Some(PluginsDir::open(&config.plugins_dir, &trusted)?),
+        };
+        let target = match &plugins {
+            Some(plugins) => CodeTarget::named(plugins.target_among(
+                &runnable_targets(),
+                WASMTIME_VERSION,
+                cfg!(feature = "jit"),
+            )?),
+            None => CodeTarget::Native,
+        };
+        let sandbox = Sandbox::new(config.guest_seed, &target)?;
         let mut strangers = Vec::new();
-        let wanted: Vec<&'static AgentSpec> = match &config.agents {
-            Some(names) => names
+        let wanted: Vec<&'static AgentSpec> = match (&config.agents, &plugins) {
+            (Some(names), _) => names
                 .iter()
                 .map(|name| {
                     catalogue::agent(name).ok_or_else(|| LoadError::NotInCatalogue {
@@ -153,7 +177,7 @@ impl Host {
                     })
                 })
                 .collect::<Result<_, _>>()?,
-            None => {
+            (None, Some(plugins)) => {
                 for agent in plugins.manifest().components.keys() {
                     if catalogue::agent(agent).is_none() {
                         strangers.push(LoadError::NotInCatalogue {
@@ -166,12 +190,18 @@ impl Host {
                     .filter(|spec| plugins.manifest().components.contains_key(spec.name))
                     .collect()
             }
+            (None, None) => Vec::new(),
         };
         // With signatures required, no compilation cache: its entries are native code named
         // by a digest, not signed, so code is only ever compiled here from verified bytes or
         // loaded from a signed .cwasm.
-        let cache = match (&config.cache_dir, plugins.manifest().precompiled.is_some()) {
-            (Some(dir), false) if cfg!(feature = "jit") && trusted.is_empty() => open_cache(dir),
+        let precompiled = plugins
+            .as_ref()
+            .is_some_and(|p| p.manifest().precompiled.is_some());
+        let cache = match (&config.cache_dir, precompiled, &plugins) {
+            (Some(dir), false, Some(_)) if cfg!(feature = "jit") && trusted.is_empty() => {
+                open_cache(dir)
+            }
             _ => None,
         };
         let agents = Roster::new(plugins, &wanted, cache, strangers);
@@ -190,6 +220,8 @@ impl Host {
                 fuel_per_ms,
                 in_flight: tokio::sync::Semaphore::new(CALLS_IN_FLIGHT_MAX),
                 simulation: config.simulation.clone(),
+                remote: config.remote.clone(),
+                events: config.events.clone(),
             }),
         })
     }
@@ -224,7 +256,17 @@ impl Host {
     /// The agents this host serves, in catalogue order: every agent not refused (loading on
     /// first use, those not reached yet included).
     pub fn agents(&self) -> Vec<&'static str> {
-        self.shared.agents.serves()
+        let mut agents = self.shared.agents.serves();
+        if let Some(remote) = &self.shared.remote {
+            agents.extend(
+                remote
+                    .agents()
+                    .into_iter()
+                    .filter(|a| !self.shared.agents.has(a)),
+            );
+            agents.sort_by_key(|agent| catalogue::CATALOGUE.iter().position(|s| s.name == *agent));
+        }
+        agents
     }
 
     /// Checks a reasoning trace against trace.v1, then appends it to the data dir's
@@ -251,7 +293,15 @@ impl Host {
     /// Each agent's component as built from source (its sha256: a precompiled dir's source
     /// digest), by agent: what a run's identity names, the same on every target.
     pub fn plugin_sources(&self) -> std::collections::BTreeMap<String, String> {
-        self.shared.agents.sources()
+        let mut sources = self.shared.agents.sources();
+        if let Some(remote) = &self.shared.remote {
+            for (agent, source) in remote.sources() {
+                if !self.shared.agents.has(&agent) {
+                    sources.insert(agent, source);
+                }
+            }
+        }
+        sources
     }
 
     /// Quarantine records this host has written since it started, every crossing and nested
@@ -311,7 +361,7 @@ pub(crate) mod tests {
             crossing: Crossing::new().unwrap(),
             sandbox: Sandbox::new(0, &CodeTarget::Native).unwrap(),
             agents: Roster::new(
-                PluginsDir::open(&plugins, &crate::signing::TrustedKeys::none()).unwrap(),
+                Some(PluginsDir::open(&plugins, &crate::signing::TrustedKeys::none()).unwrap()),
                 &[],
                 None,
                 Vec::new(),
@@ -320,6 +370,8 @@ pub(crate) mod tests {
             fuel_per_ms: FUEL_PER_MS_DEFAULT,
             in_flight: tokio::sync::Semaphore::new(CALLS_IN_FLIGHT_MAX),
             simulation: None,
+            remote: None,
+            events: None,
         });
         (shared, data)
     }

@@ -269,7 +269,11 @@ impl Recovery {
                 phase: Phase::Envelope,
                 ..
             } => Self::plain(Action::CorrectCall),
-            CrossingError::Busy { .. } => Self {
+            CrossingError::Busy { .. } | CrossingError::Unreachable { .. } => Self {
+                retry_after_ms: Some(BUSY_RETRY_AFTER_MS),
+                ..Self::plain(Action::Retry)
+            },
+            CrossingError::Remote(remote) if remote.kind == "busy" => Self {
                 retry_after_ms: Some(BUSY_RETRY_AFTER_MS),
                 ..Self::plain(Action::Retry)
             },

@@ -86,13 +86,19 @@ impl Host {
     }
 }
 
+/// The `now` member of a tick context's text (a worker's, sent one over the wire).
+pub(crate) fn context_now(context: &str) -> Option<String> {
+    let value = crate::canonical::parse_i_json(context, crate::limits::CROSSING_BYTES_MAX).ok()?;
+    tick_now(&value).map(str::to_owned)
+}
+
 /// The `now` member of a tick context, the instant its guests' clocks start at.
 fn tick_now(context: &serde_json::Value) -> Option<&str> {
     context.get("now").and_then(|now| now.as_str())
 }
 
 /// What a quarantine record knows of a tick: its agent.
-fn tick_ids(agent: &str) -> CallIds<'_> {
+pub(crate) fn tick_ids(agent: &str) -> CallIds<'_> {
     CallIds {
         agent: Some(agent),
         ..CallIds::default()
@@ -162,35 +168,58 @@ impl Shared {
     ) -> Result<TickOutcome, Refused> {
         let budget = Budget::for_deadline(TICK_DEADLINE_MS, self.fuel_per_ms);
         let frame = Frame::root(budget, now.map_or(0, envelope::unix_ns));
+        let (_, raw, fuel_used) = self.tick_output(agent, context, frame).await?;
+        let (proposals, refused) = self.check_proposals(agent, raw);
+        Ok(TickOutcome {
+            proposals,
+            refused,
+            fuel_used,
+        })
+    }
+
+    /// Runs `agent`'s tick (here, or on the remote when this host does not serve the agent)
+    /// and checks its output as a whole (proposals.v1): the output, its proposals (each call
+    /// still to be checked on its own) and the fuel burned. A failure is quarantined.
+    pub(crate) async fn tick_output(
+        self: &Arc<Self>,
+        agent: &str,
+        context: &str,
+        frame: Frame,
+    ) -> Result<(String, Vec<RawProposal>, u64), Refused> {
         tracing::debug!("agent.started");
-        let invoked = match self.agent(agent).await {
-            Ok(prepared) => {
-                self.sandbox
-                    .tick(&prepared, context, frame, self.clone())
-                    .await
+        let remote = crate::catalogue::agent(agent)
+            .and_then(|spec| Some((spec.name, self.remote_for(spec.name)?)));
+        let invocation = match remote {
+            Some((agent, remote)) => {
+                let (output, fuel_used) = self.tick_remote(remote, agent, context, &frame).await?;
+                crate::sandbox::Invocation { output, fuel_used }
             }
-            Err(unavailable) => Err(unavailable),
+            None => {
+                let invoked = match self.agent(agent).await {
+                    Ok(prepared) => {
+                        self.sandbox
+                            .tick(&prepared, context, frame, self.clone())
+                            .await
+                    }
+                    Err(unavailable) => Err(unavailable),
+                };
+                invoked.map_err(|error| {
+                    tracing::warn!(
+                        kind = error.kind(),
+                        fuel_used = error.fuel_used(),
+                        error = %crate::visible::visible(&error.to_string()),
+                        "agent.error"
+                    );
+                    self.refuse(error, tick_ids(agent), context)
+                })?
+            }
         };
-        let invocation = invoked.map_err(|error| {
-            tracing::warn!(
-                kind = error.kind(),
-                fuel_used = error.fuel_used(),
-                error = %crate::visible::visible(&error.to_string()),
-                "agent.error"
-            );
-            self.refuse(error, tick_ids(agent), context)
-        })?;
         tracing::debug!(fuel_used = invocation.fuel_used, "agent.completed");
         let raw = self
             .crossing
             .check_tick(&invocation.output)
             .map_err(|error| self.refuse(error, tick_ids(agent), &invocation.output))?;
-        let (proposals, refused) = self.check_proposals(agent, raw);
-        Ok(TickOutcome {
-            proposals,
-            refused,
-            fuel_used: invocation.fuel_used,
-        })
+        Ok((invocation.output, raw, invocation.fuel_used))
     }
 
     /// Checks each call `agent` proposed on its own (the crossing, then that it is one of the

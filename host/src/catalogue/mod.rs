@@ -306,8 +306,11 @@ pub const TRACE_SCHEMA: SchemaSource = schema_source!("trace.v1.json");
 /// What a refused call tells its caller to do next (the recovery module's output).
 pub const RECOVERY_SCHEMA: SchemaSource = schema_source!("recovery.v1.json");
 
-/// The host's own schemas (envelopes, scenario, trace, recovery), in one list.
-pub const ENVELOPE_SCHEMAS: [SchemaSource; 8] = [
+/// What a host publishes on the event stream (`aura.evt.>`, seed 003's AgentMessage).
+pub const EVENT_SCHEMA: SchemaSource = schema_source!("event.v1.json");
+
+/// The host's own schemas (envelopes, scenario, trace, recovery, event), in one list.
+pub const ENVELOPE_SCHEMAS: [SchemaSource; 9] = [
     TOOLCALL_SCHEMA,
     RESULT_SCHEMA,
     REPLY_SCHEMA,
@@ -316,6 +319,7 @@ pub const ENVELOPE_SCHEMAS: [SchemaSource; 8] = [
     SCENARIO_SCHEMA,
     TRACE_SCHEMA,
     RECOVERY_SCHEMA,
+    EVENT_SCHEMA,
 ];
 
 /// The locked catalogue. Its order is the order ticks are taken in (and ties broken).

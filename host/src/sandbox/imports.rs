@@ -28,6 +28,8 @@ pub struct Caller {
     pub chain: Vec<&'static str>,
     /// The caller's deadline; a callee's is never later.
     pub deadline_ms: u64,
+    /// The request the caller's call belongs to: its callees' too.
+    pub trace: Option<crate::telemetry::TraceContext>,
 }
 
 /// A guest's `host.call`, with what the caller has left to spend on it.
@@ -144,6 +146,7 @@ mod tests {
             call_id: None,
             chain: vec!["calendar"],
             deadline_ms: 1000,
+            trace: None,
         };
         let imports = NoImports {
             reason: "the agent is being loaded",

@@ -174,6 +174,9 @@ pub struct Frame {
     /// Interrupt the guest at its first epoch check (a trap the deterministic simulation
     /// injects; never set otherwise).
     pub interrupt_at_start: bool,
+    /// The request the call belongs to (its caller's, or sent with it); `None`: a trace of
+    /// its own, from its call_id.
+    pub trace: Option<crate::telemetry::TraceContext>,
 }
 
 impl Frame {
@@ -185,6 +188,7 @@ impl Frame {
             chain_above: Vec::new(),
             clock_start_unix_ns,
             interrupt_at_start: false,
+            trace: None,
         }
     }
 }

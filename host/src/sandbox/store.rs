@@ -137,6 +137,7 @@ impl Sandbox {
     ) -> Result<CallStore<'a>, CrossingError> {
         let budget = frame.budget;
         let interrupt_at_start = frame.interrupt_at_start;
+        let trace = frame.trace;
         let mut chain = frame.chain_above;
         chain.push(agent.name);
         let caller = Caller {
@@ -144,6 +145,7 @@ impl Sandbox {
             call_id,
             chain,
             deadline_ms: budget.deadline_ms,
+            trace,
         };
         let stdout = MemoryOutputPipe::new(GUEST_OUTPUT_BYTES_MAX);
         let stderr = MemoryOutputPipe::new(GUEST_OUTPUT_BYTES_MAX);

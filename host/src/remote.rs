@@ -1,0 +1,635 @@
+//! How a call runs on another host: the seam a transport plugs into ([`Remote`]), the host's
+//! checks of what comes back, and a worker's side of the same exchange.
+//!
+//! A host with a remote ([`crate::HostConfig::remote`]) runs the calls and ticks of agents it
+//! does not serve itself on the remote's workers. The crossing checks a call here first; the
+//! request carries the call's frame (its budget, deadline and the chain above it). The answer
+//! is input like any other: a result.v1, read as I-JSON within the crossing's bound and checked
+//! against result.v1, its ids against the call's, its fuel against the budget sent, and its
+//! result against the tool's result schema (a tick's against proposals.v1, then each proposed
+//! call on its own, as in-process). What fails those checks is quarantined here; a refusal the
+//! worker made is its own, quarantined on its host, and comes back as [`RemoteRefusal`].
+//!
+//! A worker ([`Host::serve_call`], [`Host::serve_tick`]) trusts nothing it is sent: the
+//! envelope passes the crossing, the chain passes the cycle and depth checks, and the budget
+//! it is sent can only lower its own. It must not know the transport (`crate::wire` does).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use futures_util::future::BoxFuture;
+use serde_json::Value;
+
+use crate::call::Refused;
+use crate::canonical::{parse_i_json, to_canonical_string};
+use crate::catalogue::{self, RESULT_SCHEMA};
+use crate::crossing::{CheckedCall, check_chain};
+use crate::envelope::{self, ResultEnvelope, ToolCall};
+use crate::error::{CrossingError, Phase, RemoteRefusal};
+use crate::host::{Host, Shared};
+use crate::journal::CallIds;
+use crate::limits::{AGENT_CALL_DEPTH_MAX, CROSSING_BYTES_MAX, TICK_DEADLINE_MS};
+use crate::recovery::Recovery;
+use crate::sandbox::{Budget, Frame};
+
+/// The `tool` a tick's result.v1 names: a tick is answered like a call whose result is the
+/// agent's proposals.v1.
+pub const TICK_TOOL: &str = "tick";
+
+/// What a request asks the remote to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RemoteWork<'a> {
+    /// A tool call: the body is its checked toolcall.v1, canonical.
+    Call {
+        /// The tool.
+        tool: &'a str,
+    },
+    /// An agent's tick: the body is the tick context, canonical.
+    Tick,
+}
+
+/// One request to the remote.
+#[derive(Debug, Clone, Copy)]
+pub struct RemoteRequest<'a> {
+    /// The agent that runs it.
+    pub agent: &'static str,
+    /// A call or a tick.
+    pub work: RemoteWork<'a>,
+    /// The call's call_id, or the tick's ([`tick_id`]): the same on every attempt, so a
+    /// worker that already ran it answers from its cache instead of running it again.
+    pub id: &'a str,
+    /// What the agent is handed.
+    pub body: &'a str,
+    /// Where the call sits: its budget and the chain of agents above it.
+    pub frame: &'a Frame,
+}
+
+/// A transport to workers on other hosts (the wire: `crate::wire`).
+pub trait Remote: Send + Sync + std::fmt::Debug {
+    /// The agents the remote's workers serve, in catalogue order.
+    fn agents(&self) -> Vec<&'static str>;
+
+    /// Each served agent's component as built from source (its sha256), by agent: what a run's
+    /// identity names.
+    fn sources(&self) -> BTreeMap<String, String>;
+
+    /// Sends one request and returns the body of the answer (at most
+    /// [`CROSSING_BYTES_MAX`] bytes), unchecked. `Err` when no worker answered
+    /// ([`CrossingError::Unreachable`]) or the request cannot be sent (too large).
+    fn send<'a>(
+        &'a self,
+        request: RemoteRequest<'a>,
+    ) -> BoxFuture<'a, Result<String, CrossingError>>;
+}
+
+/// The id of a tick of `agent` on `context`: the same tick is the same request (a retry is
+/// answered from a worker's cache), another context or agent another id.
+pub fn tick_id(agent: &str, context: &str) -> String {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(context.as_bytes());
+    aura_protocol::call_id_from(&format!("tick\n{agent}\n{digest:x}"))
+}
+
+/// A result.v1 from a worker, checked.
+#[derive(Debug)]
+enum Answer {
+    /// The result (not yet checked against the tool's result schema), and the fuel burned.
+    Ok(Value, u64),
+    /// The agent reported that the tool could not run.
+    ToolError {
+        kind: String,
+        message: String,
+        fuel_used: u64,
+    },
+    /// The worker refused the call, or the agent failed there.
+    Refused(RemoteRefusal),
+}
+
+/// An answer that is not the result.v1 of the request it answers.
+fn bad_answer(agent: &str, reason: String) -> CrossingError {
+    CrossingError::WireReply {
+        agent: agent.to_owned(),
+        reason,
+    }
+}
+
+/// Reads a worker's answer to (`call_id`, `agent`, `tool`): I-JSON within the crossing's bound,
+/// result.v1, the same ids, no more fuel than was sent.
+fn read_answer(
+    host: &Shared,
+    ids: (&str, &str, &str),
+    text: &str,
+    fuel_sent: u64,
+) -> Result<Answer, CrossingError> {
+    let (call_id, agent, tool) = ids;
+    let value = parse_i_json(text, CROSSING_BYTES_MAX).map_err(|error| CrossingError::Json {
+        phase: Phase::Reply,
+        error,
+    })?;
+    host.crossing
+        .schemas()
+        .validate(RESULT_SCHEMA.path, &value, "")
+        .map_err(|violation| CrossingError::Schema {
+            phase: Phase::Reply,
+            violation,
+        })?;
+    // result.v1 guarantees every field read below.
+    let answer: ResultEnvelope = serde_json::from_value(value)
+        .map_err(|error| bad_answer(agent, format!("not a result.v1: {error}")))?;
+    if (
+        answer.call_id.as_str(),
+        answer.agent.as_str(),
+        answer.tool.as_str(),
+    ) != (call_id, agent, tool)
+    {
+        return Err(bad_answer(
+            agent,
+            format!(
+                "it answers {}.{} ({}), not {agent}.{tool} ({call_id})",
+                crate::visible::visible(&answer.agent),
+                crate::visible::visible(&answer.tool),
+                crate::visible::visible(&answer.call_id)
+            ),
+        ));
+    }
+    if answer.fuel_used > fuel_sent {
+        return Err(bad_answer(
+            agent,
+            format!(
+                "it claims {} fuel, more than the {fuel_sent} sent",
+                answer.fuel_used
+            ),
+        ));
+    }
+    let fuel_used = answer.fuel_used;
+    match (answer.result, answer.error) {
+        (Some(result), _) => Ok(Answer::Ok(result, fuel_used)),
+        (None, Some(error))
+            if matches!(error.kind.as_str(), "tool_invalid_args" | "tool_failed") =>
+        {
+            Ok(Answer::ToolError {
+                kind: error.kind,
+                message: error.message,
+                fuel_used,
+            })
+        }
+        (None, Some(error)) => {
+            // result.v1's enums admit only these names.
+            let kind = aura_protocol::ERROR_KINDS
+                .iter()
+                .find(|known| **known == error.kind)
+                .copied()
+                .unwrap_or("agent_unavailable");
+            let phase = error
+                .phase
+                .as_deref()
+                .and_then(Phase::named)
+                .unwrap_or(Phase::Agent);
+            Ok(Answer::Refused(RemoteRefusal {
+                agent: agent.to_owned(),
+                kind,
+                phase,
+                message: error.message,
+                instance_path: error.instance_path,
+                schema_path: error.schema_path,
+                fuel_used,
+            }))
+        }
+        (None, None) => Err(bad_answer(agent, "neither a result nor an error".into())),
+    }
+}
+
+impl Shared {
+    /// The remote that runs `agent`'s calls and ticks: this host's, when it does not serve
+    /// the agent itself.
+    pub(crate) fn remote_for(&self, agent: &str) -> Option<&Arc<dyn Remote>> {
+        match self.agents.has(agent) {
+            true => None,
+            false => self.remote.as_ref(),
+        }
+    }
+
+    /// Runs a checked call on the remote and checks its answer (see the module doc).
+    pub(crate) async fn run_remote(
+        &self,
+        remote: &Arc<dyn Remote>,
+        checked: &CheckedCall,
+        frame: &Frame,
+        callers: &[&'static str],
+    ) -> Result<ResultEnvelope, Refused> {
+        let call = checked.call();
+        let ids = crate::call::ids_of(checked, callers);
+        let request = RemoteRequest {
+            agent: checked.agent(),
+            work: RemoteWork::Call { tool: &call.tool },
+            id: &call.call_id,
+            body: checked.canonical(),
+            frame,
+        };
+        let text = remote
+            .send(request)
+            .await
+            .map_err(|error| self.refuse(error, ids, checked.canonical()))?;
+        let answer = read_answer(
+            self,
+            (&call.call_id, &call.agent, &call.tool),
+            &text,
+            frame.budget.fuel,
+        )
+        .map_err(|error| self.refuse(error, ids, &text))?;
+        match answer {
+            Answer::Ok(result, fuel_used) => {
+                self.crossing
+                    .schemas()
+                    .validate(checked.spec().result_schema.path, &result, "/result")
+                    .map_err(|violation| {
+                        let error = CrossingError::Schema {
+                            phase: Phase::Result,
+                            violation,
+                        };
+                        self.refuse(error, ids, &text)
+                    })?;
+                Ok(ResultEnvelope::ok(call, result, fuel_used))
+            }
+            Answer::ToolError {
+                kind,
+                message,
+                fuel_used,
+            } => Ok(ResultEnvelope::failed(
+                call,
+                &kind,
+                message,
+                Some(Phase::Agent),
+                fuel_used,
+            )),
+            Answer::Refused(refusal) => {
+                Err(remote_refused(refusal, Some(&call.call_id), &call.tool))
+            }
+        }
+    }
+
+    /// Runs `agent`'s tick on the remote: the agent's proposals.v1 output, as the worker
+    /// checked it, and the fuel burned; checked again here by the caller.
+    pub(crate) async fn tick_remote(
+        &self,
+        remote: &Arc<dyn Remote>,
+        agent: &'static str,
+        context: &str,
+        frame: &Frame,
+    ) -> Result<(String, u64), Refused> {
+        let id = tick_id(agent, context);
+        let ids = CallIds {
+            agent: Some(agent),
+            ..CallIds::default()
+        };
+        let request = RemoteRequest {
+            agent,
+            work: RemoteWork::Tick,
+            id: &id,
+            body: context,
+            frame,
+        };
+        let text = remote
+            .send(request)
+            .await
+            .map_err(|error| self.refuse(error, ids, ""))?;
+        let answer = read_answer(self, (&id, agent, TICK_TOOL), &text, frame.budget.fuel)
+            .map_err(|error| self.refuse(error, ids, &text))?;
+        match answer {
+            Answer::Ok(result, fuel_used) => {
+                let output = to_canonical_string(&result).map_err(|error| {
+                    let error = CrossingError::Json {
+                        phase: Phase::Tick,
+                        error,
+                    };
+                    self.refuse(error, ids, &text)
+                })?;
+                Ok((output, fuel_used))
+            }
+            Answer::ToolError { .. } => Err(self.refuse(
+                bad_answer(agent, "a tick has no tool error".into()),
+                ids,
+                &text,
+            )),
+            Answer::Refused(refusal) => Err(remote_refused(refusal, None, TICK_TOOL)),
+        }
+    }
+}
+
+/// A refusal the worker made (and quarantined on its host), as this host's callers see it.
+fn remote_refused(refusal: RemoteRefusal, call_id: Option<&str>, tool: &str) -> Refused {
+    let agent = refusal.agent.clone();
+    let error = CrossingError::Remote(Box::new(refusal));
+    Refused {
+        fuel_used: error.fuel_used(),
+        recovery: Recovery::for_refusal(&error, Some(&agent), Some(tool)),
+        error,
+        call_id: call_id.map(str::to_owned),
+        journal_error: None,
+    }
+}
+
+/// What a request's sender says of where a call sits, as read off the wire (each part still
+/// to be checked by the worker: see [`Host::serve_call`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SentFrame {
+    /// The fuel the sender gives the call.
+    pub fuel: Option<u64>,
+    /// The sender's deadline for it.
+    pub deadline_ms: Option<u64>,
+    /// The agents above it, root first, as names.
+    pub chain: Vec<String>,
+    /// The request it belongs to (`traceparent`).
+    pub trace: Option<crate::telemetry::TraceContext>,
+}
+
+impl SentFrame {
+    /// What a frame says of itself on the wire.
+    pub fn of(frame: &Frame) -> Self {
+        Self {
+            fuel: Some(frame.budget.fuel),
+            deadline_ms: Some(frame.budget.deadline_ms),
+            chain: frame.chain_above.iter().map(|a| (*a).to_owned()).collect(),
+            trace: frame.trace,
+        }
+    }
+}
+
+/// The frame a worker gives a call it was sent for `agent` with `deadline_ms`: never more fuel
+/// or a later deadline than its own rate and the call's deadline give, and the chain above
+/// it checked (catalogue agents, no repeats, within the depth bound, and not holding the agent
+/// called: a cycle).
+fn frame_from(
+    sent: &SentFrame,
+    agent: &'static str,
+    deadline_ms: u64,
+    fuel_per_ms: u64,
+    clock_start_unix_ns: u64,
+) -> Result<Frame, CrossingError> {
+    let mut chain_above = Vec::with_capacity(sent.chain.len());
+    for name in &sent.chain {
+        let Some(spec) = catalogue::agent(name) else {
+            return Err(CrossingError::UnknownAgent {
+                agent: crate::visible::visible(name),
+            });
+        };
+        if chain_above.contains(&spec.name) || chain_above.len() >= AGENT_CALL_DEPTH_MAX {
+            return Err(CrossingError::AgentCallUnsupported {
+                caller: spec.name.to_owned(),
+                reason: format!(
+                    "the call chain sent with the call is not a chain: {}",
+                    crate::visible::visible(&sent.chain.join(" → "))
+                ),
+            });
+        }
+        chain_above.push(spec.name);
+    }
+    check_chain(&chain_above, agent)?;
+    let deadline_ms = sent.deadline_ms.map_or(deadline_ms, |d| d.min(deadline_ms));
+    let own = Budget::for_deadline(deadline_ms, fuel_per_ms);
+    Ok(Frame {
+        budget: Budget {
+            fuel: sent.fuel.map_or(own.fuel, |fuel| fuel.min(own.fuel)),
+            deadline_ms,
+        },
+        chain_above,
+        clock_start_unix_ns,
+        interrupt_at_start: false,
+        trace: sent.trace,
+    })
+}
+
+impl Host {
+    /// A worker's answer to a call sent over the wire: `body` through the crossing (a
+    /// refusal quarantined here, as every front's), the frame it was sent with checked, then
+    /// the sandbox and the crossing out. Always a result.v1, canonical: the tool's result, its
+    /// own error, or why it was refused.
+    /// `addressed`: the (agent, tool) whose subject it came on; an envelope for another is
+    /// refused (`call_not_allowed`).
+    pub async fn serve_call(
+        &self,
+        body: &[u8],
+        sent: &SentFrame,
+        addressed: Option<(&str, &str)>,
+    ) -> String {
+        let shared = &self.shared;
+        let Ok(_in_flight) = shared.in_flight.try_acquire() else {
+            let refused = shared.refuse_busy(crate::call::CallInput::Bytes(body));
+            return refusal_text(body, &refused.error);
+        };
+        let checked = match self.check(crate::call::CallInput::Bytes(body)) {
+            Ok(checked) => checked,
+            Err(refused) => return refusal_text(body, &refused.error),
+        };
+        let call = checked.call();
+        if addressed.is_some_and(|to| to != (call.agent.as_str(), call.tool.as_str())) {
+            let error = CrossingError::CallNotAllowed {
+                caller: "host".to_owned(),
+                agent: call.agent.clone(),
+                tool: call.tool.clone(),
+                reason: "it came on another tool's subject",
+            };
+            let refused = shared.refuse(
+                error,
+                crate::call::ids_of(&checked, &[]),
+                checked.canonical(),
+            );
+            return ResultEnvelope::refused(call, &refused.error).to_canonical();
+        }
+        let frame = match frame_from(
+            sent,
+            checked.agent(),
+            checked.deadline_ms(),
+            shared.fuel_per_ms,
+            envelope::unix_ns(&call.ts),
+        ) {
+            Ok(frame) => frame,
+            Err(error) => {
+                let callers: Vec<&'static str> = sent
+                    .chain
+                    .iter()
+                    .filter_map(|name| catalogue::agent(name).map(|spec| spec.name))
+                    .collect();
+                let refused = shared.refuse(
+                    error,
+                    crate::call::ids_of(&checked, &callers),
+                    checked.canonical(),
+                );
+                return ResultEnvelope::refused(call, &refused.error).to_canonical();
+            }
+        };
+        match shared.run_checked(&checked, frame).await {
+            Ok(result) => result.to_canonical(),
+            Err(refused) => {
+                let mut answer = ResultEnvelope::refused(call, &refused.error);
+                answer.fuel_used = refused.fuel_used;
+                answer.to_canonical()
+            }
+        }
+    }
+
+    /// A worker's answer to a tick sent over the wire: the agent's proposals.v1 output as the
+    /// crossing checked it whole, in a result.v1 of tool [`TICK_TOOL`] under the tick's id
+    /// (each proposed call is checked by the host that acts on it); or why the tick failed,
+    /// quarantined here.
+    pub async fn serve_tick(&self, agent: &str, body: &[u8], sent: &SentFrame) -> String {
+        let shared = &self.shared;
+        let context = String::from_utf8_lossy(body);
+        let id = tick_id(agent, &context);
+        let answer_call = ToolCall {
+            call_id: id,
+            agent: agent.to_owned(),
+            tool: TICK_TOOL.to_owned(),
+            args: Value::Null,
+            ts: String::new(),
+            confirm_required: false,
+            expected_surface: None,
+            deadline_ms: None,
+        };
+        let refused_text = |error: &CrossingError| {
+            let mut answer = ResultEnvelope::refused(&answer_call, error);
+            answer.fuel_used = error.fuel_used();
+            answer.to_canonical()
+        };
+        let Some(spec) = catalogue::agent(agent) else {
+            let error = CrossingError::UnknownAgent {
+                agent: crate::visible::visible(agent),
+            };
+            return refused_text(&shared.refuse(error, CallIds::default(), &context).error);
+        };
+        let Ok(_in_flight) = shared.in_flight.try_acquire() else {
+            let error = CrossingError::Busy {
+                in_flight_max: crate::limits::CALLS_IN_FLIGHT_MAX,
+            };
+            return refused_text(
+                &shared
+                    .refuse(error, crate::tick::tick_ids(spec.name), "")
+                    .error,
+            );
+        };
+        let context = match std::str::from_utf8(body) {
+            Ok(text) => text,
+            Err(_) => {
+                let error = CrossingError::Json {
+                    phase: Phase::Tick,
+                    error: crate::canonical::JsonError::Malformed {
+                        line: 0,
+                        column: 0,
+                        message: "the tick context is not UTF-8".into(),
+                    },
+                };
+                let refused = shared.refuse(error, crate::tick::tick_ids(spec.name), "");
+                return refused_text(&refused.error);
+            }
+        };
+        let now = crate::tick::context_now(context);
+        let frame = match frame_from(
+            sent,
+            spec.name,
+            TICK_DEADLINE_MS,
+            shared.fuel_per_ms,
+            now.as_deref().map_or(0, envelope::unix_ns),
+        ) {
+            Ok(frame) => frame,
+            Err(error) => {
+                let refused = shared.refuse(error, crate::tick::tick_ids(spec.name), "");
+                return refused_text(&refused.error);
+            }
+        };
+        match shared.tick_output(spec.name, context, frame).await {
+            Ok((output, _, fuel_used)) => {
+                // The output passed proposals.v1 as I-JSON: it parses.
+                let result = serde_json::from_str(&output).unwrap_or_default();
+                ResultEnvelope::ok(&answer_call, result, fuel_used).to_canonical()
+            }
+            Err(refused) => refused_text(&refused.error),
+        }
+    }
+}
+
+/// A result.v1 for a refusal of `body` (what of its ids can be read).
+fn refusal_text(body: &[u8], error: &CrossingError) -> String {
+    envelope::refusal_for_host_call(&String::from_utf8_lossy(body), None, error)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sent(chain: &[&str], fuel: Option<u64>, deadline_ms: Option<u64>) -> SentFrame {
+        SentFrame {
+            fuel,
+            deadline_ms,
+            chain: chain.iter().map(|a| (*a).to_owned()).collect(),
+            trace: None,
+        }
+    }
+
+    /// The budget a worker with its own 1000 ms at 100,000 fuel/ms runs a call sent with
+    /// `fuel` and `deadline_ms` at.
+    fn budget_sent(fuel: Option<u64>, deadline_ms: Option<u64>) -> Budget {
+        frame_from(&sent(&[], fuel, deadline_ms), "calendar", 1000, 100_000, 7)
+            .unwrap()
+            .budget
+    }
+
+    #[test]
+    fn a_sent_frame_only_lowers_the_workers_own_budget() {
+        let budget = |fuel, deadline_ms| Budget { fuel, deadline_ms };
+        // Own: 1000 ms at 100,000 fuel/ms = 100,000,000. Sent less: the sent fuel.
+        assert_eq!(budget_sent(Some(5_000_000), None), budget(5_000_000, 1000));
+        // Sent more fuel and a later deadline than the call's: its own (1000 ms, 1e8).
+        assert_eq!(
+            budget_sent(Some(u64::MAX), Some(9000)),
+            budget(100_000_000, 1000)
+        );
+        // An earlier deadline: 300 ms buy 30,000,000.
+        assert_eq!(budget_sent(None, Some(300)), budget(30_000_000, 300));
+        let frame = frame_from(&sent(&[], None, None), "calendar", 1000, 100_000, 7).unwrap();
+        assert_eq!(frame.clock_start_unix_ns, 7);
+    }
+
+    #[test]
+    fn a_sent_chain_is_checked_before_anything_runs() {
+        let frame = frame_from(
+            &sent(&["calendar", "wellness"], None, None),
+            "finance",
+            1000,
+            1,
+            0,
+        )
+        .unwrap();
+        assert_eq!(frame.chain_above, ["calendar", "wellness"]);
+        // The agent called is already above it: a cycle across hosts.
+        let error = frame_from(
+            &sent(&["calendar", "wellness"], None, None),
+            "calendar",
+            1000,
+            1,
+            0,
+        )
+        .unwrap_err();
+        assert_eq!(error.kind(), "cycle_detected");
+        // Five above it: the sixth is too deep.
+        let five = ["calendar", "comms", "finance", "wellness", "calendar"];
+        let error = frame_from(&sent(&five[..4], None, None), "finance", 1000, 1, 0).unwrap_err();
+        assert_eq!(error.kind(), "cycle_detected");
+        let error = frame_from(&sent(&five, None, None), "finance", 1000, 1, 0).unwrap_err();
+        assert_eq!(
+            error.kind(),
+            "agent_call_unsupported",
+            "a repeated name is no chain"
+        );
+        let error = frame_from(&sent(&["mallory"], None, None), "finance", 1000, 1, 0).unwrap_err();
+        assert_eq!(error.kind(), "unknown_agent");
+    }
+
+    #[test]
+    fn a_tick_id_names_the_agent_and_the_context() {
+        let id = tick_id("calendar", "{}");
+        assert!(aura_protocol::is_call_id(&id), "{id}");
+        assert_eq!(id, tick_id("calendar", "{}"));
+        assert_ne!(id, tick_id("comms", "{}"));
+        assert_ne!(id, tick_id("calendar", "{\"a\":1}"));
+    }
+}
