@@ -79,6 +79,8 @@ pub mod telemetry;
 pub mod tick;
 pub mod trace;
 pub mod visible;
+#[cfg(feature = "nats")]
+pub mod wire;
 
 pub use admission::Loading;
 pub use call::{CallInput, Refused};

@@ -383,6 +383,69 @@ const _: () = assert!(COMPILED_BYTES_MAX <= CODE_CACHE_BYTES_MAX);
 // The largest fuel budget must not overflow u64.
 const _: () = assert!(DEADLINE_MS_MAX.checked_mul(FUEL_PER_MS_DEFAULT).is_some());
 
+/// Largest message body on the wire (a call, a tick context, an answer): the crossing's own
+/// bound, so nothing the crossing would refuse by size is ever sent, and nothing bigger is
+/// read. A nats-server's `max_payload` must be at least this plus the headers (its default,
+/// 1 MiB, is not: the tests' servers set 2 MiB).
+pub const WIRE_BODY_BYTES_MAX: usize = CROSSING_BYTES_MAX;
+
+/// Time past a call's deadline and backstop margin a client waits for its answer before it
+/// tries again: the hop (sub-millisecond on a LAN, BENCHMARKS.md) and a worker's queue. A
+/// worker stops every call by deadline + [`EPOCH_BACKSTOP_MARGIN_MS`], so waiting longer only
+/// delays noticing a dead worker.
+pub const WIRE_REPLY_GRACE_MS: u64 = 250;
+
+/// Attempts per request (the same call_id each time): the first, one after a dead worker's
+/// subscription is gone (the server drops it as its connection closes), and two to cover a
+/// nats-server restart (the client reconnects within [`WIRE_BACKOFF_MS_MAX`]-spaced tries).
+pub const WIRE_ATTEMPTS_MAX: u32 = 4;
+
+/// Wait before the second attempt; doubled for each further one.
+pub const WIRE_BACKOFF_MS_BASE: u64 = 100;
+
+/// Longest wait between attempts: a server restart takes about a second here.
+pub const WIRE_BACKOFF_MS_MAX: u64 = 1_600;
+
+/// Answers a worker keeps to answer a repeated request (same subject, frame and body: a
+/// client's retry) instead of running it again. A retry comes within
+/// [`WIRE_ATTEMPTS_MAX`] × (deadline + grace) of the first attempt; at this machine's ~10,000
+/// calls/s (BENCHMARKS.md) 16,384 answers cover about 1.6 s of traffic, and the bytes bound
+/// below caps the memory whatever their size. A retry that finds its answer evicted runs again:
+/// the agents are pure functions of the call, so the answer is the same.
+pub const WIRE_ANSWERS_KEPT_MAX: usize = 16_384;
+
+/// Bytes of kept answers (see [`WIRE_ANSWERS_KEPT_MAX`]): 64 MiB, about 60 answers of the
+/// largest size or all 16,384 at 4 KiB.
+pub const WIRE_ANSWERS_KEPT_BYTES_MAX: usize = 64 * 1024 * 1024;
+
+/// Requests a worker takes off the wire at once: the host's in-flight bound. Past it the
+/// worker stops reading, and the server holds (then, past its own bound, drops) what comes;
+/// the client's retries cover a drop.
+pub const WIRE_REQUESTS_IN_FLIGHT_MAX: usize = CALLS_IN_FLIGHT_MAX;
+
+/// How long a client listens for workers answering discovery (`$SRV.INFO.aura`).
+pub const WIRE_DISCOVERY_MS: u64 = 500;
+
+/// Workers a client reads in discovery: more answers than this are not read.
+pub const WIRE_WORKERS_MAX: usize = 256;
+
+/// How long a connect to the nats-server may take before a front gives up on it.
+pub const WIRE_CONNECT_TIMEOUT_MS: u64 = 5_000;
+
+/// Events queued for publishing: a burst of calls queues up to this many, then the oldest
+/// waiting is kept and the newest are counted as dropped (and logged), never blocking a call.
+pub const EVENTS_QUEUED_MAX: usize = 16_384;
+
+/// Events the JetStream stream keeps (seed 003's bound), the oldest discarded first.
+pub const EVENTS_STREAM_MESSAGES_MAX: i64 = 1_000_000;
+
+/// How long the event stream keeps an event: a week of a household's history.
+pub const EVENTS_STREAM_AGE_S: u64 = 7 * 24 * 3600;
+
+/// Window in which the stream drops a second event with the same message_id (a call retried on
+/// another worker): the longest a request's retries can take.
+pub const EVENTS_DUPLICATE_WINDOW_S: u64 = 120;
+
 #[cfg(test)]
 mod tests {
     /// Constants named like bounds that are not the host's to choose: facts of a standard.

@@ -49,6 +49,12 @@ struct Cli {
     /// one line on stderr).
     #[arg(long, global = true)]
     log_json: bool,
+    /// Send calls and ticks to the aura workers on this nats-server (nats://HOST:PORT)
+    /// instead of running the agents here (`run`, `call`, `dispatch`, `mcp`, `serve`); with
+    /// `worker` and `events`, the server to serve on or read from.
+    #[cfg(feature = "nats")]
+    #[arg(long, global = true, env = "AURA_NATS_URL")]
+    nats: Option<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -116,6 +122,30 @@ enum Command {
         /// stderr).
         #[arg(long, default_value = "127.0.0.1:8765")]
         listen: std::net::SocketAddr,
+    },
+    /// Serve this host's agents to the wire: every catalogued tool and each agent's tick as the
+    /// NATS service `aura` (queue group `aura`: requests spread over workers) on --nats, with
+    /// events published to the JetStream stream AURA_EVENTS, until SIGINT or SIGTERM.
+    #[cfg(feature = "nats")]
+    Worker {
+        /// Serve only these agents (comma-separated); calls their agents make to others go
+        /// to the workers serving those [default: every agent of the plugins dir].
+        #[arg(long, value_delimiter = ',')]
+        agents: Option<Vec<String>>,
+        /// Seed of the agents' random sources (a run sent here must use the same).
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+    },
+    /// Print the events of AURA_EVENTS on --nats as JSON lines (event.v1), read through a
+    /// durable consumer: each event once per consumer name, from the first.
+    #[cfg(feature = "nats")]
+    Events {
+        /// Keep waiting for new events (until SIGINT) instead of stopping at the last.
+        #[arg(long)]
+        follow: bool,
+        /// The durable consumer's name: another name reads the stream again from the start.
+        #[arg(long, default_value = "aura-events")]
+        durable: String,
     },
     /// The compilation cache: `stats` (entries, bytes, bound) or `clear` (remove them all).
     Cache {
@@ -191,7 +221,24 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     // What `call` and `dispatch` hand the host: an envelope built here, or bytes as given.
     let built: ToolCall;
     let bytes: Vec<u8>;
+    #[cfg(feature = "nats")]
+    let nats = cli.nats.clone();
+    #[cfg(not(feature = "nats"))]
+    let nats: Option<String> = None;
     let input = match cli.command {
+        #[cfg(feature = "nats")]
+        Command::Worker { agents, seed } => {
+            let mut config = host_config(cli.plugins_dir, cli.data_dir, cli.cache_dir);
+            config.agents = agents;
+            config.guest_seed = seed;
+            let url = nats.context("aura worker needs --nats nats://HOST:PORT")?;
+            return serve_worker(config, &url);
+        }
+        #[cfg(feature = "nats")]
+        Command::Events { follow, durable } => {
+            let url = nats.context("aura events needs --nats nats://HOST:PORT")?;
+            return read_events(&url, follow, &durable);
+        }
         #[cfg(feature = "jit")]
         Command::Compile { target, out } => {
             let source = cli.plugins_dir.unwrap_or_else(aura::default_plugins_dir);
@@ -278,6 +325,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             return serve_mcp(
                 host_config(cli.plugins_dir, cli.data_dir, cli.cache_dir),
                 None,
+                nats,
             );
         }
         #[cfg(feature = "mcp")]
@@ -291,6 +339,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             return serve_mcp(
                 host_config(cli.plugins_dir, cli.data_dir, cli.cache_dir),
                 Some(listen),
+                nats,
             );
         }
         Command::Calibrate => {
@@ -310,7 +359,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 true => aura::orchestrator::Start::Fresh,
                 false => aura::orchestrator::Start::Resume,
             };
-            return run_scenario(config, &scenario, seed, start, output);
+            return run_scenario(config, &scenario, seed, start, output, nats);
         }
     };
 
@@ -320,7 +369,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     config.loading = aura::Loading::OnFirstUse;
     let runtime = runtime()?;
     let code = runtime.block_on(async {
-        let host = Host::open(&config).await.context("cannot start the host")?;
+        let (host, events) = open_host(config, nats.as_deref(), None).await?;
         let dispatched = host.dispatch(input).await;
         for failure in host.load_failures() {
             eprintln!("aura: warning: {}", visible(&failure.to_string()));
@@ -336,6 +385,12 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             Err(refused) => report_refusal(&refused),
         };
+        if let Some(events) = events {
+            // The events go out before the process ends.
+            drop(host);
+            let _ = events.await;
+            return code;
+        }
         // One call and the process ends: the answer is printed and every journal record is
         // already synced, so leave the engine's memory pool and the loaded code to the OS
         // rather than unmapping them one by one (a few ms of a cold start on a phone).
@@ -378,9 +433,140 @@ fn host_config(
     config
 }
 
+/// What publishes a front's events, to wait for before the process ends.
+#[cfg(feature = "nats")]
+type EventsTask = tokio::task::JoinHandle<aura::wire::stream::Published>;
+#[cfg(not(feature = "nats"))]
+type EventsTask = std::future::Ready<()>;
+
+/// Opens the host a front runs on: its own agents, or (with `nats`) none, every call and tick
+/// going to the workers on that server (which must draw from `guest_seed`, if given), and its
+/// events to the server's stream.
+async fn open_host(
+    #[cfg_attr(not(feature = "nats"), allow(unused_mut))] mut config: HostConfig,
+    nats: Option<&str>,
+    #[cfg_attr(not(feature = "nats"), allow(unused_variables))] guest_seed: Option<u64>,
+) -> anyhow::Result<(Host, Option<EventsTask>)> {
+    #[cfg_attr(not(feature = "nats"), allow(unused_mut))]
+    let mut events = None;
+    #[cfg(feature = "nats")]
+    if let Some(url) = nats {
+        let cluster = aura::wire::cluster::Cluster::connect(url).await?;
+        let agents = aura::remote::Remote::agents(&cluster);
+        eprintln!(
+            "aura: {} worker(s) on {url} serve {}",
+            cluster.workers(),
+            agents.join(", ")
+        );
+        if let Some(seed) = guest_seed
+            && cluster.guest_seed() != Some(seed)
+        {
+            bail!(
+                "the workers' agents draw from seed {}, not {seed}: start them with `aura worker --seed {seed}`",
+                cluster.guest_seed().map_or("?".into(), |s| s.to_string())
+            );
+        }
+        if config.fuel_per_ms.is_none() {
+            config.fuel_per_ms = cluster.fuel_per_ms();
+        }
+        match aura::wire::stream::Publisher::start(cluster.client()).await {
+            Ok((publisher, task)) => {
+                config.events = Some(std::sync::Arc::new(publisher));
+                events = Some(task);
+            }
+            Err(error) => eprintln!("aura: warning: no events published: {error}"),
+        }
+        config.agents = Some(Vec::new());
+        config.remote = Some(std::sync::Arc::new(cluster));
+    }
+    #[cfg(not(feature = "nats"))]
+    if nats.is_some() {
+        bail!("this aura was built without the nats feature");
+    }
+    let host = Host::open(&config).await.context("cannot start the host")?;
+    Ok((host, events))
+}
+
+/// `aura worker`: serves the host's agents on the wire until SIGINT or SIGTERM.
+#[cfg(feature = "nats")]
+fn serve_worker(mut config: HostConfig, url: &str) -> anyhow::Result<ExitCode> {
+    runtime()?.block_on(async {
+        let client = aura::wire::connect(url).await?;
+        // Calls its agents make to agents it does not serve go to the workers that do.
+        config.remote = Some(std::sync::Arc::new(
+            aura::wire::cluster::Cluster::undiscovered(client.clone()),
+        ));
+        let events = match aura::wire::stream::Publisher::start(&client).await {
+            Ok((publisher, task)) => {
+                config.events = Some(std::sync::Arc::new(publisher));
+                Some(task)
+            }
+            Err(error) => {
+                eprintln!("aura: warning: no events published: {error}");
+                None
+            }
+        };
+        let host = Host::open(&config).await.context("cannot start the host")?;
+        for failure in host.load_failures() {
+            eprintln!("aura: warning: {}", visible(&failure.to_string()));
+        }
+        let worker = aura::wire::worker::Worker::start(std::sync::Arc::new(host), client).await?;
+        eprintln!(
+            "aura: worker serving {} on {url}",
+            worker.agents().join(", ")
+        );
+        worker.serve(shutdown_signal()).await?;
+        if let Some(events) = events {
+            let _ = events.await;
+        }
+        anyhow::Ok(ExitCode::SUCCESS)
+    })
+}
+
+/// `aura events`: the stream's events as JSON lines.
+#[cfg(feature = "nats")]
+fn read_events(url: &str, follow: bool, durable: &str) -> anyhow::Result<ExitCode> {
+    use std::io::Write;
+    runtime()?.block_on(async {
+        let client = aura::wire::connect(url).await?;
+        let mut stdout = std::io::stdout().lock();
+        let read = aura::wire::stream::read(&client, durable, follow, |event| {
+            // Events are canonical JSON built by hosts; agent text in them is escaped JSON.
+            writeln!(stdout, "{event}").is_ok()
+        });
+        tokio::select! {
+            read = read => { read?; }
+            () = shutdown_signal() => {}
+        }
+        anyhow::Ok(ExitCode::SUCCESS)
+    })
+}
+
+/// Completes on SIGINT or SIGTERM.
+#[cfg(any(feature = "nats", feature = "mcp"))]
+async fn shutdown_signal() {
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+    let terminated = async {
+        match term.as_mut() {
+            Some(term) => {
+                term.recv().await;
+            }
+            None => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        () = terminated => {}
+    }
+}
+
 /// `aura mcp` (no address: stdio) and `aura serve` (HTTP on `listen`).
 #[cfg(feature = "mcp")]
-fn serve_mcp(config: HostConfig, listen: Option<std::net::SocketAddr>) -> anyhow::Result<ExitCode> {
+fn serve_mcp(
+    config: HostConfig,
+    listen: Option<std::net::SocketAddr>,
+    nats: Option<String>,
+) -> anyhow::Result<ExitCode> {
     // Over stdio one client talks to one process through one pipe: a single-threaded runtime
     // serves it with no hand-offs between threads (calls still interleave at the sandbox's fuel
     // yields; the epoch backstop has its own thread). Measured against the multi-threaded one
@@ -394,7 +580,7 @@ fn serve_mcp(config: HostConfig, listen: Option<std::net::SocketAddr>) -> anyhow
         Some(_) => runtime()?,
     };
     runtime.block_on(async {
-        let host = Host::open(&config).await.context("cannot start the host")?;
+        let (host, _events) = open_host(config, nats.as_deref(), None).await?;
         for failure in host.load_failures() {
             eprintln!("aura: warning: {}", visible(&failure.to_string()));
         }
@@ -410,21 +596,7 @@ fn serve_mcp(config: HostConfig, listen: Option<std::net::SocketAddr>) -> anyhow
                 let shutdown = tokio_util::sync::CancellationToken::new();
                 let stop = shutdown.clone();
                 tokio::spawn(async move {
-                    let mut term =
-                        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-                            .ok();
-                    let terminated = async {
-                        match term.as_mut() {
-                            Some(term) => {
-                                term.recv().await;
-                            }
-                            None => std::future::pending().await,
-                        }
-                    };
-                    tokio::select! {
-                        _ = tokio::signal::ctrl_c() => {}
-                        () = terminated => {}
-                    }
+                    shutdown_signal().await;
                     stop.cancel();
                 });
                 server.serve_http(listener, shutdown).await?;
@@ -460,13 +632,14 @@ fn run_scenario(
     seed: u64,
     start: aura::orchestrator::Start,
     output: Output,
+    nats: Option<String>,
 ) -> anyhow::Result<ExitCode> {
     use aura::orchestrator::RunEvent;
     use std::io::{IsTerminal, Write};
 
     let data_dir = config.data_dir.clone();
     let summary = runtime()?.block_on(async {
-        let host = Host::open(&config).await.context("cannot start the host")?;
+        let (host, events) = open_host(config, nats.as_deref(), Some(seed)).await?;
         for failure in host.load_failures() {
             eprintln!("aura: warning: {}", visible(&failure.to_string()));
         }
@@ -508,6 +681,10 @@ fn run_scenario(
         .await?;
         if progress {
             eprint!("\r\x1b[2K");
+        }
+        drop(host);
+        if let Some(events) = events {
+            let _ = events.await;
         }
         anyhow::Ok(summary)
     })?;

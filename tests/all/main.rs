@@ -24,4 +24,6 @@ mod signing;
 mod soak;
 mod startup;
 mod wellness;
+#[cfg(feature = "nats")]
+mod wire;
 mod zoo;
