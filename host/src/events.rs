@@ -156,6 +156,13 @@ impl AgentMessage {
 pub trait EventSink: Send + Sync + std::fmt::Debug {
     /// One event.
     fn publish(&self, message: AgentMessage);
+
+    /// Completes once every event published before the call is stored (or given up on): a
+    /// worker waits for it before it answers, so a call whose answer went out has its events
+    /// stored even if the worker dies right after.
+    fn settled(&self) -> futures_util::future::BoxFuture<'static, ()> {
+        Box::pin(std::future::ready(()))
+    }
 }
 
 #[cfg(test)]

@@ -137,6 +137,14 @@ pub enum TraceRecordError {
 }
 
 impl Host {
+    /// Completes once every event this host published so far is stored by its sink
+    /// ([`crate::events::EventSink::settled`]); at once without a sink.
+    pub async fn events_settled(&self) {
+        if let Some(sink) = &self.shared.events {
+            sink.settled().await;
+        }
+    }
+
     /// Opens the data dir and the plugins dir, and admits the plugins (now, or on first use:
     /// [`HostConfig::loading`]).
     pub async fn open(config: &HostConfig) -> Result<Self, LoadError> {

@@ -395,10 +395,13 @@ pub const WIRE_BODY_BYTES_MAX: usize = CROSSING_BYTES_MAX;
 /// delays noticing a dead worker.
 pub const WIRE_REPLY_GRACE_MS: u64 = 250;
 
-/// Attempts per request (the same call_id each time): the first, one after a dead worker's
-/// subscription is gone (the server drops it as its connection closes), and two to cover a
-/// nats-server restart (the client reconnects within [`WIRE_BACKOFF_MS_MAX`]-spaced tries).
-pub const WIRE_ATTEMPTS_MAX: u32 = 4;
+/// Attempts per request (the same call_id each time). A dead worker costs one (the server
+/// drops its subscriptions as its connection closes); a nats-server restart costs every
+/// attempt until the server is back and the workers have resubscribed: about 1–2 s here, while
+/// 8 attempts wait 6.3 s of backoff (100 ms doubling to [`WIRE_BACKOFF_MS_MAX`]) besides their
+/// timeouts. 4 were measured too few: a 50 ms call's attempts all fell in one restart
+/// (`wire::ten_thousand_calls_survive_a_killed_worker_and_a_restarted_server`).
+pub const WIRE_ATTEMPTS_MAX: u32 = 8;
 
 /// Wait before the second attempt; doubled for each further one.
 pub const WIRE_BACKOFF_MS_BASE: u64 = 100;
@@ -435,6 +438,23 @@ pub const WIRE_CONNECT_TIMEOUT_MS: u64 = 5_000;
 /// Events queued for publishing: a burst of calls queues up to this many, then the oldest
 /// waiting is kept and the newest are counted as dropped (and logged), never blocking a call.
 pub const EVENTS_QUEUED_MAX: usize = 16_384;
+
+/// Attempts to publish one event before it is counted as failed: with the wire's backoff
+/// (100 ms doubling to 1.6 s) eight attempts wait about 6.3 s, several nats-server restarts
+/// (about a second each here); each attempt also waits up to [`EVENTS_ACK_TIMEOUT_MS`].
+/// Longer would hold every later event behind one (the queue is bounded, see above).
+pub const EVENTS_PUBLISH_ATTEMPTS_MAX: u32 = 8;
+
+/// How long a publisher waits for the stream to acknowledge an event before sending it again
+/// (same id): a stored event is acknowledged in well under a millisecond on a LAN; JetStream's
+/// default of 5 s would hold a worker's answers that long per lost ack while a server restarts.
+pub const EVENTS_ACK_TIMEOUT_MS: u64 = 1_000;
+
+/// Events a publisher has sent whose acknowledgements it has not awaited yet: sending back to
+/// back and awaiting the acks after takes one round trip per batch instead of per event;
+/// past this many it awaits them before sending more, so a server that stops acknowledging
+/// holds a bounded number in flight.
+pub const EVENTS_ACKS_PENDING_MAX: usize = 256;
 
 /// Events the JetStream stream keeps (seed 003's bound), the oldest discarded first.
 pub const EVENTS_STREAM_MESSAGES_MAX: i64 = 1_000_000;

@@ -14,11 +14,11 @@ use crate::support::{
 };
 
 /// Calls in all.
-const SOAK_CALLS: usize = 10_000;
+pub(crate) const SOAK_CALLS: usize = 10_000;
 /// Calls before the warm-up RSS reading: every pool slot and code path used at least once.
 const WARMUP_CALLS: usize = 500;
 /// Tasks issuing calls at once (more than the 2 cores, fewer than the pool's slots).
-const SOAK_TASKS: usize = 8;
+pub(crate) const SOAK_TASKS: usize = 8;
 /// RSS may grow this much past warm-up: allocator caches and the quarantine file's page
 /// cache, not a leak (a leak of even 1 KiB per call would be ~10 MiB).
 const RSS_GROWTH_BYTES_MAX: u64 = 8 * 1024 * 1024;
@@ -41,7 +41,7 @@ fn rss_bytes() -> u64 {
     kib * 1024
 }
 
-fn soak_plugins() -> std::path::PathBuf {
+pub(crate) fn soak_plugins() -> std::path::PathBuf {
     plugins_dir_of(
         "soak",
         &[
@@ -52,7 +52,7 @@ fn soak_plugins() -> std::path::PathBuf {
 }
 
 /// Call `i`: every third is hostile, cycling through the misbehaviours; the rest healthy.
-fn call_for(i: usize) -> (String, Option<&'static str>) {
+pub(crate) fn call_for(i: usize) -> (String, Option<&'static str>) {
     if i.is_multiple_of(3) {
         let (stem, kind) = HOSTILE[(i / 3) % HOSTILE.len()];
         let call_id = format!(

@@ -18,6 +18,8 @@ const AURA: &str = env!("CARGO_BIN_EXE_aura");
 struct NatsServer {
     child: Child,
     url: String,
+    port: u16,
+    dir: PathBuf,
 }
 
 impl NatsServer {
@@ -29,20 +31,34 @@ impl NatsServer {
             .unwrap()
             .port();
         // The crossing's bound (1 MiB) plus headers must fit: the default max_payload is 1 MiB.
-        let config = dir.join("nats.conf");
         std::fs::write(
-            &config,
+            dir.join("nats.conf"),
             format!(
                 "listen: 127.0.0.1:{port}\nmax_payload: 2MB\njetstream {{ store_dir: \"{}\" }}\n",
                 dir.join("js").display()
             ),
         )
         .unwrap();
+        let child = Self::spawn(&dir, port);
+        Self {
+            child,
+            url: format!("nats://127.0.0.1:{port}"),
+            port,
+            dir,
+        }
+    }
+
+    fn spawn(dir: &Path, port: u16) -> Child {
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(dir.join("nats.log"))
+            .unwrap();
         let child = Command::new("nats-server")
             .arg("-c")
-            .arg(&config)
+            .arg(dir.join("nats.conf"))
             .stdout(Stdio::null())
-            .stderr(std::fs::File::create(dir.join("nats.log")).unwrap())
+            .stderr(log)
             .spawn()
             .expect("nats-server is installed (.ci/run installs Debian's nats-server)");
         let started = Instant::now();
@@ -53,10 +69,14 @@ impl NatsServer {
             );
             std::thread::sleep(Duration::from_millis(20));
         }
-        Self {
-            child,
-            url: format!("nats://127.0.0.1:{port}"),
-        }
+        child
+    }
+
+    /// Kills the server (-9) and starts it again on the same port and store.
+    fn restart(&mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+        self.child = Self::spawn(&self.dir, self.port);
     }
 }
 
@@ -309,5 +329,328 @@ fn a_client_with_no_worker_says_so() {
         String::from_utf8_lossy(&out.stderr).contains("no aura worker answered"),
         "{}",
         String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The liar's misbehaviours whose call_id stems leave room for a distinct id per call of the
+/// load below (the soak's "noresult" and "badresult" leave 1–2 digits, so their ids repeat),
+/// and the kind each must get.
+const LOAD_HOSTILE: [(&str, &str); 5] = [
+    ("badjson", "malformed_json"),
+    ("dupkey", "duplicate_key"),
+    ("bignum", "number_out_of_range"),
+    ("panic", "agent_trapped"),
+    ("spin", "deadline_exceeded"),
+];
+
+/// Call `i` of the load, each with its own call_id: every third hostile (to the liar posing
+/// as calendar), the rest the soak's healthy finance call.
+fn load_call(i: usize) -> (String, Option<&'static str>) {
+    if !i.is_multiple_of(3) {
+        return crate::soak::call_for(i);
+    }
+    let (stem, kind) = LOAD_HOSTILE[(i / 3) % LOAD_HOSTILE.len()];
+    let n = i / 3 / LOAD_HOSTILE.len();
+    let call_id = format!("t_{stem}{n:0width$}", width = 10 - stem.len());
+    let mut call = crate::support::envelope(
+        &call_id,
+        "calendar",
+        "detect_conflicts",
+        serde_json::json!({"events": []}),
+    );
+    call["deadline_ms"] = serde_json::json!(50);
+    (call.to_string(), Some(kind))
+}
+
+/// Sets its flag when dropped (a panicking load included), so the thread that kills things
+/// never waits for a call count that will not come.
+struct SetOnDrop(std::sync::Arc<std::sync::atomic::AtomicBool>);
+
+impl Drop for SetOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// 10,000 calls, each its own call_id (every third a hostile one refused at the worker with
+/// its exact kind, the rest healthy) from 8 clients over 3 workers; one worker is killed (-9) at a
+/// random call and later the nats-server itself is killed and started again. Every call is
+/// answered as in-process, every refusal has its quarantine record (in the log of the worker
+/// that refused it; a call that ran on the killed worker or lost its answer in the restart
+/// may have run again elsewhere, never twice on one worker), and the stream holds exactly one
+/// tool.executed per healthy call and one quarantine event per hostile call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ten_thousand_calls_survive_a_killed_worker_and_a_restarted_server() {
+    use crate::soak::{SOAK_CALLS, SOAK_TASKS, soak_plugins};
+    let call_for = load_call;
+    use std::collections::{BTreeMap, BTreeSet};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+    let plugins = soak_plugins();
+    let nats = NatsServer::start("load");
+    let url = nats.url.clone();
+    let workers: Vec<Worker> = (0..3)
+        .map(|n| Worker::start(&format!("load-{n}"), &nats, &plugins, None))
+        .collect();
+    // The reference: the healthy call's answer in-process.
+    let reference = {
+        let data = temp_dir("load-reference");
+        let host = aura::Host::open(&crate::support::config(&plugins, &data))
+            .await
+            .unwrap();
+        let answer = host.dispatch(&call_for(1).0).await.unwrap();
+        assert!(answer.ok, "{answer:?}");
+        answer.result.unwrap()
+    };
+    let mut clients = Vec::new();
+    let mut client_dirs = Vec::new();
+    for n in 0..SOAK_TASKS {
+        let cluster = aura::wire::cluster::Cluster::connect(&url).await.unwrap();
+        assert_eq!(cluster.workers(), 3);
+        let data = temp_dir(&format!("load-client-{n}"));
+        let mut config = crate::support::config(&plugins, &data);
+        config.agents = Some(Vec::new());
+        config.fuel_per_ms = cluster.fuel_per_ms();
+        config.remote = Some(Arc::new(cluster));
+        clients.push(Arc::new(aura::Host::open(&config).await.unwrap()));
+        client_dirs.push(data);
+    }
+
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos() as usize;
+    let kill_at = 1_000 + seed % 3_000;
+    let restart_at = 5_500 + (seed / 3_000) % 3_000;
+    let victim = seed % 3;
+    println!(
+        "load: worker {victim} killed at call {kill_at}, nats-server restarted at call {restart_at}"
+    );
+
+    let next = Arc::new(AtomicUsize::new(0));
+    let done = Arc::new(AtomicBool::new(false));
+    let killer = {
+        let (next, done) = (next.clone(), done.clone());
+        let (mut workers, mut nats) = (workers, nats);
+        std::thread::spawn(move || {
+            let reach = |count: usize| {
+                while next.load(Ordering::SeqCst) < count {
+                    if done.load(Ordering::SeqCst) {
+                        return false;
+                    }
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                true
+            };
+            if reach(kill_at) {
+                workers[victim].child.kill().unwrap();
+                workers[victim].child.wait().unwrap();
+            }
+            let mut back_at = None;
+            if reach(restart_at) {
+                nats.restart();
+                back_at = Some(next.load(Ordering::SeqCst));
+            }
+            (workers, nats, back_at)
+        })
+    };
+    let started = Instant::now();
+    {
+        let _done = SetOnDrop(done.clone());
+        let mut tasks = tokio::task::JoinSet::new();
+        for client in &clients {
+            let (client, next, reference) = (client.clone(), next.clone(), reference.clone());
+            tasks.spawn(async move {
+                loop {
+                    let i = next.fetch_add(1, Ordering::SeqCst);
+                    if i >= SOAK_CALLS {
+                        return;
+                    }
+                    let (text, hostile) = call_for(i);
+                    match (client.dispatch(&text).await, hostile) {
+                        (Ok(result), None) => {
+                            assert!(result.ok, "call {i}: {result:?}");
+                            assert_eq!(result.result.unwrap(), reference, "call {i}");
+                        }
+                        (Err(refused), Some(kind)) => {
+                            assert_eq!(refused.error.kind(), kind, "call {i}: {}", refused.error);
+                        }
+                        (outcome, expected) => {
+                            panic!("call {i}: {outcome:?}, expected {expected:?}")
+                        }
+                    }
+                }
+            });
+        }
+        tasks.join_all().await;
+    }
+    let elapsed = started.elapsed();
+    let (workers, _nats, back_at) = killer.join().unwrap();
+    // The server was back while calls were still to come: the restart was mid-load.
+    assert!(
+        back_at.is_some_and(|n| n < SOAK_CALLS),
+        "restarted at {back_at:?}"
+    );
+
+    // Nothing was refused on the clients' side (no call found every attempt unanswered).
+    for dir in &client_dirs {
+        let lines = crate::support::quarantine_lines(dir);
+        assert!(lines.is_empty(), "{lines:?}");
+    }
+    // Every hostile call has its record with its kind, never two on one worker.
+    let expected: BTreeMap<String, &str> = (0..SOAK_CALLS)
+        .filter_map(|i| {
+            let (text, hostile) = call_for(i);
+            let call: Value = serde_json::from_str(&text).unwrap();
+            hostile.map(|kind| (call["call_id"].as_str().unwrap().to_owned(), kind))
+        })
+        .collect();
+    let healthy: BTreeSet<String> = (0..SOAK_CALLS)
+        .filter_map(|i| {
+            let (text, hostile) = call_for(i);
+            let call: Value = serde_json::from_str(&text).unwrap();
+            hostile
+                .is_none()
+                .then(|| call["call_id"].as_str().unwrap().to_owned())
+        })
+        .collect();
+    let mut recorded: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for (n, worker) in workers.iter().enumerate() {
+        for record in worker.quarantine() {
+            let call_id = record["call_id"].as_str().unwrap().to_owned();
+            assert_eq!(
+                Some(&record["kind"].as_str().unwrap()),
+                expected.get(&call_id),
+                "{record}"
+            );
+            let on = recorded.entry(call_id).or_default();
+            assert!(!on.contains(&n), "{record} recorded twice by worker {n}");
+            on.push(n);
+        }
+    }
+    assert_eq!(
+        recorded.keys().collect::<Vec<_>>(),
+        expected.keys().collect::<Vec<_>>(),
+        "a hostile call without its quarantine record"
+    );
+    assert_eq!(
+        expected.len() + healthy.len(),
+        SOAK_CALLS,
+        "a call_id repeats"
+    );
+    let rerun = recorded.values().filter(|on| on.len() > 1).count();
+
+    // The stream: one tool.executed per healthy call, one quarantine event per hostile one.
+    let events = aura(&["--nats", &url, "events"]);
+    assert!(events.status.success(), "{events:?}");
+    let events = lines(&events.stdout);
+    let count = |event: &str, key: &str| {
+        let mut by_call: BTreeMap<String, usize> = BTreeMap::new();
+        for e in events.iter().filter(|e| e["event"] == event) {
+            *by_call
+                .entry(e["payload"][key].as_str().unwrap().to_owned())
+                .or_default() += 1;
+        }
+        by_call
+    };
+    let executed = count("tool.executed", "call_id");
+    assert_eq!(
+        executed.keys().cloned().collect::<BTreeSet<_>>(),
+        healthy,
+        "tool.executed events and healthy calls differ"
+    );
+    assert!(executed.values().all(|&n| n == 1));
+    let quarantined = count("quarantine", "call_id");
+    assert_eq!(
+        quarantined.keys().collect::<Vec<_>>(),
+        expected.keys().collect::<Vec<_>>()
+    );
+    assert!(quarantined.values().all(|&n| n == 1));
+    println!(
+        "load: {SOAK_CALLS} calls in {:.1} s, {} hostile; {rerun} refusal(s) recorded on two workers (ran on the killed one or lost their answer in the restart)",
+        elapsed.as_secs_f64(),
+        expected.len()
+    );
+}
+
+/// What a hostile or broken client can put on the wire, sent raw with the NATS client to a
+/// real worker: bytes that are not JSON, an envelope for another tool than its subject names,
+/// and a call chain six agents deep (four catalogue agents cannot make one without repeating:
+/// a forged header). Each gets a result.v1 refusal of its own kind, quarantined on the worker,
+/// and the worker goes on serving.
+#[tokio::test]
+async fn garbage_a_misaddressed_envelope_and_a_forged_deep_chain_are_refused_on_the_worker() {
+    let nats = NatsServer::start("raw");
+    let worker = Worker::start("raw", &nats, &plugins_dir(), Some("wellness"));
+    let client = aura::wire::connect(&nats.url).await.unwrap();
+    let args = serde_json::json!({
+        "baselines": {"hrv_ms": 60, "resting_hr_bpm": 58, "sleep_minutes": 450},
+        "readings": {"hrv_ms": 42, "resting_hr_bpm": 65, "sleep_minutes": 360}
+    });
+    let call = crate::support::envelope("t_rawcall001", "wellness", "stress_score", args);
+    let ask = |subject: &'static str, body: Vec<u8>, chain: Option<&'static str>| {
+        let client = client.clone();
+        async move {
+            let mut headers = async_nats::HeaderMap::new();
+            if let Some(chain) = chain {
+                headers.insert(aura::wire::CHAIN_HEADER, chain);
+            }
+            let reply = client
+                .request_with_headers(subject, headers, body.into())
+                .await
+                .unwrap();
+            serde_json::from_slice::<Value>(&reply.payload).unwrap()
+        }
+    };
+    let garbage = ask(
+        "aura.tool.wellness.stress_score",
+        b"\xff{not json".to_vec(),
+        None,
+    )
+    .await;
+    assert_eq!(garbage["ok"], false, "{garbage}");
+    assert_eq!(garbage["error"]["kind"], "malformed_json");
+    let misaddressed = ask(
+        "aura.tool.wellness.sleep_summary",
+        call.to_string().into_bytes(),
+        None,
+    )
+    .await;
+    assert_eq!(
+        misaddressed["error"]["kind"], "call_not_allowed",
+        "{misaddressed}"
+    );
+    let deep = ask(
+        "aura.tool.wellness.stress_score",
+        call.to_string().into_bytes(),
+        Some("calendar,finance,comms,calendar,finance"),
+    )
+    .await;
+    assert_eq!(deep["error"]["kind"], "agent_call_unsupported", "{deep}");
+    assert_eq!(deep["fuel_used"], 0);
+    // Still serving: the same call without the forged chain runs.
+    let fine = ask(
+        "aura.tool.wellness.stress_score",
+        call.to_string().into_bytes(),
+        None,
+    )
+    .await;
+    assert_eq!(fine["ok"], true, "{fine}");
+    // (500·50 + 300·50 + 200·33)/1000 = 46.6 → 47, moderate (worked out in tests/all/wellness.rs).
+    assert_eq!(fine["result"]["score"], 47);
+    assert_eq!(fine["result"]["level"], "moderate");
+    let kinds: Vec<Value> = worker
+        .quarantine()
+        .iter()
+        .map(|r| r["kind"].clone())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "malformed_json",
+            "call_not_allowed",
+            "agent_call_unsupported"
+        ]
     );
 }

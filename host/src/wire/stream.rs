@@ -6,21 +6,28 @@
 //! within [`EVENTS_DUPLICATE_WINDOW_S`]) and the publisher's queue: a call hands its events
 //! over without waiting (at most [`EVENTS_QUEUED_MAX`] queued; past it they are counted and
 //! logged as dropped, never blocking a call), and one task publishes them in order, each
-//! acknowledged by the stream. Events are what happened after the fact: a quarantine record is
-//! durable in the host's own log first. It must not build events (the host does).
+//! acknowledged by the stream (sent again with the same message id while the server is
+//! away), and says when all so far are stored ([`EventSink::settled`]: a worker answers only
+//! then). Events are what happened after the fact: a quarantine record is durable in the
+//! host's own log first. It must not build events (the host does).
 
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use async_nats::jetstream::context::PublishAckFuture;
 use async_nats::jetstream::{self, consumer, stream};
 use bytes::Bytes;
 use futures_util::StreamExt;
+use futures_util::future::BoxFuture;
 
 use super::WireError;
 use crate::events::{AgentMessage, EventSink};
 use crate::limits::{
-    EVENTS_DUPLICATE_WINDOW_S, EVENTS_QUEUED_MAX, EVENTS_STREAM_AGE_S, EVENTS_STREAM_MESSAGES_MAX,
+    EVENTS_ACK_TIMEOUT_MS, EVENTS_ACKS_PENDING_MAX, EVENTS_DUPLICATE_WINDOW_S,
+    EVENTS_PUBLISH_ATTEMPTS_MAX, EVENTS_QUEUED_MAX, EVENTS_STREAM_AGE_S,
+    EVENTS_STREAM_MESSAGES_MAX,
 };
 
 /// The JetStream stream of every host's events.
@@ -60,8 +67,17 @@ pub async fn ensure_stream(
 /// A host's events, published to the stream by one task.
 #[derive(Debug, Clone)]
 pub struct Publisher {
-    queue: tokio::sync::mpsc::Sender<AgentMessage>,
+    queue: tokio::sync::mpsc::Sender<Queued>,
     dropped: Arc<AtomicU64>,
+}
+
+/// What the publishing task takes, in order.
+#[derive(Debug)]
+enum Queued {
+    /// An event to publish.
+    Event(Box<AgentMessage>),
+    /// Tell this sender once every event before it is stored (or given up on).
+    Settle(tokio::sync::oneshot::Sender<()>),
 }
 
 /// What the publishing task did, once its queue is closed.
@@ -73,34 +89,53 @@ pub struct Published {
     pub failed: u64,
 }
 
+/// An event sent, its acknowledgement not yet awaited.
+type Sent = (Box<AgentMessage>, Result<PublishAckFuture, String>);
+
 impl Publisher {
     /// A publisher on `client`'s server (the stream made sure of first), and the task that
     /// publishes; the task ends once every clone of the publisher is dropped and the queue
-    /// is empty.
+    /// is empty. The task sends events back to back and awaits their acknowledgements in
+    /// order when the queue runs dry, when [`EVENTS_ACKS_PENDING_MAX`] are pending, or when
+    /// asked to settle; an event not acknowledged is published again with the same id.
     pub async fn start(
         client: &async_nats::Client,
     ) -> Result<(Self, tokio::task::JoinHandle<Published>), WireError> {
         ensure_stream(client).await?;
-        let context = jetstream::new(client.clone());
-        let (queue, mut queued) = tokio::sync::mpsc::channel::<AgentMessage>(EVENTS_QUEUED_MAX);
+        let context = jetstream::ContextBuilder::new()
+            .timeout(Duration::from_millis(EVENTS_ACK_TIMEOUT_MS))
+            .build(client.clone());
+        let (queue, mut queued) = tokio::sync::mpsc::channel::<Queued>(EVENTS_QUEUED_MAX);
         let task = tokio::spawn(async move {
             let mut published = Published::default();
-            while let Some(message) = queued.recv().await {
-                let publish = jetstream::message::PublishMessage::build()
-                    .payload(Bytes::from(message.to_canonical()))
-                    .message_id(&message.message_id);
-                let acked = match context.send_publish(event_subject(&message), publish).await {
-                    Ok(ack) => ack.await.map(|_| ()).map_err(|e| e.to_string()),
-                    Err(error) => Err(error.to_string()),
+            let mut pending: VecDeque<Sent> = VecDeque::new();
+            loop {
+                let item = match queued.try_recv() {
+                    Ok(item) => item,
+                    Err(tokio::sync::mpsc::error::TryRecvError::Empty) => {
+                        settle(&context, &mut pending, &mut published).await;
+                        match queued.recv().await {
+                            Some(item) => item,
+                            None => break,
+                        }
+                    }
+                    Err(tokio::sync::mpsc::error::TryRecvError::Disconnected) => break,
                 };
-                match acked {
-                    Ok(()) => published.acknowledged += 1,
-                    Err(error) => {
-                        published.failed += 1;
-                        tracing::warn!(%error, message_id = %message.message_id, "event not published");
+                match item {
+                    Queued::Event(message) => {
+                        let sent = send(&context, &message).await;
+                        pending.push_back((message, sent));
+                        if pending.len() >= EVENTS_ACKS_PENDING_MAX {
+                            settle(&context, &mut pending, &mut published).await;
+                        }
+                    }
+                    Queued::Settle(done) => {
+                        settle(&context, &mut pending, &mut published).await;
+                        let _ = done.send(());
                     }
                 }
             }
+            settle(&context, &mut pending, &mut published).await;
             published
         });
         Ok((
@@ -118,12 +153,88 @@ impl Publisher {
     }
 }
 
+/// Sends one event (its acknowledgement awaited later).
+async fn send(
+    context: &jetstream::Context,
+    message: &AgentMessage,
+) -> Result<PublishAckFuture, String> {
+    let publish = jetstream::message::PublishMessage::build()
+        .payload(Bytes::from(message.to_canonical()))
+        .message_id(&message.message_id);
+    context
+        .send_publish(event_subject(message), publish)
+        .await
+        .map_err(|error| error.to_string())
+}
+
+/// Awaits the pending events' acknowledgements in order; one not acknowledged is published
+/// again ([`republish`]).
+async fn settle(
+    context: &jetstream::Context,
+    pending: &mut VecDeque<Sent>,
+    published: &mut Published,
+) {
+    // Awaited together: each ack's timeout starts when it is awaited, so one after another
+    // a server gone away would cost a timeout per pending event.
+    let (messages, sent): (Vec<_>, Vec<_>) = pending.drain(..).unzip();
+    let acks = futures_util::future::join_all(sent.into_iter().map(|sent| async move {
+        match sent {
+            Ok(ack) => ack.await.map(|_| ()).map_err(|e| e.to_string()),
+            Err(error) => Err(error),
+        }
+    }))
+    .await;
+    for (message, acked) in messages.into_iter().zip(acks) {
+        let acked = match acked {
+            Ok(()) => Ok(()),
+            Err(_) => republish(context, &message).await,
+        };
+        match acked {
+            Ok(()) => published.acknowledged += 1,
+            Err(error) => {
+                published.failed += 1;
+                tracing::warn!(%error, message_id = %message.message_id, "event not published");
+            }
+        }
+    }
+}
+
+/// Publishes one event that was not acknowledged until the stream acknowledges it: up to
+/// [`EVENTS_PUBLISH_ATTEMPTS_MAX`] attempts in all with backoff (a server restart is waited
+/// out); every attempt carries the same Nats-Msg-Id, so one whose ack was lost is not stored
+/// twice.
+async fn republish(context: &jetstream::Context, message: &AgentMessage) -> Result<(), String> {
+    let mut reason = String::new();
+    for attempt in 2..=EVENTS_PUBLISH_ATTEMPTS_MAX {
+        tokio::time::sleep(super::backoff(attempt - 1)).await;
+        let acked = match send(context, message).await {
+            Ok(ack) => ack.await.map(|_| ()).map_err(|e| e.to_string()),
+            Err(error) => Err(error),
+        };
+        match acked {
+            Ok(()) => return Ok(()),
+            Err(error) => reason = error,
+        }
+    }
+    Err(format!("{EVENTS_PUBLISH_ATTEMPTS_MAX} attempts: {reason}"))
+}
+
 impl EventSink for Publisher {
     fn publish(&self, message: AgentMessage) {
-        if let Err(error) = self.queue.try_send(message) {
+        if let Err(error) = self.queue.try_send(Queued::Event(Box::new(message))) {
             let dropped = self.dropped.fetch_add(1, Ordering::Relaxed) + 1;
             tracing::warn!(dropped, reason = %error, "event dropped: the publish queue is full");
         }
+    }
+
+    fn settled(&self) -> BoxFuture<'static, ()> {
+        let queue = self.queue.clone();
+        Box::pin(async move {
+            let (done, settled) = tokio::sync::oneshot::channel();
+            if queue.send(Queued::Settle(done)).await.is_ok() {
+                let _ = settled.await;
+            }
+        })
     }
 }
 

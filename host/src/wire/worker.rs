@@ -5,7 +5,8 @@
 //! the wire (at most [`WIRE_REQUESTS_IN_FLIGHT_MAX`] at once) and answering each through the
 //! host's seam ([`Host::serve_call`], [`Host::serve_tick`]), and its answer cache: a repeated
 //! request (a client's retry) is answered from the cache, and one still running is waited for,
-//! never run twice on this worker. It must not check a call itself (the host does).
+//! never run twice on this worker. An answer goes out once the call's events are stored.
+//! It must not check a call itself (the host does).
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -128,6 +129,9 @@ impl Worker {
             let (host, answers) = (host.clone(), answers.clone());
             tasks.spawn(async move {
                 let answer = answers.answer(&host, &request.message).await;
+                // The call's events stored before its answer goes: a worker killed after
+                // answering has lost none of them.
+                host.events_settled().await;
                 if let Err(error) = request.respond(Ok(answer)).await {
                     tracing::warn!(%error, "an answer could not be sent (the client retries)");
                 }
