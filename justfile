@@ -106,6 +106,11 @@ bench-signing:
     cargo test --profile bench -j{{jobs}} -p aura-host --test all bench_signature_startup_cost -- --ignored --nocapture
 
 # Print the catalogue.
+# The wire (issue 20): a call's hop over NATS against in-process, and throughput with 1, 2, 4
+# workers (nats-server must be installed).
+bench-wire:
+    cargo test --profile bench -j{{jobs}} -p aura-host --test all bench_wire_hop_and_throughput -- --ignored --nocapture
+
 catalogue:
     cargo run -q -- catalogue
 

@@ -198,7 +198,7 @@ impl Confirmations {
         }
         let mut nonce = [0u8; 16];
         getrandom::fill(&mut nonce).ok()?;
-        let handle = hex(&nonce);
+        let handle = crate::plugins::hex(&nonce);
         pending.insert(
             handle.clone(),
             Asked {
@@ -218,10 +218,6 @@ impl Confirmations {
                 && asked.at.elapsed() < Duration::from_millis(CONFIRMATION_TIMEOUT_MS)
         })
     }
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// aura's MCP server: one per process, cheap to clone (the HTTP transport makes one per

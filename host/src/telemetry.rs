@@ -71,25 +71,21 @@ impl TraceContext {
     pub fn header(&self) -> String {
         format!(
             "00-{}-{}-{:02x}",
-            hex(&self.trace_id),
-            hex(&self.span_id),
+            crate::plugins::hex(&self.trace_id),
+            crate::plugins::hex(&self.span_id),
             u8::from(self.sampled)
         )
     }
 
     /// The trace id as 32 lowercase hex digits.
     pub fn trace_id_hex(&self) -> String {
-        hex(&self.trace_id)
+        crate::plugins::hex(&self.trace_id)
     }
 }
 
 fn is_lower_hex(text: &str) -> bool {
     text.bytes()
         .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 fn hex_bytes<const N: usize>(text: &str) -> Option<[u8; N]> {

@@ -15,10 +15,13 @@ use crate::canonical::{JsonError, to_canonical_string};
 use crate::crossing::{CheckedCall, RawProposal, check_own_tool};
 use crate::envelope;
 use crate::error::{CrossingError, Phase};
+use crate::events::EventKind;
 use crate::host::{Host, Shared};
 use crate::journal::CallIds;
 use crate::limits::TICK_DEADLINE_MS;
 use crate::sandbox::{Budget, Frame};
+use crate::telemetry::TraceContext;
+use sha2::Digest;
 
 /// One proposal of a tick whose call passed every inbound check.
 #[derive(Debug, Clone)]
@@ -73,6 +76,7 @@ impl Host {
         match to_canonical_string(context) {
             Ok(text) => {
                 let now = tick_now(context);
+                self.shared.context_updated(agents, &text, now);
                 let ticks = agents
                     .iter()
                     .map(|agent| self.shared.tick(agent, &text, now));
@@ -106,6 +110,28 @@ pub(crate) fn tick_ids(agent: &str) -> CallIds<'_> {
 }
 
 impl Shared {
+    /// Publishes `context.updated` for a tick context handed to `agents`: its instant, size
+    /// and digest (not the context itself: it can be a mebibyte), in a trace of its own that
+    /// the digest names, so the same tick published twice is one event.
+    fn context_updated(&self, agents: &[&str], text: &str, now: Option<&str>) {
+        if self.events.is_none() {
+            return;
+        }
+        let digest = crate::plugins::hex(&sha2::Sha256::digest(text.as_bytes()));
+        let subject = format!("ctx_{}", &digest[..32]);
+        let trace = TraceContext::for_call(&subject);
+        self.event(
+            EventKind::ContextUpdated,
+            &trace,
+            &subject,
+            ("host", "host", "tick"),
+            || {
+                serde_json::json!({"now": now, "context_bytes": text.len(),
+                    "context_sha256": digest, "agents": agents})
+            },
+        );
+    }
+
     /// Quarantines a tick context that cannot be canonicalized, as `agent`'s tick, in a
     /// crossing span of its own like every tick.
     fn refuse_tick_context(&self, agent: &str, error: JsonError) -> Refused {

@@ -24,6 +24,12 @@ struct NatsServer {
 
 impl NatsServer {
     fn start(name: &str) -> Self {
+        Self::start_with(name, true)
+    }
+
+    /// A server with JetStream (`jetstream`) or without (no event stream: hosts then
+    /// publish no events and say so).
+    fn start_with(name: &str, jetstream: bool) -> Self {
         let dir = temp_dir(&format!("nats-{name}"));
         let port = TcpListener::bind("127.0.0.1:0")
             .unwrap()
@@ -34,8 +40,15 @@ impl NatsServer {
         std::fs::write(
             dir.join("nats.conf"),
             format!(
-                "listen: 127.0.0.1:{port}\nmax_payload: 2MB\njetstream {{ store_dir: \"{}\" }}\n",
-                dir.join("js").display()
+                "listen: 127.0.0.1:{port}\nmax_payload: 2MB\n{}",
+                if jetstream {
+                    format!(
+                        "jetstream {{ store_dir: \"{}\" }}\n",
+                        dir.join("js").display()
+                    )
+                } else {
+                    String::new()
+                }
             ),
         )
         .unwrap();
@@ -253,6 +266,14 @@ fn the_day_over_three_workers_writes_the_traces_of_the_in_process_run_and_one_ev
             "a call outside every root call's trace: {event}"
         );
     }
+    // One context.updated per tick: 06:30 to 23:30 every 15 minutes is 17 × 4 + 1 = 69.
+    let contexts: Vec<&str> = events
+        .iter()
+        .filter(|e| e["event"] == "context.updated")
+        .map(|e| e["payload"]["now"].as_str().unwrap())
+        .collect();
+    let instants: std::collections::BTreeSet<&str> = contexts.iter().copied().collect();
+    assert_eq!((contexts.len(), instants.len()), (69, 69), "{contexts:?}");
     // The one refusal of the day is quarantined where it happened, once, and its event is in
     // the stream.
     let here_quarantine = crate::support::quarantine_lines(&here);
@@ -653,4 +674,126 @@ async fn garbage_a_misaddressed_envelope_and_a_forged_deep_chain_are_refused_on_
             "agent_call_unsupported"
         ]
     );
+}
+
+/// The percentile `p` (0–100) of sorted `values`, nearest rank.
+fn percentile(sorted: &[u64], p: usize) -> u64 {
+    sorted[((sorted.len() * p).div_ceil(100)).clamp(1, sorted.len()) - 1]
+}
+
+/// A call's hop over NATS against the in-process crossing (the same calls, interleaved in one
+/// run), then throughput with 1, 2 and 4 workers. Not a test: timings are never asserted.
+/// `just bench-wire` (tests and the `aura` workers built with the bench profile).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a benchmark: just bench-wire"]
+async fn bench_wire_hop_and_throughput() {
+    use std::sync::Arc;
+    const HOP_CALLS: usize = 2_000;
+    const THROUGHPUT_CALLS: usize = 4_000;
+    const CLIENT_TASKS: usize = 8;
+    let args = serde_json::json!({
+        "baselines": {"hrv_ms": 60, "resting_hr_bpm": 58, "sleep_minutes": 450},
+        "readings": {"hrv_ms": 42, "resting_hr_bpm": 65, "sleep_minutes": 360}
+    });
+    // Every call its own id: a worker answers a repeated request from its cache.
+    let call = move |run: &str, i: usize| {
+        crate::support::envelope(
+            &format!("t_{run}{i:0width$}", width = 10 - run.len()),
+            "wellness",
+            "stress_score",
+            args.clone(),
+        )
+        .to_string()
+    };
+    let client = |url: String| async move {
+        let cluster = aura::wire::cluster::Cluster::connect(&url).await.unwrap();
+        let data = temp_dir("bench-wire-client");
+        let mut config = crate::support::config(plugins_dir(), &data);
+        config.agents = Some(Vec::new());
+        config.fuel_per_ms = cluster.fuel_per_ms();
+        config.remote = Some(Arc::new(cluster));
+        Arc::new(aura::Host::open(&config).await.unwrap())
+    };
+
+    let nats = NatsServer::start("bench");
+    let mut workers = vec![Worker::start(
+        "bench-0",
+        &nats,
+        &plugins_dir(),
+        Some("wellness"),
+    )];
+    // A second server without JetStream: its worker publishes no events, so the hop there is
+    // the request and answer alone, without waiting for the call's events to be stored.
+    let plain = NatsServer::start_with("bench-plain", false);
+    let _plain_worker = Worker::start("bench-plain", &plain, &plugins_dir(), Some("wellness"));
+    let (here, _) = crate::support::host_with("bench-wire-here", &["wellness"]).await;
+    let there = client(nats.url.clone()).await;
+    let bare = client(plain.url.clone()).await;
+    for i in 0..200 {
+        assert!(here.dispatch(&call("warmh", i)).await.unwrap().ok);
+        assert!(there.dispatch(&call("warmt", i)).await.unwrap().ok);
+        assert!(bare.dispatch(&call("warmb", i)).await.unwrap().ok);
+    }
+    let (mut local, mut wire, mut wire_bare) = (Vec::new(), Vec::new(), Vec::new());
+    for i in 0..HOP_CALLS {
+        let started = Instant::now();
+        assert!(here.dispatch(&call("hoph", i)).await.unwrap().ok);
+        local.push(started.elapsed().as_micros() as u64);
+        let started = Instant::now();
+        assert!(there.dispatch(&call("hopt", i)).await.unwrap().ok);
+        wire.push(started.elapsed().as_micros() as u64);
+        let started = Instant::now();
+        assert!(bare.dispatch(&call("hopb", i)).await.unwrap().ok);
+        wire_bare.push(started.elapsed().as_micros() as u64);
+    }
+    for times in [&mut local, &mut wire, &mut wire_bare] {
+        times.sort_unstable();
+    }
+    let p50 = |t: &[u64]| percentile(t, 50);
+    println!(
+        "hop ({HOP_CALLS} calls each, interleaved, µs): in-process p50 {} p99 {}; over NATS with events p50 {} p99 {}; without JetStream p50 {} p99 {}; hop p50 {} ({} without events)",
+        p50(&local),
+        percentile(&local, 99),
+        p50(&wire),
+        percentile(&wire, 99),
+        p50(&wire_bare),
+        percentile(&wire_bare, 99),
+        p50(&wire).saturating_sub(p50(&local)),
+        p50(&wire_bare).saturating_sub(p50(&local)),
+    );
+
+    for count in [1, 2, 4] {
+        while workers.len() < count {
+            let n = workers.len();
+            workers.push(Worker::start(
+                &format!("bench-{n}"),
+                &nats,
+                &plugins_dir(),
+                Some("wellness"),
+            ));
+        }
+        let there = client(nats.url.clone()).await;
+        let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let started = Instant::now();
+        let mut tasks = tokio::task::JoinSet::new();
+        for _ in 0..CLIENT_TASKS {
+            let (there, next, call) = (there.clone(), next.clone(), call.clone());
+            tasks.spawn(async move {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    if i >= THROUGHPUT_CALLS {
+                        return;
+                    }
+                    let run = format!("tp{count}");
+                    assert!(there.dispatch(&call(&run, i)).await.unwrap().ok);
+                }
+            });
+        }
+        tasks.join_all().await;
+        let seconds = started.elapsed().as_secs_f64();
+        println!(
+            "throughput, {count} worker(s), {CLIENT_TASKS} concurrent: {THROUGHPUT_CALLS} calls in {seconds:.2} s = {:.0} calls/s",
+            THROUGHPUT_CALLS as f64 / seconds
+        );
+    }
 }
