@@ -104,6 +104,18 @@ impl Refused {
     }
 }
 
+/// A call's outcome as its span, the simulation and its events name it: the error kind (or
+/// "ok") and the fuel it burned.
+fn kind_and_fuel(outcome: &Result<ResultEnvelope, Refused>) -> (&str, u64) {
+    match outcome {
+        Ok(result) => (
+            result.error.as_ref().map_or("ok", |e| e.kind.as_str()),
+            result.fuel_used,
+        ),
+        Err(refused) => (refused.error.kind(), refused.fuel_used),
+    }
+}
+
 impl Host {
     /// Runs one call through the crossing, the sandbox and the crossing again.
     ///
@@ -247,9 +259,9 @@ impl Shared {
     ) -> Result<ResultEnvelope, Refused> {
         let call = checked.call();
         // A call nobody sent a trace with starts its own (its callees keep it).
-        frame
+        let trace = *frame
             .trace
-            .get_or_insert_with(|| crate::telemetry::TraceContext::for_call(&call.call_id));
+            .get_or_insert_with(|| TraceContext::for_call(&call.call_id));
         let span = tracing::info_span!(
             "crossing",
             call_id = %call.call_id,
@@ -260,16 +272,10 @@ impl Shared {
             outcome = tracing::field::Empty,
         );
         let outcome = self
-            .run_in_sandbox(checked, frame)
+            .run_in_sandbox(checked, frame, trace)
             .instrument(span.clone())
             .await;
-        let (fuel_used, kind) = match &outcome {
-            Ok(result) => (
-                result.fuel_used,
-                result.error.as_ref().map_or("ok", |e| e.kind.as_str()),
-            ),
-            Err(refused) => (refused.fuel_used, refused.error.kind()),
-        };
+        let (kind, fuel_used) = kind_and_fuel(&outcome);
         span.record("fuel_used", fuel_used);
         span.record("outcome", kind);
         outcome
@@ -279,6 +285,7 @@ impl Shared {
         self: &Arc<Self>,
         checked: &CheckedCall,
         mut frame: Frame,
+        trace: TraceContext,
     ) -> Result<ResultEnvelope, Refused> {
         let call = checked.call();
         tracing::info!(depth = frame.chain_above.len() + 1, "agent.started");
@@ -290,9 +297,6 @@ impl Shared {
             chain_above: &callers,
             fuel: frame.budget.fuel,
         };
-        let trace = frame
-            .trace
-            .unwrap_or_else(|| TraceContext::for_call(&call.call_id));
         let source = callers.last().copied().unwrap_or("host");
         let about = (source, call.agent.as_str(), call.tool.as_str());
         self.event(
@@ -333,13 +337,7 @@ impl Shared {
             Some(error) => Err(self.refuse(error, ids_of(checked, &callers), checked.canonical())),
             None => self.run_invoked(checked, frame, &callers).await,
         };
-        let (kind, fuel_used) = match &outcome {
-            Ok(result) => (
-                result.error.as_ref().map_or("ok", |e| e.kind.as_str()),
-                result.fuel_used,
-            ),
-            Err(refused) => (refused.error.kind(), refused.fuel_used),
-        };
+        let (kind, fuel_used) = kind_and_fuel(&outcome);
         if let Some(simulation) = &self.simulation {
             simulation.call_ends(point, kind);
         }
