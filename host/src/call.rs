@@ -125,8 +125,26 @@ impl Host {
         &self,
         input: impl Into<CallInput<'a>>,
     ) -> Result<ResultEnvelope, Refused> {
+        self.dispatch_traced(input, None).await
+    }
+
+    /// [`Host::dispatch`] as part of the request `trace` its front was sent (an MCP
+    /// client's `_meta.traceparent`): the call's spans, events and any request it makes to a
+    /// worker are in that trace.
+    pub async fn dispatch_traced<'a>(
+        &self,
+        input: impl Into<CallInput<'a>>,
+        trace: Option<TraceContext>,
+    ) -> Result<ResultEnvelope, Refused> {
+        crate::telemetry::in_trace(trace, self.dispatch_in(input.into(), trace)).await
+    }
+
+    async fn dispatch_in(
+        &self,
+        input: CallInput<'_>,
+        trace: Option<TraceContext>,
+    ) -> Result<ResultEnvelope, Refused> {
         let shared = &self.shared;
-        let input = input.into();
         // Held until the answer is back; none left means the bound is reached: refused at
         // once, never queued without bound.
         let Ok(_in_flight) = shared.in_flight.try_acquire() else {
@@ -141,7 +159,8 @@ impl Host {
             }
         };
         let budget = Budget::for_deadline(call.deadline_ms(), shared.fuel_per_ms);
-        let frame = Frame::root(budget, envelope::unix_ns(&call.call().ts));
+        let mut frame = Frame::root(budget, envelope::unix_ns(&call.call().ts));
+        frame.trace = trace;
         shared.run_checked(call, frame).await
     }
 
@@ -258,26 +277,54 @@ impl Shared {
         mut frame: Frame,
     ) -> Result<ResultEnvelope, Refused> {
         let call = checked.call();
-        // A call nobody sent a trace with starts its own (its callees keep it).
-        let trace = *frame
-            .trace
-            .get_or_insert_with(|| TraceContext::for_call(&call.call_id));
+        let source = frame.chain_above.last().copied().unwrap_or("host");
+        // Seed 003's attribute names beside the host's own; OpenTelemetry reads otel.*.
         let span = tracing::info_span!(
             "crossing",
             call_id = %call.call_id,
             agent = %call.agent,
             tool = %call.tool,
+            agent.source = source,
+            agent.target = %call.agent,
+            agent.action = %call.tool,
             depth = frame.chain_above.len() + 1,
+            fuel = frame.budget.fuel,
             fuel_used = tracing::field::Empty,
             outcome = tracing::field::Empty,
+            phase = tracing::field::Empty,
+            otel.status_code = tracing::field::Empty,
         );
-        let outcome = self
-            .run_in_sandbox(checked, frame, trace)
-            .instrument(span.clone())
-            .await;
+        // A call nobody sent a trace with starts its own (its callees keep it): the one its
+        // exported span started, or else one derived from its call_id.
+        let trace = match frame.trace {
+            Some(trace) => {
+                crate::telemetry::adopt(&span, &trace);
+                trace
+            }
+            None => crate::telemetry::started(&span)
+                .unwrap_or_else(|| TraceContext::for_call(&call.call_id)),
+        };
+        frame.trace = Some(trace);
+        let outcome = crate::telemetry::in_trace(
+            Some(trace),
+            self.run_in_sandbox(checked, frame, trace)
+                .instrument(span.clone()),
+        )
+        .await;
         let (kind, fuel_used) = kind_and_fuel(&outcome);
         span.record("fuel_used", fuel_used);
         span.record("outcome", kind);
+        match &outcome {
+            Ok(result) => {
+                if let Some(error) = &result.error {
+                    span.record("phase", error.phase.as_deref().unwrap_or("agent"));
+                }
+            }
+            Err(refused) => {
+                span.record("phase", refused.error.phase().as_str());
+                span.record("otel.status_code", "ERROR");
+            }
+        }
         outcome
     }
 
@@ -530,7 +577,9 @@ impl Shared {
         }
         if written && self.events.is_some() {
             let subject = ids.call_id.unwrap_or("-");
-            let trace = TraceContext::for_call(subject);
+            // In the request's trace when the refusal happened while serving one.
+            let trace =
+                crate::telemetry::current().unwrap_or_else(|| TraceContext::for_call(subject));
             let source = ids.callers.last().copied().unwrap_or("host");
             let about = (source, ids.agent.unwrap_or("host"), ids.tool.unwrap_or("-"));
             self.event(EventKind::Quarantine, &trace, subject, about, || {

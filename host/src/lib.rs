@@ -42,6 +42,9 @@
 //! # }
 //! ```
 #![warn(missing_docs)]
+// The orchestrator awaits a call through the front, the trace scope, the crossing and the
+// sandbox: the compiler needs more than its default depth of 128 to lay that future out.
+#![recursion_limit = "256"]
 
 pub mod admission;
 pub mod agent_calls;

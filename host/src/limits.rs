@@ -466,6 +466,17 @@ pub const EVENTS_STREAM_AGE_S: u64 = 7 * 24 * 3600;
 /// another worker): the longest a request's retries can take.
 pub const EVENTS_DUPLICATE_WINDOW_S: u64 = 120;
 
+/// Finished spans waiting for the OTLP exporter (the SDK's default): a collector that is slow
+/// or gone costs at most this many spans (dropped and counted by the SDK), never a call's time
+/// or unbounded memory. A day's run ends about 2,000 spans; the queue is drained every
+/// scheduled delay (OTEL_BSP_SCHEDULE_DELAY, 5 s unless set).
+pub const OTLP_SPANS_QUEUED_MAX: usize = 2_048;
+
+/// How long one OTLP export request may take before it is abandoned (its batch dropped): a
+/// collector on a LAN answers in milliseconds; the SDK's 10 s default would hold a
+/// process's exit that long per batch when the collector is gone.
+pub const OTLP_EXPORT_TIMEOUT_MS: u64 = 3_000;
+
 #[cfg(test)]
 mod tests {
     /// Constants named like bounds that are not the host's to choose: facts of a standard.

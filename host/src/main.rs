@@ -55,6 +55,13 @@ struct Cli {
     #[cfg(feature = "nats")]
     #[arg(long, global = true, env = "AURA_NATS_URL")]
     nats: Option<String>,
+    /// Export the crossing's spans over OTLP/HTTP to this collector (a base URL such as
+    /// http://127.0.0.1:4318; /v1/traces is added). Without it, the standard
+    /// OTEL_EXPORTER_OTLP_ENDPOINT (or ..._TRACES_ENDPOINT) turns the export on; neither set,
+    /// nothing is exported.
+    #[cfg(feature = "otlp")]
+    #[arg(long, global = true)]
+    otlp: Option<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -194,27 +201,61 @@ enum CacheAction {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_tracing(cli.log_json);
-    match run(cli) {
+    #[cfg(feature = "otlp")]
+    let export = {
+        let front = format!("{:?}", cli.command);
+        let front = front
+            .split([' ', '{', '('])
+            .next()
+            .unwrap_or("aura")
+            .to_lowercase();
+        match aura::telemetry::otlp::OtlpExport::start(cli.otlp.as_deref(), &front) {
+            Ok(export) => export,
+            Err(error) => {
+                eprintln!("aura: {}", visible(&format!("{error:#}")));
+                return ExitCode::from(EXIT_HOST_ERROR);
+            }
+        }
+    };
+    #[cfg(feature = "otlp")]
+    init_tracing(cli.log_json, export.as_ref().map(|export| export.layer()));
+    #[cfg(not(feature = "otlp"))]
+    init_tracing(cli.log_json, None::<tracing_subscriber::layer::Identity>);
+    let code = match run(cli) {
         Ok(code) => code,
         Err(error) => {
             eprintln!("aura: {}", visible(&format!("{error:#}")));
             ExitCode::from(EXIT_HOST_ERROR)
         }
+    };
+    // The spans still queued go out before the process ends.
+    #[cfg(feature = "otlp")]
+    if let Some(Err(error)) = export.map(|export| export.shutdown()) {
+        eprintln!("aura: {}", visible(&format!("{error:#}")));
     }
+    code
 }
 
-fn init_tracing(json: bool) {
+/// Logs to stderr (RUST_LOG filters them; errors only by default), and `export`'s layer, with
+/// its own filter, beside them.
+fn init_tracing<L>(json: bool, export: Option<L>)
+where
+    L: tracing_subscriber::Layer<tracing_subscriber::Registry> + Send + Sync,
+{
+    use tracing_subscriber::Layer;
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("error"));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
-    if json {
-        builder.json().init();
-    } else {
-        builder.init();
-    }
+    let logs = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
+    let logs = match json {
+        true => logs.json().boxed(),
+        false => logs.boxed(),
+    };
+    tracing_subscriber::registry()
+        .with(export)
+        .with(logs.with_filter(filter))
+        .init();
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -507,6 +548,9 @@ fn serve_worker(mut config: HostConfig, url: &str) -> anyhow::Result<ExitCode> {
             }
         };
         let host = Host::open(&config).await.context("cannot start the host")?;
+        // The host holds what it needs; the config's own handle on the event publisher would
+        // keep the publishing task waiting for more after the host is gone.
+        drop(config);
         for failure in host.load_failures() {
             eprintln!("aura: warning: {}", visible(&failure.to_string()));
         }

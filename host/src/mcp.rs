@@ -39,6 +39,7 @@ use crate::limits::{
     CONFIRMATION_TIMEOUT_MS, MCP_MESSAGE_BYTES_MAX, PENDING_CONFIRMATIONS_MAX, TOOLS_LIST_TTL_MS,
 };
 use crate::recovery::{Action, Recovery, ToolFailure};
+use crate::telemetry::TraceContext;
 
 /// The `_meta` key of a `tools/call` that sets the call's deadline in ms (toolcall.v1
 /// `deadline_ms`, 50..=10000). MCP defines no deadline; a custom key takes a reverse-DNS
@@ -332,7 +333,11 @@ impl McpServer {
                 .into();
             }
         }
-        match self.host.dispatch(&checked).await {
+        match self
+            .host
+            .dispatch_traced(&checked, crate::telemetry::current())
+            .await
+        {
             Ok(result) => result_of(&result, ctx).into(),
             Err(refused) => failure_result(&refused.failure(), ctx).into(),
         }
@@ -638,28 +643,6 @@ fn jsonrpc_error(status: axum::http::StatusCode, error: ErrorData) -> axum::resp
         .into_response()
 }
 
-/// A W3C trace context `traceparent` (version 00): its trace id and parent span id, or `None`
-/// for anything else (the trace then starts here, as the W3C spec says).
-pub fn parse_traceparent(header: &str) -> Option<(&str, &str)> {
-    let mut parts = header.split('-');
-    let (version, trace_id, parent_id, flags) =
-        (parts.next()?, parts.next()?, parts.next()?, parts.next()?);
-    let lower_hex = |s: &str, len: usize| {
-        s.len() == len
-            && s.bytes()
-                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-    };
-    let nonzero = |s: &str| s.bytes().any(|b| b != b'0');
-    (parts.next().is_none()
-        && version == "00"
-        && lower_hex(trace_id, 32)
-        && nonzero(trace_id)
-        && lower_hex(parent_id, 16)
-        && nonzero(parent_id)
-        && lower_hex(flags, 2))
-    .then_some((trace_id, parent_id))
-}
-
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
@@ -711,21 +694,30 @@ impl ServerHandler for McpServer {
             },
         };
         let call = ToolCall::new(entry.agent.name, entry.spec.name, args, deadline_ms);
-        let traceparent = ctx.meta.get_traceparent().and_then(parse_traceparent);
+        // The caller's trace (W3C trace context in `_meta.traceparent`); anything that is not
+        // one is ignored and the trace starts here, as the W3C spec says.
+        let sent = ctx.meta.get_traceparent().and_then(TraceContext::parse);
         let span = tracing::info_span!(
             "mcp.tools_call",
             tool = %params.name,
             call_id = %call.call_id,
-            trace_id = traceparent.map(|(trace, _)| trace),
-            parent_span_id = traceparent.map(|(_, parent)| parent),
+            trace_id = sent.map(|trace| trace.trace_id_hex()),
+            parent_span_id = sent.map(|trace| crate::plugins::hex(&trace.span_id)),
+            otel.kind = "server",
         );
-        async {
+        if let Some(sent) = &sent {
+            crate::telemetry::adopt(&span, sent);
+        }
+        // The request's trace: the caller's, the one this exported span started, or none
+        // yet (the call then starts one derived from its call_id).
+        let trace = sent.or_else(|| crate::telemetry::started(&span));
+        crate::telemetry::in_trace(trace, async {
             let checked = match self.host.check(&call) {
                 Ok(checked) => checked,
                 Err(refused) => return Ok(failure_result(&refused.failure(), &ctx).into()),
             };
             Ok(self.confirm_and_run(entry, checked, &params, &ctx).await)
-        }
+        })
         .instrument(span)
         .await
     }
@@ -755,26 +747,6 @@ fn deadline_not_integer(value: &Value) -> ToolFailure {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn traceparent_is_read_only_when_well_formed() {
-        // The W3C spec's own example.
-        assert_eq!(
-            parse_traceparent("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"),
-            Some(("0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331"))
-        );
-        for bad in [
-            "",
-            "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331",
-            "01-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
-            "00-00000000000000000000000000000000-b7ad6b7169203331-01",
-            "00-0af7651916cd43dd8448eb211c80319c-0000000000000000-01",
-            "00-0AF7651916CD43DD8448EB211C80319C-b7ad6b7169203331-01",
-            "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01-x",
-        ] {
-            assert_eq!(parse_traceparent(bad), None, "{bad}");
-        }
-    }
 
     #[test]
     fn every_catalogue_tool_is_listed_with_its_schemas() {

@@ -16,6 +16,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use tracing::Instrument;
 
 use futures_util::future::BoxFuture;
 use serde_json::Value;
@@ -412,6 +413,16 @@ impl Host {
         sent: &SentFrame,
         addressed: Option<(&str, &str)>,
     ) -> String {
+        // Refusals before the call runs are in the request's trace too.
+        crate::telemetry::in_trace(sent.trace, self.serve_call_in(body, sent, addressed)).await
+    }
+
+    async fn serve_call_in(
+        &self,
+        body: &[u8],
+        sent: &SentFrame,
+        addressed: Option<(&str, &str)>,
+    ) -> String {
         let shared = &self.shared;
         let Ok(_in_flight) = shared.in_flight.try_acquire() else {
             let refused = shared.refuse_busy(crate::call::CallInput::Bytes(body));
@@ -473,6 +484,28 @@ impl Host {
     /// (each proposed call is checked by the host that acts on it); or why the tick failed,
     /// quarantined here.
     pub async fn serve_tick(&self, agent: &str, body: &[u8], sent: &SentFrame) -> String {
+        // A tick served here is a crossing span of the request's trace, under the span that
+        // sent it.
+        let span = tracing::info_span!(
+            "crossing",
+            agent = %crate::visible::visible(agent),
+            tool = TICK_TOOL,
+            agent.source = "host",
+            agent.target = %crate::visible::visible(agent),
+            agent.action = TICK_TOOL,
+            depth = 1,
+        );
+        if let Some(trace) = &sent.trace {
+            crate::telemetry::adopt(&span, trace);
+        }
+        crate::telemetry::in_trace(
+            sent.trace,
+            self.serve_tick_in(agent, body, sent).instrument(span),
+        )
+        .await
+    }
+
+    async fn serve_tick_in(&self, agent: &str, body: &[u8], sent: &SentFrame) -> String {
         let shared = &self.shared;
         let context = String::from_utf8_lossy(body);
         let id = tick_id(agent, &context);

@@ -165,14 +165,24 @@ impl Shared {
             "crossing",
             agent = %agent,
             tool = "tick",
+            agent.source = "host",
+            agent.target = %agent,
+            agent.action = "tick",
             depth = 1,
             fuel_used = tracing::field::Empty,
             outcome = tracing::field::Empty,
+            otel.status_code = tracing::field::Empty,
         );
-        let outcome = self
-            .tick_in_sandbox(agent, context, now)
-            .instrument(span.clone())
-            .await;
+        // A tick is a request of its own: the trace its exported span started, or one its
+        // id names (the same tick is the same trace on every host).
+        let trace = crate::telemetry::started(&span)
+            .unwrap_or_else(|| TraceContext::for_call(&crate::remote::tick_id(agent, context)));
+        let outcome = crate::telemetry::in_trace(
+            Some(trace),
+            self.tick_in_sandbox(agent, context, now, trace)
+                .instrument(span.clone()),
+        )
+        .await;
         match &outcome {
             Ok(ticked) => {
                 span.record("fuel_used", ticked.fuel_used);
@@ -181,6 +191,7 @@ impl Shared {
             Err(refused) => {
                 span.record("fuel_used", refused.fuel_used);
                 span.record("outcome", refused.error.kind());
+                span.record("otel.status_code", "ERROR");
             }
         }
         outcome
@@ -191,9 +202,11 @@ impl Shared {
         agent: &str,
         context: &str,
         now: Option<&str>,
+        trace: TraceContext,
     ) -> Result<TickOutcome, Refused> {
         let budget = Budget::for_deadline(TICK_DEADLINE_MS, self.fuel_per_ms);
-        let frame = Frame::root(budget, now.map_or(0, envelope::unix_ns));
+        let mut frame = Frame::root(budget, now.map_or(0, envelope::unix_ns));
+        frame.trace = Some(trace);
         let (_, raw, fuel_used) = self.tick_output(agent, context, frame).await?;
         let (proposals, refused) = self.check_proposals(agent, raw);
         Ok(TickOutcome {

@@ -23,6 +23,8 @@ mod resume;
 mod signing;
 mod soak;
 mod startup;
+#[cfg(all(feature = "mcp", feature = "nats", feature = "otlp"))]
+mod telemetry;
 mod wellness;
 #[cfg(feature = "nats")]
 mod wire;

@@ -15,15 +15,15 @@ use crate::support::{guest_path, plugins_dir, plugins_dir_of, shared_cache_dir, 
 const AURA: &str = env!("CARGO_BIN_EXE_aura");
 
 /// A nats-server process with JetStream, killed when dropped.
-struct NatsServer {
+pub(crate) struct NatsServer {
     child: Child,
-    url: String,
+    pub(crate) url: String,
     port: u16,
     dir: PathBuf,
 }
 
 impl NatsServer {
-    fn start(name: &str) -> Self {
+    pub(crate) fn start(name: &str) -> Self {
         Self::start_with(name, true)
     }
 
@@ -101,7 +101,7 @@ impl Drop for NatsServer {
 }
 
 /// An `aura worker` process, killed when dropped.
-struct Worker {
+pub(crate) struct Worker {
     child: Child,
     data: PathBuf,
 }
@@ -109,9 +109,21 @@ struct Worker {
 impl Worker {
     /// Starts a worker on `plugins` (serving `agents`, or all) and waits until it serves.
     fn start(name: &str, nats: &NatsServer, plugins: &Path, agents: Option<&str>) -> Self {
+        Self::start_with(name, nats, plugins, agents, &[])
+    }
+
+    /// [`Worker::start`] with more global options (`global`).
+    pub(crate) fn start_with(
+        name: &str,
+        nats: &NatsServer,
+        plugins: &Path,
+        agents: Option<&str>,
+        global: &[&str],
+    ) -> Self {
         let data = temp_dir(&format!("worker-{name}"));
         let mut command = Command::new(AURA);
         command
+            .args(global)
             .arg("--data-dir")
             .arg(&data)
             .arg("--plugins-dir")
@@ -151,6 +163,18 @@ impl Worker {
 
     fn quarantine(&self) -> Vec<Value> {
         crate::support::quarantine_lines(&self.data)
+    }
+
+    /// Stops the worker as a user does (SIGTERM) and waits for it to end.
+    pub(crate) fn stop(mut self) {
+        let pid = self.child.id().to_string();
+        let status = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+        assert!(status.success());
+        let ended = self.child.wait().unwrap();
+        assert!(
+            ended.success(),
+            "the worker ended badly on SIGTERM: {ended}"
+        );
     }
 }
 
@@ -616,6 +640,8 @@ async fn garbage_a_misaddressed_envelope_and_a_forged_deep_chain_are_refused_on_
             let mut headers = async_nats::HeaderMap::new();
             if let Some(chain) = chain {
                 headers.insert(aura::wire::CHAIN_HEADER, chain);
+                // The forged request also says which request it belongs to.
+                headers.insert(aura::wire::TRACEPARENT_HEADER, FORGED_TRACEPARENT);
             }
             let reply = client
                 .request_with_headers(subject, headers, body.into())
@@ -674,7 +700,25 @@ async fn garbage_a_misaddressed_envelope_and_a_forged_deep_chain_are_refused_on_
             "agent_call_unsupported"
         ]
     );
+    // The refusal's quarantine event is in the trace the request named, though the call never
+    // ran: the W3C example's trace id.
+    let events = tokio::task::spawn_blocking(move || {
+        let url = nats.url.clone();
+        let out = aura(&["--nats", &url, "events"]);
+        (nats, lines(&out.stdout))
+    })
+    .await
+    .unwrap()
+    .1;
+    let refused: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["event"] == "quarantine" && e["payload"]["kind"] == "agent_call_unsupported")
+        .collect();
+    assert_eq!(refused.len(), 1, "{events:#?}");
+    assert_eq!(refused[0]["trace_id"], "4bf92f3577b34da6a3ce929d0e0e4736");
 }
+
+const FORGED_TRACEPARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 
 /// The percentile `p` (0–100) of sorted `values`, nearest rank.
 fn percentile(sorted: &[u64], p: usize) -> u64 {

@@ -117,7 +117,8 @@ pub fn frame_headers(frame: &Frame) -> HeaderMap {
         headers.insert(CHAIN_HEADER, frame.chain_above.join(",").as_str());
     }
     if let Some(trace) = &frame.trace {
-        headers.insert(TRACEPARENT_HEADER, trace.header().as_str());
+        let sending = crate::telemetry::outgoing(*trace);
+        headers.insert(TRACEPARENT_HEADER, sending.header().as_str());
     }
     headers
 }
