@@ -13,6 +13,11 @@
 //! A worker ([`Host::serve_call`], [`Host::serve_tick`]) trusts nothing it is sent: the
 //! envelope passes the crossing, the chain passes the cycle and depth checks, and the budget
 //! it is sent can only lower its own. It must not know the transport (`crate::wire` does).
+//!
+//! It also owns the delivery rules every transport keeps, so a simulated one keeps the very
+//! same: [`with_retries`] (the attempts of one request, same id and body, and the pause
+//! between them) and [`AnswerCache`] (a worker answers a repeated request once, from its
+//! cache, or waits for the copy still running).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -29,7 +34,10 @@ use crate::envelope::{self, ResultEnvelope, ToolCall};
 use crate::error::{CrossingError, Phase, RemoteRefusal};
 use crate::host::{Host, Shared};
 use crate::journal::CallIds;
-use crate::limits::{AGENT_CALL_DEPTH_MAX, CROSSING_BYTES_MAX, TICK_DEADLINE_MS};
+use crate::limits::{
+    AGENT_CALL_DEPTH_MAX, CROSSING_BYTES_MAX, TICK_DEADLINE_MS, WIRE_ANSWERS_KEPT_BYTES_MAX,
+    WIRE_ANSWERS_KEPT_MAX, WIRE_ATTEMPTS_MAX, WIRE_BODY_BYTES_MAX,
+};
 use crate::recovery::Recovery;
 use crate::sandbox::{Budget, Frame};
 
@@ -81,6 +89,158 @@ pub trait Remote: Send + Sync + std::fmt::Debug {
         &'a self,
         request: RemoteRequest<'a>,
     ) -> BoxFuture<'a, Result<String, CrossingError>>;
+}
+
+/// Why one attempt to deliver a request brought no answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AttemptFailed {
+    /// Worth another attempt: a timeout, no responder, the connection lost.
+    Lost(String),
+    /// The transport refuses a message this large: no attempt will pass.
+    TooLarge,
+    /// An answer came, and it is not text a result.v1 could be.
+    BadAnswer(String),
+}
+
+/// Sends `request` by `attempt` up to [`WIRE_ATTEMPTS_MAX`] times (each with the same id and
+/// body, so a worker that already ran it answers from its [`AnswerCache`]), with `pause(n)`
+/// awaited before attempt n + 1; the first answer is returned. `Unreachable` once every
+/// attempt was lost; too large or a bad answer at once (no attempt would do better).
+pub async fn with_retries<Attempt, Sent, Pause, Paused>(
+    request: &RemoteRequest<'_>,
+    mut attempt: Attempt,
+    mut pause: Pause,
+) -> Result<String, CrossingError>
+where
+    Attempt: FnMut(u32) -> Sent,
+    Sent: std::future::Future<Output = Result<String, AttemptFailed>>,
+    Pause: FnMut(u32) -> Paused,
+    Paused: std::future::Future<Output = ()>,
+{
+    let mut reason = String::new();
+    for n in 1..=WIRE_ATTEMPTS_MAX {
+        if n > 1 {
+            pause(n - 1).await;
+            tracing::info!(id = request.id, attempt = n, %reason, "wire.retry");
+        }
+        match attempt(n).await {
+            Ok(answer) => return Ok(answer),
+            Err(AttemptFailed::TooLarge) => return Err(too_large(request)),
+            Err(AttemptFailed::BadAnswer(why)) => {
+                return Err(CrossingError::WireReply {
+                    agent: request.agent.to_owned(),
+                    reason: why,
+                });
+            }
+            Err(AttemptFailed::Lost(why)) => reason = why,
+        }
+    }
+    Err(CrossingError::Unreachable {
+        agent: request.agent.to_owned(),
+        attempts: WIRE_ATTEMPTS_MAX,
+        reason,
+    })
+}
+
+/// A request's body too large for the transport, refused before (or as) it is sent.
+pub fn too_large(request: &RemoteRequest<'_>) -> CrossingError {
+    let phase = match request.work {
+        RemoteWork::Call { .. } => Phase::Envelope,
+        RemoteWork::Tick => Phase::Tick,
+    };
+    CrossingError::Json {
+        phase,
+        error: crate::canonical::JsonError::TooLarge {
+            bytes: Some(request.body.len()),
+            bytes_max: WIRE_BODY_BYTES_MAX,
+        },
+    }
+}
+
+/// What makes two requests the same to a worker: the subject (agent and tool, or tick), what
+/// the frame sent shapes the run with (fuel, deadline, chain; not the trace), and the body.
+pub fn request_key(subject: &str, sent: &SentFrame, body: &[u8]) -> [u8; 32] {
+    use sha2::Digest;
+    let mut digest = sha2::Sha256::new();
+    digest.update(subject.as_bytes());
+    for part in [
+        sent.fuel.map(|fuel| fuel.to_string()),
+        sent.deadline_ms.map(|ms| ms.to_string()),
+        Some(sent.chain.join(",")),
+    ] {
+        digest.update(b"\n");
+        digest.update(part.unwrap_or_default().as_bytes());
+    }
+    digest.update(b"\n");
+    digest.update(body);
+    digest.finalize().into()
+}
+
+/// A worker's answers kept for repeated requests ([`request_key`]), each made once: at most
+/// [`WIRE_ANSWERS_KEPT_MAX`] answers and [`WIRE_ANSWERS_KEPT_BYTES_MAX`] bytes, the oldest
+/// dropped first.
+#[derive(Debug, Default)]
+pub struct AnswerCache {
+    kept: std::sync::Mutex<Kept>,
+}
+
+#[derive(Debug, Default)]
+struct Kept {
+    by_request: std::collections::HashMap<[u8; 32], Arc<tokio::sync::OnceCell<Arc<str>>>>,
+    /// Oldest first.
+    order: std::collections::VecDeque<[u8; 32]>,
+    bytes: usize,
+}
+
+impl AnswerCache {
+    /// The answer to the request `key`: kept, or being made by an earlier copy of it (waited
+    /// for), or made now by `make`.
+    pub async fn answer<F>(&self, key: [u8; 32], make: F) -> Arc<str>
+    where
+        F: std::future::Future<Output = String>,
+    {
+        let cell = {
+            let mut kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
+            match kept.by_request.get(&key) {
+                Some(cell) => cell.clone(),
+                None => {
+                    let cell = Arc::new(tokio::sync::OnceCell::new());
+                    kept.by_request.insert(key, cell.clone());
+                    kept.order.push_back(key);
+                    cell
+                }
+            }
+        };
+        let mut made = false;
+        let answer = cell
+            .get_or_init(|| async {
+                made = true;
+                Arc::from(make.await)
+            })
+            .await
+            .clone();
+        if made {
+            let mut kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
+            kept.bytes = kept.bytes.saturating_add(answer.len());
+            kept.evict();
+        }
+        answer
+    }
+}
+
+impl Kept {
+    /// Drops the oldest answers past either bound (never one still being made: its waiters
+    /// hold the cell, and a later copy finds it gone and runs again, which is safe).
+    fn evict(&mut self) {
+        while self.order.len() > WIRE_ANSWERS_KEPT_MAX || self.bytes > WIRE_ANSWERS_KEPT_BYTES_MAX {
+            let Some(oldest) = self.order.pop_front() else {
+                break;
+            };
+            if let Some(cell) = self.by_request.remove(&oldest) {
+                self.bytes = self.bytes.saturating_sub(cell.get().map_or(0, |a| a.len()));
+            }
+        }
+    }
 }
 
 /// The id of a tick of `agent` on `context`: the same tick is the same request (a retry is
@@ -655,6 +815,115 @@ mod tests {
         );
         let error = frame_from(&sent(&["mallory"], None, None), "finance", 1000, 1, 0).unwrap_err();
         assert_eq!(error.kind(), "unknown_agent");
+    }
+
+    fn request<'a>(frame: &'a Frame, body: &'a str) -> RemoteRequest<'a> {
+        RemoteRequest {
+            agent: "wellness",
+            work: RemoteWork::Call {
+                tool: "stress_score",
+            },
+            id: "t_0123456789",
+            body,
+            frame,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_request_is_tried_the_bounded_number_of_times_then_unreachable() {
+        let frame = Frame::root(Budget::for_deadline(100, 1), 0);
+        let request = request(&frame, "{}");
+        let attempts = std::cell::Cell::new(0u32);
+        let pauses = std::cell::RefCell::new(Vec::new());
+        let outcome = with_retries(
+            &request,
+            |n| {
+                attempts.set(n);
+                std::future::ready(Err(AttemptFailed::Lost(format!("lost {n}"))))
+            },
+            |n| {
+                pauses.borrow_mut().push(n);
+                std::future::ready(())
+            },
+        )
+        .await;
+        assert_eq!(attempts.get(), WIRE_ATTEMPTS_MAX);
+        // A pause before each attempt but the first.
+        assert_eq!(*pauses.borrow(), (1..WIRE_ATTEMPTS_MAX).collect::<Vec<_>>());
+        match outcome {
+            Err(CrossingError::Unreachable {
+                attempts, reason, ..
+            }) => {
+                assert_eq!(attempts, WIRE_ATTEMPTS_MAX);
+                assert_eq!(reason, format!("lost {WIRE_ATTEMPTS_MAX}"));
+            }
+            other => panic!("{other:?}"),
+        }
+        // The third attempt answers: two pauses, the answer.
+        let answered = with_retries(
+            &request,
+            |n| {
+                std::future::ready(match n {
+                    3 => Ok("answer".to_owned()),
+                    _ => Err(AttemptFailed::Lost("lost".into())),
+                })
+            },
+            |_| std::future::ready(()),
+        )
+        .await;
+        assert_eq!(answered.unwrap(), "answer");
+        // Too large or a bad answer: no second attempt.
+        for (failed, expected) in [
+            (AttemptFailed::TooLarge, "too_large"),
+            (AttemptFailed::BadAnswer("x".into()), "schema_error"),
+        ] {
+            let tried = std::cell::Cell::new(0);
+            let kind = with_retries(
+                &request,
+                |_| {
+                    tried.set(tried.get() + 1);
+                    std::future::ready(Err(failed.clone()))
+                },
+                |_| std::future::ready(()),
+            )
+            .await
+            .unwrap_err()
+            .kind();
+            assert_eq!(tried.get(), 1);
+            assert_eq!(kind, expected);
+        }
+    }
+
+    #[tokio::test]
+    async fn a_repeated_request_is_answered_once_and_its_copies_wait_for_it() {
+        let cache = AnswerCache::default();
+        let made = std::cell::Cell::new(0);
+        let sent = sent(&[], Some(10), Some(100));
+        let key = request_key("aura.tool.wellness.stress_score", &sent, b"{}");
+        let make = |text: &'static str| {
+            let made = &made;
+            async move {
+                made.set(made.get() + 1);
+                // Yields, so the copy arrives while the first is still being made.
+                tokio::task::yield_now().await;
+                text.to_owned()
+            }
+        };
+        let (first, copy) = tokio::join!(
+            cache.answer(key, make("first")),
+            cache.answer(key, make("second"))
+        );
+        assert_eq!((&*first, &*copy), ("first", "first"));
+        assert_eq!(made.get(), 1);
+        // Another frame is another request.
+        let other = request_key("aura.tool.wellness.stress_score", &sent_with_fuel(9), b"{}");
+        assert_ne!(key, other);
+        assert_eq!(&*cache.answer(other, make("third")).await, "third");
+        assert_eq!(made.get(), 2);
+    }
+
+    fn sent_with_fuel(fuel: u64) -> SentFrame {
+        sent(&[], Some(fuel), Some(100))
     }
 
     #[test]

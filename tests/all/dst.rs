@@ -4,10 +4,15 @@
 //! short scenario through the orchestrator), injecting faults where the seed says: a call out
 //! of fuel partway, a trap, refused, its agent not found, the host busy, and journal write
 //! errors (ENOSPC, EIO, a short write, a failed fsync), after which the "process" restarts on
-//! the same data dir, as a crashed host would. After every step it checks seed 002's
+//! the same data dir, as a crashed host would. Some seeds put the wire between the
+//! orchestrator's host and two or three worker hosts ([`SimWire`], a `Remote` that delivers
+//! in-process through the real retry rules and the workers' real answer caches), and fault it:
+//! requests and replies lost, delayed or duplicated, and workers partitioned from the
+//! orchestrator for a number of attempts. After every step it checks seed 002's
 //! invariants: no agent twice in any call chain, every chain within the depth bound, pending
 //! calls ≤ agents × depth, every refusal quarantined exactly once (acknowledged records, no
-//! others, none torn), and a run's traces exactly the uninterrupted run's. The same seed gives
+//! others, none torn, over every host's log), a run's traces exactly the uninterrupted
+//! run's (through the faulted wire too), and no worker running one request twice. The same seed gives
 //! the same event log. `just dst N` runs N seeds; a failing seed prints how to replay it.
 
 use std::collections::BTreeMap;
@@ -18,8 +23,12 @@ use aura::Host;
 use aura::journal::{
     QUARANTINE_PATH, StorageFault, StorageFaults, StoragePoint, StorageStep, TRACES_PATH,
 };
-use aura::limits::AGENT_CALL_DEPTH_MAX;
+use aura::limits::{AGENT_CALL_DEPTH_MAX, WIRE_ATTEMPTS_MAX};
 use aura::orchestrator::{self, Start};
+use aura::remote::{
+    AnswerCache, AttemptFailed, Remote, RemoteRequest, RemoteWork, SentFrame, request_key,
+    with_retries,
+};
 use aura::scenario::Scenario;
 use aura::simulation::{CallFault, CallPoint, Simulation};
 use serde_json::{Value, json};
@@ -177,6 +186,317 @@ impl StorageFaults for World {
     }
 }
 
+/// The orchestrator's host sees refusals (its own quarantine records) but runs no call: call
+/// faults are the workers' to inject, where calls run.
+#[derive(Debug)]
+struct ClientSide(Arc<World>);
+
+impl Simulation for ClientSide {
+    fn call_starts(&self, _call: CallPoint<'_>) -> Option<CallFault> {
+        None
+    }
+
+    fn call_ends(&self, _call: CallPoint<'_>, _outcome: &str) {}
+
+    fn refused(&self, call_id: Option<&str>, kind: &str, written: bool) {
+        self.0.refused(call_id, kind, written);
+    }
+}
+
+/// How often the wire misbehaves, in percent of attempts.
+#[derive(Debug, Clone, Copy)]
+struct WireFaults {
+    /// A request lost on its way (no worker sees it), and, drawn apart, a reply lost on its
+    /// way back (the worker ran it): the client's attempt times out either way.
+    loss: u64,
+    /// A request delivered twice, to the same worker or another.
+    duplicate: u64,
+    /// A request held back while other messages pass (a few scheduler turns).
+    delay: u64,
+}
+
+/// One worker host with its answer cache, and how often it made each request's answer.
+#[derive(Debug, Clone)]
+struct SimWorker {
+    host: Arc<Host>,
+    answers: Arc<AnswerCache>,
+    made: Arc<Mutex<BTreeMap<[u8; 32], usize>>>,
+    data: PathBuf,
+}
+
+impl SimWorker {
+    async fn open(plugins: &Path, data: PathBuf, world: &Arc<World>) -> Self {
+        let host = Host::open(&config(plugins, &data, Some(world.clone())))
+            .await
+            .unwrap();
+        Self {
+            host: Arc::new(host),
+            answers: Arc::new(AnswerCache::default()),
+            made: Arc::new(Mutex::new(BTreeMap::new())),
+            data,
+        }
+    }
+}
+
+/// The wire between the orchestrator's host and its workers, delivered in-process: each
+/// attempt goes to a worker the seed picks among those not cut off, through the worker's real
+/// seam ([`Host::serve_call`], [`Host::serve_tick`]) and its real [`AnswerCache`], under the
+/// real retry rules ([`with_retries`], with no real pause: the seed decides what is lost,
+/// not a clock).
+#[derive(Debug)]
+struct SimWire {
+    world: Arc<World>,
+    workers: Mutex<Vec<SimWorker>>,
+    faults: WireFaults,
+    /// Workers cut off from the orchestrator, for this many more attempts.
+    partition: Mutex<Option<(Vec<usize>, u32)>>,
+    sources: BTreeMap<String, String>,
+}
+
+/// What one attempt does, drawn at once from the seed.
+enum Delivery {
+    NoResponders,
+    To {
+        first: usize,
+        second: Option<usize>,
+        request_lost: bool,
+        delay_turns: u64,
+        reply_lost: bool,
+    },
+}
+
+impl SimWire {
+    /// Whether the orchestrator's run is on: the wire then never loses more than 5 % of
+    /// messages nor cuts every worker off, so each call gets through within its attempts and
+    /// the run must write the uninterrupted run's traces.
+    fn calm(&self) -> bool {
+        !self
+            .world
+            .call_faults
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Plans a partition from the seed: some or (not during a run) all workers cut off for a
+    /// number of attempts, up to more than a request has.
+    fn plan_partition(&self, rng: &mut Rng, calm: bool) {
+        let workers = self.workers.lock().unwrap().len() as u64;
+        *self.partition.lock().unwrap() = None;
+        if !rng.chance(30) {
+            return;
+        }
+        let mut cut: Vec<usize> = (0..workers)
+            .filter(|_| rng.chance(50))
+            .map(|w| w as usize)
+            .collect();
+        if cut.len() as u64 == workers && calm {
+            cut.pop();
+        }
+        let attempts = 1 + rng.below(u64::from(WIRE_ATTEMPTS_MAX) + 2) as u32;
+        self.world
+            .event(format!("partition {cut:?} for {attempts} attempts"));
+        *self.partition.lock().unwrap() = (!cut.is_empty()).then_some((cut, attempts));
+    }
+
+    fn draw(&self) -> Delivery {
+        let mut rng = self.world.rng.lock().unwrap();
+        let mut partition = self.partition.lock().unwrap();
+        let cut = match partition.as_mut() {
+            Some((cut, left)) => {
+                let cut = cut.clone();
+                *left -= 1;
+                if *left == 0 {
+                    *partition = None;
+                }
+                cut
+            }
+            None => Vec::new(),
+        };
+        let workers = self.workers.lock().unwrap().len();
+        let reachable: Vec<usize> = (0..workers).filter(|w| !cut.contains(w)).collect();
+        if reachable.is_empty() {
+            return Delivery::NoResponders;
+        }
+        let loss = match self.calm() {
+            true => self.faults.loss.min(5),
+            false => self.faults.loss,
+        };
+        let pick = |rng: &mut Rng| reachable[rng.below(reachable.len() as u64) as usize];
+        let first = pick(&mut rng);
+        let second = match rng.chance(self.faults.duplicate) {
+            true => Some(pick(&mut rng)),
+            false => None,
+        };
+        Delivery::To {
+            first,
+            second,
+            request_lost: rng.chance(loss),
+            delay_turns: match rng.chance(self.faults.delay) {
+                true => 1 + rng.below(16),
+                false => 0,
+            },
+            reply_lost: rng.chance(loss),
+        }
+    }
+
+    async fn attempt(
+        &self,
+        request: &RemoteRequest<'_>,
+        n: u32,
+        subject: &str,
+        sent: &SentFrame,
+    ) -> Result<String, AttemptFailed> {
+        let (first, second, delay_turns, reply_lost) = match self.draw() {
+            Delivery::NoResponders => {
+                self.world
+                    .event(format!("wire {} #{n} no responders", request.id));
+                return Err(AttemptFailed::Lost("no responders".into()));
+            }
+            Delivery::To {
+                request_lost: true,
+                first,
+                ..
+            } => {
+                self.world
+                    .event(format!("wire {} #{n} to w{first} request lost", request.id));
+                return Err(AttemptFailed::Lost("timed out".into()));
+            }
+            Delivery::To {
+                first,
+                second,
+                delay_turns,
+                reply_lost,
+                ..
+            } => (first, second, delay_turns, reply_lost),
+        };
+        let mut said = format!("wire {} #{n} to w{first}", request.id);
+        if let Some(other) = second {
+            said.push_str(&format!(" copy w{other}"));
+        }
+        if delay_turns > 0 {
+            said.push_str(&format!(" delayed {delay_turns}"));
+        }
+        if reply_lost {
+            said.push_str(" reply lost");
+        }
+        self.world.event(said);
+        for _ in 0..delay_turns {
+            tokio::task::yield_now().await;
+        }
+        let answer = match second {
+            None => self.serve(first, request, subject, sent).await,
+            Some(other) => {
+                let (answer, _) = futures_util::future::join(
+                    self.serve(first, request, subject, sent),
+                    self.serve(other, request, subject, sent),
+                )
+                .await;
+                answer
+            }
+        };
+        match reply_lost {
+            true => Err(AttemptFailed::Lost("timed out".into())),
+            false => Ok(answer),
+        }
+    }
+
+    /// A request delivered to worker `w`: answered from its cache, or made once.
+    async fn serve(
+        &self,
+        w: usize,
+        request: &RemoteRequest<'_>,
+        subject: &str,
+        sent: &SentFrame,
+    ) -> String {
+        let worker = self.workers.lock().unwrap()[w].clone();
+        let body = request.body.as_bytes();
+        let key = request_key(subject, sent, body);
+        let make = async {
+            *worker.made.lock().unwrap().entry(key).or_default() += 1;
+            match request.work {
+                RemoteWork::Call { tool } => {
+                    let addressed = Some((request.agent, tool));
+                    worker.host.serve_call(body, sent, addressed).await
+                }
+                RemoteWork::Tick => worker.host.serve_tick(request.agent, body, sent).await,
+            }
+        };
+        worker.answers.answer(key, make).await.to_string()
+    }
+
+    /// Reopens every worker whose journal failed, on its data dir (its answer cache lost, as a
+    /// restarted process loses it).
+    async fn restart_failed(&self, plugins: &Path) {
+        let failed: Vec<(usize, PathBuf)> = self
+            .workers
+            .lock()
+            .unwrap()
+            .iter()
+            .enumerate()
+            .filter(|(_, w)| w.host.journal().failure().is_some())
+            .map(|(i, w)| (i, w.data.clone()))
+            .collect();
+        for (i, data) in failed {
+            self.world.event(format!("restart w{i}"));
+            let reopened = SimWorker::open(plugins, data, &self.world).await;
+            self.workers.lock().unwrap()[i] = reopened;
+        }
+    }
+
+    fn data_dirs(&self) -> Vec<PathBuf> {
+        self.workers
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|w| w.data.clone())
+            .collect()
+    }
+
+    /// No worker made one request's answer twice (its cache answers repeats).
+    fn check_made_once(&self, step: u64) {
+        for (i, worker) in self.workers.lock().unwrap().iter().enumerate() {
+            for count in worker.made.lock().unwrap().values() {
+                if *count > 1 {
+                    self.world
+                        .violation(format!("step {step}: w{i} ran one request {count} times"));
+                }
+            }
+        }
+    }
+}
+
+impl Remote for SimWire {
+    fn agents(&self) -> Vec<&'static str> {
+        self.workers.lock().unwrap()[0].host.agents()
+    }
+
+    fn sources(&self) -> BTreeMap<String, String> {
+        self.sources.clone()
+    }
+
+    fn send<'a>(
+        &'a self,
+        request: RemoteRequest<'a>,
+    ) -> futures_util::future::BoxFuture<'a, Result<String, aura::CrossingError>> {
+        Box::pin(async move {
+            let subject = match request.work {
+                RemoteWork::Call { tool } => format!("aura.tool.{}.{tool}", request.agent),
+                RemoteWork::Tick => format!("aura.tick.{}", request.agent),
+            };
+            let sent = SentFrame::of(request.frame);
+            let id = request.id.to_owned();
+            with_retries(
+                &request,
+                |n| self.attempt(&request, n, &subject, &sent),
+                |n| {
+                    self.world.event(format!("wire {id} pause after #{n}"));
+                    std::future::ready(())
+                },
+            )
+            .await
+        })
+    }
+}
+
 /// A storage fault to plan, from the seed.
 fn storage_fault(rng: &mut Rng) -> (String, StorageStep, u64, StorageFault) {
     let path = match rng.below(3) {
@@ -284,16 +604,46 @@ fn config(plugins: &Path, data: &Path, world: Option<Arc<World>>) -> aura::HostC
     config
 }
 
+/// The orchestrator's host: the agents here, or (with a wire) none, every call and tick sent
+/// to the workers.
+fn host_config(
+    plugins: &Path,
+    data: &Path,
+    world: &Arc<World>,
+    wire: &Option<Arc<SimWire>>,
+) -> aura::HostConfig {
+    let mut config = config(plugins, data, Some(world.clone()));
+    if let Some(wire) = wire {
+        config.agents = Some(Vec::new());
+        config.remote = Some(wire.clone());
+        config.simulation = Some(Arc::new(ClientSide(world.clone())));
+    }
+    config
+}
+
 /// The event log of one seed, or the violations it found.
 fn simulate(seed: u64) -> Result<Vec<String>, (Vec<String>, Vec<String>)> {
     // Built on a runtime of their own, before this seed's.
     fixtures();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(simulate_in(seed))
+    // With the wire, one thread polls the orchestrator's call and the worker's run of it
+    // nested in each other (two processes' stacks in one, in a debug build): more than the
+    // 2 MiB of a test thread.
+    std::thread::Builder::new()
+        .stack_size(SIMULATION_STACK_BYTES)
+        .spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            runtime.block_on(simulate_in(seed))
+        })
+        .unwrap()
+        .join()
+        .unwrap()
 }
+
+/// The stack of the thread a seed runs on.
+const SIMULATION_STACK_BYTES: usize = 32 << 20;
 
 async fn simulate_in(seed: u64) -> Result<Vec<String>, (Vec<String>, Vec<String>)> {
     let fixtures = fixtures();
@@ -313,9 +663,38 @@ async fn simulate_in(seed: u64) -> Result<Vec<String>, (Vec<String>, Vec<String>
         false => plugins_dir(),
     };
     world.event(format!("plugins {}", if zoo { "zoo" } else { "agents" }));
-    let mut host = Host::open(&config(&plugins, &data, Some(world.clone())))
+    let wire = match rng.chance(40) {
+        false => None,
+        true => {
+            let faults = WireFaults {
+                loss: [0, 5, 15][rng.below(3) as usize],
+                duplicate: [0, 10, 30][rng.below(3) as usize],
+                delay: [0, 25][rng.below(2) as usize],
+            };
+            let workers = 2 + rng.below(2);
+            world.event(format!("wire to {workers} workers {faults:?}"));
+            let mut opened = Vec::new();
+            for i in 0..workers {
+                opened.push(SimWorker::open(&plugins, data.join(format!("w{i}")), &world).await);
+            }
+            let sources = opened[0].host.plugin_sources();
+            Some(Arc::new(SimWire {
+                world: world.clone(),
+                workers: Mutex::new(opened),
+                faults,
+                partition: Mutex::new(None),
+                sources,
+            }))
+        }
+    };
+    let mut host = Host::open(&host_config(&plugins, &data, &world, &wire))
         .await
         .unwrap();
+    let dirs = || {
+        let mut dirs = vec![data.clone()];
+        dirs.extend(wire.iter().flat_map(|wire| wire.data_dirs()));
+        dirs
+    };
     let steps = 3 + rng.below(6);
     let mut next_id = 0u64;
     let mut run_started = false;
@@ -326,6 +705,11 @@ async fn simulate_in(seed: u64) -> Result<Vec<String>, (Vec<String>, Vec<String>
             kind => kind,
         };
         world.event(format!("step {step} kind {kind}"));
+        if let Some(wire) = &wire {
+            // During the orchestrator's run the wire stays calm enough for every call to get
+            // through (see SimWire::calm): its traces must be the uninterrupted run's.
+            wire.plan_partition(&mut rng, kind == 9);
+        }
         match kind {
             // Concurrent root calls, at most as many as there are agents, so pending ≤ agents ×
             // depth is the host's to keep within a step (each chain ≤ depth).
@@ -429,18 +813,23 @@ async fn simulate_in(seed: u64) -> Result<Vec<String>, (Vec<String>, Vec<String>
             }
         }
         // A failed write left no torn record: checked before a restart could repair one.
-        untorn(&world, &data, step);
+        untorn(&world, &dirs(), step);
         // A failed journal stops the "process": restart on the same data dir, as after a crash
-        // (the journal repairs; an unfinished run resumes at its next run step).
+        // (the journal repairs; an unfinished run resumes at its next run step). A worker's
+        // restarts alone.
+        if let Some(wire) = &wire {
+            wire.restart_failed(&plugins).await;
+            wire.check_made_once(step);
+        }
         if host.journal().failure().is_some() {
             world.event("restart".into());
             drop(host);
             plan_storage(&mut rng);
-            host = Host::open(&config(&plugins, &data, Some(world.clone())))
+            host = Host::open(&host_config(&plugins, &data, &world, &wire))
                 .await
                 .unwrap();
         }
-        check(&world, &data, step);
+        check(&world, &dirs(), step);
         let violations = world.violations.lock().unwrap().clone();
         if !violations.is_empty() {
             return Err((violations, world.log.lock().unwrap().clone()));
@@ -455,6 +844,9 @@ async fn simulate_in(seed: u64) -> Result<Vec<String>, (Vec<String>, Vec<String>
         .unwrap();
         if checkpoint["finished"] != true {
             *world.storage.lock().unwrap() = None;
+            if let Some(wire) = &wire {
+                *wire.partition.lock().unwrap() = None;
+            }
             world
                 .call_faults
                 .store(false, std::sync::atomic::Ordering::Relaxed);
@@ -470,7 +862,7 @@ async fn simulate_in(seed: u64) -> Result<Vec<String>, (Vec<String>, Vec<String>
                 Err(error) => world.violation(format!("the run did not resume: {error}")),
             }
             world.event("resumed to the end".into());
-            check(&world, &data, steps);
+            check(&world, &dirs(), steps);
         }
     }
     let violations = world.violations.lock().unwrap().clone();
@@ -482,24 +874,30 @@ async fn simulate_in(seed: u64) -> Result<Vec<String>, (Vec<String>, Vec<String>
     }
 }
 
-/// Every log ends with a whole record (or is empty).
-fn untorn(world: &World, data: &Path, step: u64) {
-    for path in [QUARANTINE_PATH, TRACES_PATH] {
-        let bytes = std::fs::read(data.join(path)).unwrap_or_default();
-        if bytes.last().is_some_and(|&b| b != b'\n') {
-            world.violation(format!("step {step}: a torn record at the end of {path}"));
+/// Every log of every host ends with a whole record (or is empty).
+fn untorn(world: &World, dirs: &[PathBuf], step: u64) {
+    for data in dirs {
+        for path in [QUARANTINE_PATH, TRACES_PATH] {
+            let bytes = std::fs::read(data.join(path)).unwrap_or_default();
+            if bytes.last().is_some_and(|&b| b != b'\n') {
+                world.violation(format!("step {step}: a torn record at the end of {path}"));
+            }
         }
     }
 }
 
-/// The invariants that hold between steps.
-fn check(world: &World, data: &Path, step: u64) {
+/// The invariants that hold between steps, over the quarantine logs of every host (the
+/// orchestrator's and its workers').
+fn check(world: &World, dirs: &[PathBuf], step: u64) {
     let pending = *world.pending.lock().unwrap();
     if pending != 0 {
         world.violation(format!("step {step}: {pending} calls still pending"));
     }
-    untorn(world, data, step);
-    let text = std::fs::read_to_string(data.join(QUARANTINE_PATH)).unwrap_or_default();
+    untorn(world, dirs, step);
+    let text: String = dirs
+        .iter()
+        .map(|data| std::fs::read_to_string(data.join(QUARANTINE_PATH)).unwrap_or_default())
+        .collect();
     let mut logged: BTreeMap<String, usize> = BTreeMap::new();
     for line in text.lines() {
         match serde_json::from_str::<Value>(line) {
@@ -550,6 +948,15 @@ fn run_seeds(first: u64, count: u64) {
         ("runs stopped", "run stopped"),
         ("runs completed", "run ok"),
         ("runs resumed at the end", "resumed to the end"),
+        ("seeds over the wire", "wire to "),
+        ("requests lost", "request lost"),
+        ("replies lost", " reply lost"),
+        ("requests delivered twice", " copy w"),
+        ("requests delayed", " delayed "),
+        ("partitions", "partition ["),
+        ("attempts with no responder", "no responders"),
+        ("retries", "pause after"),
+        ("workers restarted", "restart w"),
     ];
     for seed in first..first + count {
         let once = simulate(seed);
@@ -651,10 +1058,10 @@ fn a_duplicated_quarantine_record_is_a_violation() {
     std::fs::create_dir_all(data.join("errors")).unwrap();
     let record = "{\"call_id\":\"t_0000000001\"}\n";
     std::fs::write(data.join(QUARANTINE_PATH), record).unwrap();
-    check(&world, &data, 0);
+    check(&world, std::slice::from_ref(&data), 0);
     assert!(world.violations.lock().unwrap().is_empty());
     std::fs::write(data.join(QUARANTINE_PATH), format!("{record}{record}")).unwrap();
-    check(&world, &data, 1);
+    check(&world, std::slice::from_ref(&data), 1);
     assert_eq!(world.violations.lock().unwrap().len(), 1);
     // A chain with an agent twice.
     let chain: &[&'static str] = &["calendar", "wellness"];

@@ -3,9 +3,9 @@
 //! It owns discovery (`$SRV.INFO.aura`: which agents the workers serve, built from which
 //! sources, at which fuel rate and guest seed; workers that disagree are refused, since a run
 //! could not be the same on both), and sending a request: its frame in headers, a timeout of
-//! its deadline plus the backstop margin and [`WIRE_REPLY_GRACE_MS`], and up to
-//! [`WIRE_ATTEMPTS_MAX`] attempts with the same id and body after a timeout, no responder or a
-//! lost connection, with backoff. It must not check an answer (the host does).
+//! its deadline plus the backstop margin and [`WIRE_REPLY_GRACE_MS`], retried by the remote
+//! seam's rules ([`with_retries`]) after a timeout, no responder or a lost connection, with
+//! the wire's backoff between attempts. It must not check an answer (the host does).
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -15,13 +15,12 @@ use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
 
 use super::{SERVICE_NAME, WireError, frame_headers};
-use crate::canonical::JsonError;
-use crate::error::{CrossingError, Phase};
+use crate::error::CrossingError;
 use crate::limits::{
-    EPOCH_BACKSTOP_MARGIN_MS, WIRE_ATTEMPTS_MAX, WIRE_BODY_BYTES_MAX, WIRE_DISCOVERY_MS,
-    WIRE_REPLY_GRACE_MS, WIRE_WORKERS_MAX,
+    EPOCH_BACKSTOP_MARGIN_MS, WIRE_BODY_BYTES_MAX, WIRE_DISCOVERY_MS, WIRE_REPLY_GRACE_MS,
+    WIRE_WORKERS_MAX,
 };
-use crate::remote::{Remote, RemoteRequest, RemoteWork};
+use crate::remote::{AttemptFailed, Remote, RemoteRequest, RemoteWork, too_large, with_retries};
 
 /// The workers on one nats-server, as a host's remote.
 #[derive(Debug, Clone)]
@@ -142,7 +141,7 @@ impl Cluster {
         headers: &async_nats::HeaderMap,
         body: &Bytes,
         timeout: Duration,
-    ) -> Result<String, Attempt> {
+    ) -> Result<String, AttemptFailed> {
         let request = async_nats::Request::new()
             .payload(body.clone())
             .headers(headers.clone())
@@ -152,31 +151,21 @@ impl Cluster {
             .send_request(subject.to_owned(), request)
             .await
             .map_err(|error| match error.kind() {
-                async_nats::RequestErrorKind::MaxPayloadExceeded => Attempt::TooLarge,
-                _ => Attempt::Failed(error.to_string()),
+                async_nats::RequestErrorKind::MaxPayloadExceeded => AttemptFailed::TooLarge,
+                _ => AttemptFailed::Lost(error.to_string()),
             })?;
         if let Some(status) = reply.status.filter(|s| !s.is_success()) {
-            return Err(Attempt::Failed(format!("status {status}")));
+            return Err(AttemptFailed::Lost(format!("status {status}")));
         }
         if reply.payload.len() > WIRE_BODY_BYTES_MAX {
-            return Err(Attempt::Answer(format!(
+            return Err(AttemptFailed::BadAnswer(format!(
                 "the answer is {} bytes, more than {WIRE_BODY_BYTES_MAX}",
                 reply.payload.len()
             )));
         }
         String::from_utf8(reply.payload.to_vec())
-            .map_err(|_| Attempt::Answer("the answer is not UTF-8".into()))
+            .map_err(|_| AttemptFailed::BadAnswer("the answer is not UTF-8".into()))
     }
-}
-
-/// Why one attempt failed.
-enum Attempt {
-    /// Worth another attempt: a timeout, no responder, the connection lost.
-    Failed(String),
-    /// The server refuses a message this large: no attempt will pass.
-    TooLarge,
-    /// An answer came, and it is not text a result.v1 could be.
-    Answer(String),
 }
 
 impl Remote for Cluster {
@@ -197,12 +186,8 @@ impl Remote for Cluster {
                 RemoteWork::Call { tool } => super::tool_subject(request.agent, tool),
                 RemoteWork::Tick => super::tick_subject(request.agent),
             };
-            let phase = match request.work {
-                RemoteWork::Call { .. } => Phase::Envelope,
-                RemoteWork::Tick => Phase::Tick,
-            };
             if request.body.len() > WIRE_BODY_BYTES_MAX {
-                return Err(too_large(phase, request.body.len()));
+                return Err(too_large(&request));
             }
             let headers = frame_headers(request.frame);
             let body = Bytes::copy_from_slice(request.body.as_bytes());
@@ -214,29 +199,12 @@ impl Remote for Cluster {
                     .saturating_add(EPOCH_BACKSTOP_MARGIN_MS)
                     .saturating_add(WIRE_REPLY_GRACE_MS),
             );
-            let mut reason = String::new();
-            for attempt in 1..=WIRE_ATTEMPTS_MAX {
-                if attempt > 1 {
-                    tokio::time::sleep(super::backoff(attempt - 1)).await;
-                    tracing::info!(id = request.id, attempt, %reason, "wire.retry");
-                }
-                match self.send_once(&subject, &headers, &body, timeout).await {
-                    Ok(answer) => return Ok(answer),
-                    Err(Attempt::TooLarge) => return Err(too_large(phase, request.body.len())),
-                    Err(Attempt::Answer(why)) => {
-                        return Err(CrossingError::WireReply {
-                            agent: request.agent.to_owned(),
-                            reason: why,
-                        });
-                    }
-                    Err(Attempt::Failed(why)) => reason = why,
-                }
-            }
-            Err(CrossingError::Unreachable {
-                agent: request.agent.to_owned(),
-                attempts: WIRE_ATTEMPTS_MAX,
-                reason,
-            })
+            with_retries(
+                &request,
+                |_| self.send_once(&subject, &headers, &body, timeout),
+                |n| tokio::time::sleep(super::backoff(n)),
+            )
+            .await
         })
     }
 }
@@ -254,16 +222,6 @@ fn agree(known: &mut Option<u64>, theirs: Option<u64>, what: &str) -> Result<(),
             Ok(())
         }
         _ => Ok(()),
-    }
-}
-
-fn too_large(phase: Phase, bytes: usize) -> CrossingError {
-    CrossingError::Json {
-        phase,
-        error: JsonError::TooLarge {
-            bytes: Some(bytes),
-            bytes_max: WIRE_BODY_BYTES_MAX,
-        },
     }
 }
 

@@ -8,27 +8,24 @@
 //! never run twice on this worker. An answer goes out once the call's events are stored.
 //! It must not check a call itself (the host does).
 
-use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex};
+use std::collections::HashMap;
+use std::sync::Arc;
 
 use async_nats::service::ServiceExt;
 use bytes::Bytes;
 use futures_util::StreamExt;
-use sha2::Digest;
-use tokio::sync::OnceCell;
 
-use super::{CHAIN_HEADER, DEADLINE_HEADER, FUEL_HEADER, QUEUE_GROUP, SERVICE_NAME, WireError};
+use super::{QUEUE_GROUP, SERVICE_NAME, WireError};
 use crate::Host;
-use crate::limits::{
-    WIRE_ANSWERS_KEPT_BYTES_MAX, WIRE_ANSWERS_KEPT_MAX, WIRE_REQUESTS_IN_FLIGHT_MAX,
-};
+use crate::limits::WIRE_REQUESTS_IN_FLIGHT_MAX;
+use crate::remote::AnswerCache;
 
 /// A worker: the host, its service, and its answers kept for retries.
 pub struct Worker {
     host: Arc<Host>,
     service: async_nats::service::Service,
     endpoints: Vec<async_nats::service::endpoint::Endpoint>,
-    answers: Arc<Answers>,
+    answers: Arc<AnswerCache>,
 }
 
 impl std::fmt::Debug for Worker {
@@ -94,7 +91,7 @@ impl Worker {
             host,
             service,
             endpoints,
-            answers: Arc::new(Answers::default()),
+            answers: Arc::new(AnswerCache::default()),
         })
     }
 
@@ -128,7 +125,9 @@ impl Worker {
             };
             let (host, answers) = (host.clone(), answers.clone());
             tasks.spawn(async move {
-                let answer = answers.answer(&host, &request.message).await;
+                let key = request_key(&request.message);
+                let made = answer_request(&host, &request.message);
+                let answer = Bytes::from_owner(Answer(answers.answer(key, made).await));
                 // The call's events stored before its answer goes: a worker killed after
                 // answering has lost none of them.
                 host.events_settled().await;
@@ -149,82 +148,19 @@ impl Worker {
     }
 }
 
-/// Answers kept for repeated requests, by a digest of the whole request; each answered once.
-#[derive(Debug, Default)]
-struct Answers {
-    kept: Mutex<Kept>,
-}
+/// A kept answer as the bytes of a reply (shared, not copied).
+struct Answer(Arc<str>);
 
-#[derive(Debug, Default)]
-struct Kept {
-    by_request: HashMap<[u8; 32], Arc<OnceCell<Bytes>>>,
-    /// Oldest first, with the bytes each holds once answered (0 while running).
-    order: VecDeque<[u8; 32]>,
-    bytes: usize,
-}
-
-impl Answers {
-    /// The answer to `message`: kept, or being made by an earlier copy of it (waited for), or
-    /// made now.
-    async fn answer(&self, host: &Host, message: &async_nats::Message) -> Bytes {
-        let key = request_key(message);
-        let cell = {
-            let mut kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
-            match kept.by_request.get(&key) {
-                Some(cell) => cell.clone(),
-                None => {
-                    let cell = Arc::new(OnceCell::new());
-                    kept.by_request.insert(key, cell.clone());
-                    kept.order.push_back(key);
-                    cell
-                }
-            }
-        };
-        let mut made = false;
-        let answer = cell
-            .get_or_init(|| async {
-                made = true;
-                Bytes::from(answer_request(host, message).await)
-            })
-            .await
-            .clone();
-        if made {
-            let mut kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
-            kept.bytes = kept.bytes.saturating_add(answer.len());
-            kept.evict();
-        }
-        answer
+impl AsRef<[u8]> for Answer {
+    fn as_ref(&self) -> &[u8] {
+        self.0.as_bytes()
     }
 }
 
-impl Kept {
-    /// Drops the oldest answers past either bound (never one still being made: its waiters
-    /// hold the cell, and a later copy finds it gone and runs again, which is safe).
-    fn evict(&mut self) {
-        while self.order.len() > WIRE_ANSWERS_KEPT_MAX || self.bytes > WIRE_ANSWERS_KEPT_BYTES_MAX {
-            let Some(oldest) = self.order.pop_front() else {
-                break;
-            };
-            if let Some(cell) = self.by_request.remove(&oldest) {
-                self.bytes = self.bytes.saturating_sub(cell.get().map_or(0, Bytes::len));
-            }
-        }
-    }
-}
-
-/// What makes two requests the same: subject, the headers that shape the run, and the body.
+/// The cache key of a request off the wire.
 fn request_key(message: &async_nats::Message) -> [u8; 32] {
-    let mut digest = sha2::Sha256::new();
-    digest.update(message.subject.as_bytes());
-    for name in [FUEL_HEADER, DEADLINE_HEADER, CHAIN_HEADER] {
-        digest.update(b"\n");
-        if let Some(value) = message.headers.as_ref().and_then(|h| h.get(name)) {
-            digest.update(value.as_str().as_bytes());
-        }
-    }
-    digest.update(b"\n");
-    digest.update(&message.payload);
-    digest.finalize().into()
+    let sent = super::sent_frame(message.headers.as_ref());
+    crate::remote::request_key(message.subject.as_str(), &sent, &message.payload)
 }
 
 /// The answer to one request, by its subject: a tool call or a tick. A subject outside the
