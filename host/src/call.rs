@@ -346,16 +346,22 @@ impl Shared {
         };
         let source = callers.last().copied().unwrap_or("host");
         let about = (source, call.agent.as_str(), call.tool.as_str());
-        self.event(
-            EventKind::AgentStarted,
-            &trace,
-            &call.call_id,
-            about,
-            || {
-                serde_json::json!({"call_id": call.call_id, "depth": callers.len() + 1,
-                "fuel_budget": frame.budget.fuel, "deadline_ms": frame.budget.deadline_ms})
-            },
-        );
+        // A call a worker runs has its events published by the worker; this host publishes
+        // only what the worker cannot: that no worker answered, or that its answer failed the
+        // checks here.
+        let worker_publishes = self.remote_for(checked.agent()).is_some();
+        if !worker_publishes {
+            self.event(
+                EventKind::AgentStarted,
+                &trace,
+                &call.call_id,
+                about,
+                || {
+                    serde_json::json!({"call_id": call.call_id, "depth": callers.len() + 1,
+                    "fuel_budget": frame.budget.fuel, "deadline_ms": frame.budget.deadline_ms})
+                },
+            );
+        }
         let fault = self.simulation.as_ref().and_then(|s| s.call_starts(point));
         let injected = match fault {
             Some(CallFault::OutOfFuel { fuel }) => {
@@ -388,7 +394,11 @@ impl Shared {
         if let Some(simulation) = &self.simulation {
             simulation.call_ends(point, kind);
         }
-        if self.events.is_some() {
+        let published_there = match &outcome {
+            Ok(_) => worker_publishes,
+            Err(refused) => matches!(refused.error, CrossingError::Remote(_)),
+        };
+        if self.events.is_some() && !published_there {
             let payload = || {
                 serde_json::json!({"call_id": call.call_id, "outcome": kind,
                 "fuel_used": fuel_used})
