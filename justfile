@@ -94,6 +94,11 @@ bench-phone seed="7":
             --data-dir "target/bench-phone/$(basename $dir)" --plugins-dir "$dir" | grep 'tick of all agents'; \
     done
 
+# The per-agent component tests against another plugins dir (an agent implemented anew, in
+# Rust or another language, beside the agents it calls): the very tests the built agents pass.
+test-agents dir:
+    AURA_TEST_PLUGINS_DIR={{dir}} cargo test -j{{jobs}} -p aura-host --test all -- calendar:: comms:: finance:: wellness::
+
 # The deterministic simulation with faults (seed 002's DST): N seeds, each run twice (the same
 # event log both times), seed 002's invariants checked after every step. A failing seed prints
 # how to replay it (DST_SEED=N ... dst::replay). CI runs 300 as part of the tests.

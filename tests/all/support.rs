@@ -61,11 +61,22 @@ pub async fn host(name: &str) -> (Host, PathBuf) {
     host_over(name, &plugins_dir()).await
 }
 
-/// A host over the built plugins that loads only `agents` (each must load): quicker, since
+/// The plugins dir the per-agent tests load their agents from: `AURA_TEST_PLUGINS_DIR` when
+/// set (another implementation of an agent, e.g. one written in another language, beside the
+/// others it calls), else the built plugins. The per-agent tests hold hand-worked answers,
+/// not the Rust agent's output, so any implementation must give them (`just test-agents DIR`).
+pub fn agent_plugins_dir() -> PathBuf {
+    match std::env::var_os("AURA_TEST_PLUGINS_DIR") {
+        Some(dir) if !dir.is_empty() => PathBuf::from(dir),
+        _ => plugins_dir(),
+    }
+}
+
+/// A host over [`agent_plugins_dir`] that loads only `agents` (each must load): quicker, since
 /// every agent loaded is a component compiled.
 pub async fn host_with(name: &str, agents: &[&str]) -> (Host, PathBuf) {
     let data = temp_dir(&format!("data-{name}"));
-    let mut config = config(plugins_dir(), &data);
+    let mut config = config(agent_plugins_dir(), &data);
     config.agents = Some(agents.iter().map(|a| a.to_string()).collect());
     let host = Host::open(&config).await.unwrap();
     (host, data)
