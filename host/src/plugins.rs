@@ -301,6 +301,12 @@ fn unique_suffix() -> u64 {
     NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
+/// The largest component file of `agent` the host reads: its catalogue entry's bound, or
+/// [`COMPONENT_BYTES_MAX`] for a name outside the catalogue.
+pub fn component_bytes_max(agent: &str) -> u64 {
+    crate::catalogue::agent(agent).map_or(COMPONENT_BYTES_MAX, |spec| spec.component_bytes_max)
+}
+
 /// Lower-case hex sha256 of `bytes`.
 pub fn sha256_hex(bytes: &[u8]) -> String {
     hex(&Sha256::digest(bytes))
@@ -585,7 +591,7 @@ impl PluginsDir {
             .into_std();
         let bytes_max = match self.manifest.precompiled {
             Some(_) => COMPILED_BYTES_MAX,
-            None => COMPONENT_BYTES_MAX,
+            None => component_bytes_max(agent),
         };
         let mut checked = CheckedFile::hash(file, path, bytes_max)?;
         self.verify_signature(agent, checked.sha256())?;
@@ -613,7 +619,7 @@ impl PluginsDir {
     pub fn read_component(&self, agent: &str) -> Result<Vec<u8>, PluginError> {
         let entry = self.entry(agent)?;
         let path = self.path.join(&entry.file);
-        let bytes = read_bounded(&self.dir, &entry.file, &path, COMPONENT_BYTES_MAX)?;
+        let bytes = read_bounded(&self.dir, &entry.file, &path, component_bytes_max(agent))?;
         let actual = sha256_hex(&bytes);
         self.verify_signature(agent, &actual)?;
         if actual != entry.sha256 {

@@ -18,6 +18,7 @@ mod orchestrator;
 mod plugins;
 mod precompiled;
 mod privilege;
+mod python;
 mod report;
 mod resume;
 mod signing;

@@ -8,11 +8,12 @@ use serde_json::{Map, Value};
 
 use super::text::{count, text};
 use super::{About, AgentSpec, Effect, Telling, news, tool_entry};
-use crate::limits::{DEADLINE_MS_DEFAULT, MEMORY_BYTES_MAX};
+use crate::limits::{COMPONENT_BYTES_MAX, DEADLINE_MS_DEFAULT, MEMORY_BYTES_MAX};
 
 pub(super) const AGENT: AgentSpec = AgentSpec {
     name: "calendar",
     memory_bytes_max: MEMORY_BYTES_MAX,
+    component_bytes_max: COMPONENT_BYTES_MAX,
     tools: &[
         tool_entry!("calendar", "find_free_slots",
             deadline_ms: DEADLINE_MS_DEFAULT,

@@ -10,11 +10,14 @@ use time::{Duration, OffsetDateTime};
 
 use super::text::{count, number, text};
 use super::{AgentSpec, ResultNews, Telling, news, tool_entry};
-use crate::limits::{ACTION_DUE_SOON_MINUTES, DEADLINE_MS_DEFAULT, MEMORY_BYTES_MAX};
+use crate::limits::{
+    ACTION_DUE_SOON_MINUTES, COMPONENT_BYTES_MAX, DEADLINE_MS_DEFAULT, MEMORY_BYTES_MAX,
+};
 
 pub(super) const AGENT: AgentSpec = AgentSpec {
     name: "comms",
     memory_bytes_max: MEMORY_BYTES_MAX,
+    component_bytes_max: COMPONENT_BYTES_MAX,
     tools: &[
         tool_entry!("comms", "triage_inbox",
         deadline_ms: DEADLINE_MS_DEFAULT,

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::text::{count, money, number, text};
 use super::{AgentSpec, ResultNews, Telling, news, tool_entry};
-use crate::limits::MEMORY_BYTES_MAX;
+use crate::limits::{COMPONENT_BYTES_MAX, MEMORY_BYTES_MAX};
 
 /// finance takes up to 2000 transactions per call: measured at that bound, 46-61 M fuel, and
 /// 76 M for the worst anomaly result (100 flagged records); 2 s (200 M fuel at the default
@@ -18,6 +18,7 @@ const FINANCE_DEADLINE_MS: u64 = 2_000;
 pub(super) const AGENT: AgentSpec = AgentSpec {
     name: "finance",
     memory_bytes_max: MEMORY_BYTES_MAX,
+    component_bytes_max: COMPONENT_BYTES_MAX,
     tools: &[
         tool_entry!("finance", "categorize_transactions",
             deadline_ms: FINANCE_DEADLINE_MS,

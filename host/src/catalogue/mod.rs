@@ -232,6 +232,11 @@ pub struct AgentSpec {
     /// Linear memory one call of this agent may grow to (at most
     /// [`MEMORY_BYTES_CEILING`](crate::limits::MEMORY_BYTES_CEILING)).
     pub memory_bytes_max: usize,
+    /// Largest component file of this agent the host reads (at most
+    /// [`INTERPRETED_COMPONENT_BYTES_MAX`](crate::limits::INTERPRETED_COMPONENT_BYTES_MAX)):
+    /// [`COMPONENT_BYTES_MAX`](crate::limits::COMPONENT_BYTES_MAX) unless the entry allows an
+    /// implementation that carries an interpreter, with its reason.
+    pub component_bytes_max: u64,
     /// Every tool of the agent, no more and no less than its manifest must claim.
     pub tools: &'static [ToolSpec],
     /// The tools of other agents this agent may call through `host.call`, as (agent, tool):
@@ -456,6 +461,29 @@ mod tests {
         let listed: BTreeSet<_> = CATALOGUE.iter().map(|agent| agent.name).collect();
         assert_eq!(built, listed);
         assert_eq!(built.len(), crate::agent_crates::AGENT_CRATES.len());
+    }
+
+    #[test]
+    fn only_the_entries_that_say_so_read_a_component_past_the_default_bound() {
+        use crate::limits::{COMPONENT_BYTES_MAX, INTERPRETED_COMPONENT_BYTES_MAX};
+        let larger: Vec<&str> = CATALOGUE
+            .iter()
+            .filter(|agent| agent.component_bytes_max > COMPONENT_BYTES_MAX)
+            .map(|agent| agent.name)
+            .collect();
+        // wellness, which also ships in Python (CPython inside the component).
+        assert_eq!(larger, ["wellness"]);
+        for agent in CATALOGUE {
+            assert!(agent.component_bytes_max <= INTERPRETED_COMPONENT_BYTES_MAX);
+        }
+        assert_eq!(
+            crate::plugins::component_bytes_max("wellness"),
+            INTERPRETED_COMPONENT_BYTES_MAX
+        );
+        assert_eq!(
+            crate::plugins::component_bytes_max("zzz"),
+            COMPONENT_BYTES_MAX
+        );
     }
 
     #[test]

@@ -8,11 +8,14 @@ use serde_json::Value;
 
 use super::text::{count, number, text};
 use super::{AgentSpec, Telling, measure, state, tool_entry};
-use crate::limits::{DEADLINE_MS_DEFAULT, MEMORY_BYTES_MAX};
+use crate::limits::{DEADLINE_MS_DEFAULT, INTERPRETED_COMPONENT_BYTES_MAX, MEMORY_BYTES_MAX};
 
 pub(super) const AGENT: AgentSpec = AgentSpec {
     name: "wellness",
     memory_bytes_max: MEMORY_BYTES_MAX,
+    // wellness also ships in Python (agents-py/wellness, built by componentize-py): the same
+    // tools and answers, with CPython inside the component.
+    component_bytes_max: INTERPRETED_COMPONENT_BYTES_MAX,
     tools: &[
         tool_entry!("wellness", "stress_score",
             deadline_ms: DEADLINE_MS_DEFAULT,

@@ -1,0 +1,209 @@
+//! Agents in Python: the wellness agent of `agents-py/`, built by componentize-py (pinned,
+//! installed from PyPI into a venv under target/ on first use, as the MCP tests install their
+//! npm clients) into a component, and loaded as `wellness` beside the Rust calendar, comms and
+//! finance. The very per-agent tests of `tests/all/wellness.rs` run against it (not a copy),
+//! and the day through the orchestrator makes the Rust agent's decisions.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use aura::orchestrator::{self, Start};
+use aura::scenario::Scenario;
+use serde_json::Value;
+use sha2::Digest;
+
+use crate::support::{plugins_dir, plugins_dir_of};
+
+/// The componentize-py the build uses (issue 21's pin).
+const COMPONENTIZE_PY: &str = "componentize-py==0.25.1";
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// Every file of the Python agents' sources, sorted: what the component is built from.
+fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            if path.file_name().is_some_and(|n| n != "__pycache__") {
+                sources(&path, out);
+            }
+        } else if path.extension().is_some_and(|e| e == "py") {
+            out.push(path);
+        }
+    }
+    out.sort();
+}
+
+/// The venv's componentize-py, installed on first use.
+fn componentize_py() -> PathBuf {
+    let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join("py-venv");
+    let tool = venv.join("bin").join("componentize-py");
+    let pinned = venv.join(COMPONENTIZE_PY);
+    if !pinned.exists() {
+        let created = Command::new("python3")
+            .args(["-m", "venv"])
+            .arg(&venv)
+            .status()
+            .expect("these tests need python3 with venv (Debian: python3-venv)");
+        assert!(created.success(), "python3 -m venv {}", venv.display());
+        let installed = Command::new(venv.join("bin").join("pip"))
+            .args([
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                COMPONENTIZE_PY,
+            ])
+            .status()
+            .unwrap();
+        assert!(installed.success(), "pip install {COMPONENTIZE_PY}");
+        std::fs::write(&pinned, b"").unwrap();
+    }
+    tool
+}
+
+/// The Python wellness component, built once per digest of its sources, the WIT and the pin
+/// (a later run of the tests reuses it; componentize-py takes ~10 s).
+pub(crate) fn python_wellness() -> &'static Path {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let agents = repo().join("agents-py");
+        let wit = repo().join("wit");
+        let mut files = Vec::new();
+        sources(&agents, &mut files);
+        let mut digest = sha2::Sha256::new();
+        digest.update(COMPONENTIZE_PY.as_bytes());
+        for file in files.iter().chain([&wit.join("agent.wit")]) {
+            digest.update(
+                file.strip_prefix(repo())
+                    .unwrap()
+                    .to_string_lossy()
+                    .as_bytes(),
+            );
+            digest.update(std::fs::read(file).unwrap());
+        }
+        let digest = format!("{:x}", digest.finalize());
+        let out_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("python-agents");
+        std::fs::create_dir_all(&out_dir).unwrap();
+        let out = out_dir.join(format!("wellness-{}.wasm", &digest[..16]));
+        if out.exists() {
+            return out;
+        }
+        let partial = out.with_extension(format!("{}.tmp", std::process::id()));
+        let built = Command::new(componentize_py())
+            .arg("-d")
+            .arg(&wit)
+            .args([
+                "-w",
+                "agent",
+                "componentize",
+                "app",
+                "-p",
+                ".",
+                "-p",
+                "../sdk",
+                "-o",
+            ])
+            .arg(&partial)
+            .current_dir(agents.join("wellness"))
+            .output()
+            .unwrap();
+        assert!(
+            built.status.success(),
+            "componentize-py: {}",
+            String::from_utf8_lossy(&built.stderr)
+        );
+        std::fs::rename(&partial, &out).unwrap();
+        out
+    })
+}
+
+/// A plugins dir with the Python wellness and the built Rust calendar, comms and finance.
+pub(crate) fn python_plugins(name: &str) -> PathBuf {
+    let built = plugins_dir();
+    plugins_dir_of(
+        name,
+        &[
+            ("wellness", python_wellness().to_owned()),
+            ("calendar", built.join("calendar.wasm")),
+            ("comms", built.join("comms.wasm")),
+            ("finance", built.join("finance.wasm")),
+        ],
+    )
+}
+
+/// `tests/all/wellness.rs`, run as it is by this test binary in a child process whose
+/// per-agent tests load their agents from the Python plugins dir (`AURA_TEST_PLUGINS_DIR`):
+/// every one of its tests passes.
+#[test]
+fn the_python_wellness_passes_the_very_tests_of_the_rust_one() {
+    let plugins = python_plugins("python-tests");
+    let source = std::fs::read_to_string(repo().join("tests/all/wellness.rs")).unwrap();
+    let tests = source.matches("#[tokio::test]").count() + source.matches("#[test]").count();
+    assert!(tests >= 7, "{tests}");
+    let run = Command::new(std::env::current_exe().unwrap())
+        .args(["wellness::", "--test-threads", "2"])
+        .env("AURA_TEST_PLUGINS_DIR", &plugins)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        run.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(
+        stdout.contains(&format!("test result: ok. {tests} passed; 0 failed")),
+        "{stdout}"
+    );
+}
+
+/// The day (seed 7) with the Python wellness: the same decisions, surfaces, signals, outcomes
+/// and rationales as with the Rust one, line for line. Only the fuel differs (CPython
+/// interprets what Rust compiled: the fuel is the Python agent's, and a calendar call that
+/// asks wellness is charged its callee's), and the run's id, which names the components.
+#[tokio::test]
+async fn the_day_with_the_python_wellness_makes_the_rust_ones_decisions() {
+    let day = repo().join("scenarios/day.json");
+    let mut traces = Vec::new();
+    for (name, plugins) in [
+        ("day-rust", plugins_dir()),
+        ("day-python", python_plugins("day-python")),
+    ] {
+        let (host, data) = crate::support::host_over(name, &plugins).await;
+        let scenario = Scenario::load(&day, host.crossing().schemas()).unwrap();
+        orchestrator::run(&host, &scenario, 7, Start::Fresh, |_| {})
+            .await
+            .unwrap();
+        let text = std::fs::read_to_string(data.join(aura::journal::TRACES_PATH)).unwrap();
+        let lines: Vec<Value> = text
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect();
+        traces.push(lines);
+    }
+    let (rust, python) = (&traces[0], &traces[1]);
+    assert_eq!(rust.len(), python.len());
+    let mut wellness_fuel = (0u64, 0u64);
+    for (r, p) in rust.iter().zip(python) {
+        let strip = |trace: &Value| {
+            let mut trace = trace.clone();
+            let object = trace.as_object_mut().unwrap();
+            object.remove("run");
+            object.remove("fuel_used");
+            trace
+        };
+        assert_eq!(strip(r), strip(p));
+        if r["call"]["agent"] == "wellness" && r["decision"] == "executed" {
+            wellness_fuel.0 += r["fuel_used"].as_u64().unwrap();
+            wellness_fuel.1 += p["fuel_used"].as_u64().unwrap();
+        }
+    }
+    // The day runs wellness' tools, and they burn their own fuel in each language.
+    assert!(
+        wellness_fuel.0 > 0 && wellness_fuel.1 > wellness_fuel.0,
+        "{wellness_fuel:?}"
+    );
+}
