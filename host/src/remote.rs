@@ -104,8 +104,9 @@ pub enum AttemptFailed {
 
 /// Sends `request` by `attempt` up to [`WIRE_ATTEMPTS_MAX`] times (each with the same id and
 /// body, so a worker that already ran it answers from its [`AnswerCache`]), with `pause(n)`
-/// awaited before attempt n + 1; the first answer is returned. `Unreachable` once every
-/// attempt was lost; too large or a bad answer at once (no attempt would do better).
+/// awaited before attempt n + 1; the first answer is returned. A body over the crossing's
+/// bound is refused (`too_large`) before any attempt. `Unreachable` once every attempt was
+/// lost; too large for the transport or a bad answer at once (no attempt would do better).
 pub async fn with_retries<Attempt, Sent, Pause, Paused>(
     request: &RemoteRequest<'_>,
     mut attempt: Attempt,
@@ -117,6 +118,9 @@ where
     Pause: FnMut(u32) -> Paused,
     Paused: std::future::Future<Output = ()>,
 {
+    if request.body.len() > WIRE_BODY_BYTES_MAX {
+        return Err(too_large(request));
+    }
     let mut reason = String::new();
     for n in 1..=WIRE_ATTEMPTS_MAX {
         if n > 1 {
@@ -143,7 +147,7 @@ where
 }
 
 /// A request's body too large for the transport, refused before (or as) it is sent.
-pub fn too_large(request: &RemoteRequest<'_>) -> CrossingError {
+fn too_large(request: &RemoteRequest<'_>) -> CrossingError {
     let phase = match request.work {
         RemoteWork::Call { .. } => Phase::Envelope,
         RemoteWork::Tick => Phase::Tick,
@@ -439,6 +443,30 @@ impl Shared {
         frame: &Frame,
     ) -> Result<(String, u64), Refused> {
         let id = tick_id(agent, context);
+        // A tick started with no trace is the one its id names: the same tick is the same
+        // trace on every host (and its refusals here are in it).
+        let mut sent = frame.clone();
+        sent.trace = Some(
+            frame
+                .trace
+                .unwrap_or_else(|| crate::telemetry::TraceContext::for_call(&id)),
+        );
+        crate::telemetry::in_trace(
+            sent.trace,
+            self.send_tick(remote, agent, context, &id, &sent),
+        )
+        .await
+    }
+
+    /// [`Shared::tick_remote`] once the tick has its id and the frame it is sent with.
+    async fn send_tick(
+        &self,
+        remote: &Arc<dyn Remote>,
+        agent: &'static str,
+        context: &str,
+        id: &str,
+        frame: &Frame,
+    ) -> Result<(String, u64), Refused> {
         let ids = CallIds {
             agent: Some(agent),
             ..CallIds::default()
@@ -446,7 +474,7 @@ impl Shared {
         let request = RemoteRequest {
             agent,
             work: RemoteWork::Tick,
-            id: &id,
+            id,
             body: context,
             frame,
         };
@@ -454,7 +482,7 @@ impl Shared {
             .send(request)
             .await
             .map_err(|error| self.refuse(error, ids, ""))?;
-        let answer = read_answer(self, (&id, agent, TICK_TOOL), &text, frame.budget.fuel)
+        let answer = read_answer(self, (id, agent, TICK_TOOL), &text, frame.budget.fuel)
             .map_err(|error| self.refuse(error, ids, &text))?;
         match answer {
             Answer::Ok(result, fuel_used) => {

@@ -173,12 +173,13 @@ impl Shared {
             outcome = tracing::field::Empty,
             otel.status_code = tracing::field::Empty,
         );
-        // A tick is a request of its own: the trace its exported span started, or one its
-        // id names (the same tick is the same trace on every host).
-        let trace = crate::telemetry::started(&span)
-            .unwrap_or_else(|| TraceContext::for_call(&crate::remote::tick_id(agent, context)));
+        // A tick is a request of its own: the trace its exported span started. Without an
+        // export, a tick sent to a worker gets the one its id names (see `tick_remote`); one
+        // run here needs none (its calls start their own), and hashing the context for it
+        // would cost every tick.
+        let trace = crate::telemetry::started(&span);
         let outcome = crate::telemetry::in_trace(
-            Some(trace),
+            trace,
             self.tick_in_sandbox(agent, context, now, trace)
                 .instrument(span.clone()),
         )
@@ -202,11 +203,11 @@ impl Shared {
         agent: &str,
         context: &str,
         now: Option<&str>,
-        trace: TraceContext,
+        trace: Option<TraceContext>,
     ) -> Result<TickOutcome, Refused> {
         let budget = Budget::for_deadline(TICK_DEADLINE_MS, self.fuel_per_ms);
         let mut frame = Frame::root(budget, now.map_or(0, envelope::unix_ns));
-        frame.trace = Some(trace);
+        frame.trace = trace;
         let (_, raw, fuel_used) = self.tick_output(agent, context, frame).await?;
         let (proposals, refused) = self.check_proposals(agent, raw);
         Ok(TickOutcome {

@@ -17,7 +17,7 @@ const AURA: &str = env!("CARGO_BIN_EXE_aura");
 /// The W3C trace context spec's example.
 const TRACEPARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 
-fn mcp_dir() -> PathBuf {
+pub(crate) fn mcp_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/mcp")
 }
 

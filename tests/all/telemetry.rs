@@ -6,7 +6,6 @@
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::Path;
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 
@@ -15,6 +14,7 @@ use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue, any_value};
 use prost::Message;
 use serde_json::{Value, json};
 
+use crate::mcp::mcp_dir;
 use crate::support::{plugins_dir, shared_cache_dir, temp_dir};
 use crate::wire::{NatsServer, Worker};
 
@@ -160,10 +160,6 @@ fn spans_of(request: ExportTraceServiceRequest) -> Vec<Received> {
         }
     }
     spans
-}
-
-fn mcp_dir() -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/mcp")
 }
 
 /// One MCP call through `aura mcp --nats` to a worker is one trace: the caller's trace id on

@@ -20,7 +20,7 @@ use crate::limits::{
     EPOCH_BACKSTOP_MARGIN_MS, WIRE_BODY_BYTES_MAX, WIRE_DISCOVERY_MS, WIRE_REPLY_GRACE_MS,
     WIRE_WORKERS_MAX,
 };
-use crate::remote::{AttemptFailed, Remote, RemoteRequest, RemoteWork, too_large, with_retries};
+use crate::remote::{AttemptFailed, Remote, RemoteRequest, RemoteWork, with_retries};
 
 /// The workers on one nats-server, as a host's remote.
 #[derive(Debug, Clone)]
@@ -186,9 +186,6 @@ impl Remote for Cluster {
                 RemoteWork::Call { tool } => super::tool_subject(request.agent, tool),
                 RemoteWork::Tick => super::tick_subject(request.agent),
             };
-            if request.body.len() > WIRE_BODY_BYTES_MAX {
-                return Err(too_large(&request));
-            }
             let headers = frame_headers(request.frame);
             let body = Bytes::copy_from_slice(request.body.as_bytes());
             let timeout = Duration::from_millis(
