@@ -7,7 +7,7 @@
 use serde_json::{Map, Value};
 
 use super::text::{count, text};
-use super::{About, AgentSpec, Effect, Telling, news, tool_entry};
+use super::{About, AgentSpec, Effect, Telling, news, tick_examples, tool_entry};
 use crate::limits::{COMPONENT_BYTES_MAX, DEADLINE_MS_DEFAULT, MEMORY_BYTES_MAX};
 
 pub(super) const AGENT: AgentSpec = AgentSpec {
@@ -57,6 +57,7 @@ pub(super) const AGENT: AgentSpec = AgentSpec {
     ],
     // A scheduled event asks wellness for a break after it (`break_after`).
     may_call: &[("wellness", "suggest_break")],
+    tick_examples: tick_examples!("calendar"),
 };
 
 fn free_slots(result: &Value, telling: &Telling<'_>) -> String {

@@ -9,7 +9,7 @@ use time::format_description::well_known::Rfc3339;
 use time::{Duration, OffsetDateTime};
 
 use super::text::{count, number, text};
-use super::{AgentSpec, ResultNews, Telling, news, tool_entry};
+use super::{AgentSpec, ResultNews, Telling, news, tick_examples, tool_entry};
 use crate::limits::{
     ACTION_DUE_SOON_MINUTES, COMPONENT_BYTES_MAX, DEADLINE_MS_DEFAULT, MEMORY_BYTES_MAX,
 };
@@ -65,6 +65,7 @@ pub(super) const AGENT: AgentSpec = AgentSpec {
     ],
     // comms answers from its args alone.
     may_call: &[],
+    tick_examples: tick_examples!("comms"),
 };
 
 fn triaged(result: &Value, _telling: &Telling<'_>) -> String {

@@ -7,7 +7,7 @@
 use serde_json::Value;
 
 use super::text::{count, money, number, text};
-use super::{AgentSpec, ResultNews, Telling, news, tool_entry};
+use super::{AgentSpec, ResultNews, Telling, news, tick_examples, tool_entry};
 use crate::limits::{COMPONENT_BYTES_MAX, MEMORY_BYTES_MAX};
 
 /// finance takes up to 2000 transactions per call: measured at that bound, 46-61 M fuel, and
@@ -79,6 +79,7 @@ pub(super) const AGENT: AgentSpec = AgentSpec {
     ],
     // finance answers from its args alone.
     may_call: &[],
+    tick_examples: tick_examples!("finance"),
 };
 
 fn categorized(result: &Value, _telling: &Telling<'_>) -> String {

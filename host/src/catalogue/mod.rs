@@ -243,6 +243,11 @@ pub struct AgentSpec {
     /// anything else is refused (`call_not_allowed`) before the callee is touched. A tool that
     /// needs the user's confirmation may never be listed: only the user's yes starts one.
     pub may_call: &'static [(&'static str, &'static str)],
+    /// Tick contexts with the proposals a faithful implementation makes for each, worked out
+    /// by hand (`schemas/<agent>/tick.examples.json`): what `aura test-agent` runs its tick
+    /// on, beside each tool's args `examples` and their answers in its result schema's.
+    #[serde(skip)]
+    pub tick_examples: &'static str,
 }
 
 impl AgentSpec {
@@ -291,6 +296,19 @@ macro_rules! tool_entry {
     };
 }
 pub(crate) use tool_entry;
+
+/// An agent's tick examples, `schemas/<agent>/tick.examples.json`, embedded like its schemas.
+macro_rules! tick_examples {
+    ($agent:literal) => {
+        include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../schemas/",
+            $agent,
+            "/tick.examples.json"
+        ))
+    };
+}
+pub(crate) use tick_examples;
 
 /// The envelope schemas every crossing uses.
 pub const TOOLCALL_SCHEMA: SchemaSource = schema_source!("toolcall.v1.json");
@@ -430,11 +448,19 @@ mod tests {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../schemas");
         let mut on_disk = BTreeSet::new();
         files_under(&root, &root, &mut on_disk);
-        let in_catalogue: BTreeSet<String> = all_schemas().map(|s| s.path.to_owned()).collect();
+        let mut in_catalogue: BTreeSet<String> = all_schemas().map(|s| s.path.to_owned()).collect();
         // The catalogue embeds each schema with include_str!, so a missing file fails the
         // build; this checks the other direction too, and that nothing is listed twice.
+        // Beside the schemas, each agent's tick examples (also embedded).
+        let schemas = in_catalogue.len();
+        in_catalogue.extend(
+            CATALOGUE
+                .iter()
+                .map(|agent| format!("{}/tick.examples.json", agent.name)),
+        );
+        assert_eq!(in_catalogue.len(), schemas + CATALOGUE.len());
         assert_eq!(on_disk, in_catalogue);
-        assert_eq!(all_schemas().count(), in_catalogue.len());
+        assert_eq!(all_schemas().count(), schemas);
     }
 
     #[test]

@@ -7,7 +7,7 @@
 use serde_json::Value;
 
 use super::text::{count, number, text};
-use super::{AgentSpec, Telling, measure, state, tool_entry};
+use super::{AgentSpec, Telling, measure, state, tick_examples, tool_entry};
 use crate::limits::{DEADLINE_MS_DEFAULT, INTERPRETED_COMPONENT_BYTES_MAX, MEMORY_BYTES_MAX};
 
 pub(super) const AGENT: AgentSpec = AgentSpec {
@@ -60,6 +60,7 @@ pub(super) const AGENT: AgentSpec = AgentSpec {
     ],
     // suggest_break asks calendar for the free slots a break can go in.
     may_call: &[("calendar", "find_free_slots")],
+    tick_examples: tick_examples!("wellness"),
 };
 
 fn stress(result: &Value, _telling: &Telling<'_>) -> String {
