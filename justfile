@@ -9,6 +9,22 @@ build-plugins:
     AURA_PLUGINS_REBUILD="$(date +%s%N)" cargo build -j{{jobs}} -p aura-host
     @cat plugins/manifest.json
 
+# The pinned componentize-py that builds the Python agents (issue 21's pin).
+componentize_py := "componentize-py==0.25.1"
+
+# Build the Python wellness (agents-py/, componentize-py from PyPI into target/py-venv) into
+# plugins/python/: it and the Rust calendar, comms and finance with their manifest, then check it
+# with `aura test-agent`. Use it with --plugins-dir plugins/python.
+build-plugins-py: build-plugins
+    test -f target/py-venv/{{componentize_py}} || (python3 -m venv target/py-venv && target/py-venv/bin/pip install --quiet --disable-pip-version-check {{componentize_py}} && touch target/py-venv/{{componentize_py}})
+    cd agents-py/wellness && ../../target/py-venv/bin/componentize-py -d ../../wit -w agent componentize app -p . -p ../sdk -o ../../target/wellness-py.wasm
+    target/debug/aura pack plugins/python wellness=target/wellness-py.wasm calendar=plugins/calendar.wasm comms=plugins/comms.wasm finance=plugins/finance.wasm
+    target/debug/aura test-agent plugins/python/wellness.wasm --as wellness
+
+# Check a component as a catalogue agent: `just test-agent my.wasm wellness`.
+test-agent component agent:
+    cargo run -q -j{{jobs}} -p aura-host -- test-agent {{component}} --as {{agent}}
+
 # Run the whole test suite (the README's test command).
 test:
     cargo test --workspace -j{{jobs}}

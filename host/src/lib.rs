@@ -56,6 +56,7 @@ pub mod canonical;
 pub mod catalogue;
 pub mod checkpoint;
 pub mod code_cache;
+pub mod conformance;
 pub mod crossing;
 pub mod envelope;
 pub mod error;

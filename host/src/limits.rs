@@ -280,6 +280,10 @@ pub const PHONE_CARD_INTERRUPTIONS_PER_WINDOW_MAX: usize = 2;
 pub const EARBUD_TTS_INTERRUPTIONS_PER_WINDOW_MAX: usize = 1;
 /// Longest summary: a phone card's two lines, or a sentence spoken in the earbuds.
 pub const SUMMARY_CHARS_MAX: usize = 300;
+/// Longest value `aura test-agent` shows where an answer differs from its reference: enough
+/// for a member or a sentence, one line of a report; an author reads the whole answer with
+/// `aura call`.
+pub const DIFFERENCE_CHARS_MAX: usize = 200;
 
 /// Longest `error.message` in a result.v1 (its schema's bound): enough for any refusal the
 /// host explains, and an agent's message cannot make a result large.

@@ -20,6 +20,8 @@ const EXIT_REFUSED: u8 = 3;
 const EXIT_TOOL_ERROR: u8 = 4;
 /// Exit status when the host could not start or an I/O error occurred.
 const EXIT_HOST_ERROR: u8 = 1;
+/// Exit status when `aura test-agent` ran and a check failed.
+const EXIT_NOT_CONFORMANT: u8 = 5;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -117,6 +119,31 @@ enum Command {
     },
     /// Print the locked catalogue as JSON.
     Catalogue,
+    /// Write a plugins dir from component files: each copied in as <agent>.wasm, then its
+    /// manifest.json with their sizes and sha256 (e.g. the shipped agents with another
+    /// implementation of one of them, for `--plugins-dir`).
+    Pack {
+        /// The plugins dir to write (created if needed; files of the same name are replaced).
+        out: PathBuf,
+        /// AGENT=FILE: a catalogue agent and its component, e.g. wellness=wellness.wasm.
+        #[arg(required = true, value_name = "AGENT=FILE")]
+        components: Vec<String>,
+    },
+    /// Check a component as a catalogue agent, for its author: its size bound, its manifest
+    /// against the catalogue, each tool's schema examples answered as the reference answers
+    /// kept with the schemas, and the agent's tick examples proposing the reference's calls,
+    /// all through the real crossing. Prints each check; exits 5 if any failed. The agents it
+    /// may call come from --plugins-dir; records go to <data-dir>/test-agent/<agent>.
+    TestAgent {
+        /// The component (.wasm) to test.
+        component: PathBuf,
+        /// The catalogue agent to test it as, e.g. wellness.
+        #[arg(long = "as", value_name = "AGENT")]
+        agent: String,
+        /// Print the report as one JSON object instead of lines.
+        #[arg(long)]
+        json: bool,
+    },
     /// Serve the catalogue as MCP tools over stdin and stdout (what an MCP client's config
     /// starts). Logs go to stderr.
     #[cfg(feature = "mcp")]
@@ -286,14 +313,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let target = aura::sandbox::CodeTarget::named(&target);
             let out = out.unwrap_or_else(|| source.join(target.name()));
             let manifest = aura::admission::precompile_plugins(&source, &target, &out)?;
-            for (agent, entry) in &manifest.components {
-                println!(
-                    "{agent}: {} ({} bytes, sha256 {})",
-                    out.join(&entry.file).display(),
-                    entry.bytes,
-                    entry.sha256
-                );
-            }
+            print_manifest(&out, &manifest);
             return Ok(ExitCode::SUCCESS);
         }
         Command::Cache { action } => {
@@ -337,6 +357,44 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let public = aura::signing::sign_dir(&dir, &key)?;
             println!("{}", dir.join(aura::signing::SIGNATURES_FILE).display());
             eprintln!("aura: signed {} with key {public}", dir.display());
+            return Ok(ExitCode::SUCCESS);
+        }
+        Command::TestAgent {
+            component,
+            agent,
+            json,
+        } => {
+            let subject =
+                aura::conformance::Subject {
+                    work_dir: cli.data_dir.join("test-agent").join(&agent),
+                    cache_dir: Some(cli.cache_dir.unwrap_or_else(|| {
+                        cli.data_dir.join(aura::code_cache::CACHE_DIR_IN_DATA_DIR)
+                    })),
+                    plugins_dir: cli.plugins_dir.unwrap_or_else(aura::default_plugins_dir),
+                    component,
+                    agent,
+                };
+            return test_agent(&subject, json);
+        }
+        Command::Pack { out, components } => {
+            let mut read = Vec::new();
+            for pair in &components {
+                let (agent, file) = pair
+                    .split_once('=')
+                    .with_context(|| format!("`{pair}` is not AGENT=FILE"))?;
+                if aura::catalogue::agent(agent).is_none() {
+                    bail!("`{agent}` is not a catalogue agent");
+                }
+                let bound = aura::plugins::component_bytes_max(agent);
+                let bytes = aura::plugins::read_at_most(file.as_ref(), bound)
+                    .with_context(|| format!("cannot read {file}"))?;
+                if bytes.len() as u64 > bound {
+                    bail!("{file} is more than the {bound} bytes the catalogue lets {agent} be");
+                }
+                read.push((agent, bytes));
+            }
+            let manifest = aura::plugins::write_components(&out, &read)?;
+            print_manifest(&out, &manifest);
             return Ok(ExitCode::SUCCESS);
         }
         Command::Catalogue => {
@@ -440,6 +498,58 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     });
     std::mem::forget(runtime);
     code
+}
+
+/// A line per component of a plugins dir just written: its file, size and sha256.
+fn print_manifest(dir: &std::path::Path, manifest: &aura::plugins::PluginManifest) {
+    for (agent, entry) in &manifest.components {
+        println!(
+            "{agent}: {} ({} bytes, sha256 {})",
+            dir.join(&entry.file).display(),
+            entry.bytes,
+            entry.sha256
+        );
+    }
+}
+
+/// Runs `aura test-agent` and prints its report: a line per check, then the counts.
+fn test_agent(subject: &aura::conformance::Subject, json: bool) -> anyhow::Result<ExitCode> {
+    use aura::conformance::Verdict;
+    let report = runtime()?.block_on(aura::conformance::test_agent(subject))?;
+    if json {
+        println!("{}", serde_json::to_string(&report)?);
+    } else {
+        println!(
+            "aura test-agent: {} as {} ({} bytes, sha256 {})",
+            report.component.display(),
+            report.agent,
+            report.bytes,
+            report.sha256
+        );
+        for check in &report.checks {
+            let (mark, detail) = match &check.verdict {
+                Verdict::Pass(detail) => ("ok  ", detail),
+                Verdict::Fail(detail) => ("FAIL", detail),
+                Verdict::Skipped(detail) => ("skip", detail),
+            };
+            println!("  {mark}  {}: {}", check.name, visible(detail));
+        }
+        let failed = report.count(|v| matches!(v, Verdict::Fail(_)));
+        let skipped = report.count(|v| matches!(v, Verdict::Skipped(_)));
+        let passed = report.checks.len() - failed - skipped;
+        println!(
+            "{}: {passed} passed, {failed} failed, {skipped} skipped; the host's records are in {}",
+            match report.passed() {
+                true => "conformant",
+                false => "NOT CONFORMANT",
+            },
+            report.data_dir.display()
+        );
+    }
+    Ok(match report.passed() {
+        true => ExitCode::SUCCESS,
+        false => ExitCode::from(EXIT_NOT_CONFORMANT),
+    })
 }
 
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {

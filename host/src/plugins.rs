@@ -307,6 +307,18 @@ pub fn component_bytes_max(agent: &str) -> u64 {
     crate::catalogue::agent(agent).map_or(COMPONENT_BYTES_MAX, |spec| spec.component_bytes_max)
 }
 
+/// Reads the file at `path`, at most `bound` + 1 bytes: a result longer than `bound` says
+/// the file is too large without reading it all (a component given on a command line, before
+/// it is written into a plugins dir).
+pub fn read_at_most(path: &Path, bound: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?
+        .take(bound.saturating_add(1))
+        .read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
 /// Lower-case hex sha256 of `bytes`.
 pub fn sha256_hex(bytes: &[u8]) -> String {
     hex(&Sha256::digest(bytes))

@@ -8,6 +8,7 @@ mod a2a;
 mod calendar;
 mod cli;
 mod comms;
+mod conformance;
 mod contract;
 mod crossing;
 mod dst;

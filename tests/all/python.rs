@@ -68,56 +68,60 @@ fn componentize_py() -> PathBuf {
 /// (a later run of the tests reuses it; componentize-py takes ~10 s).
 pub(crate) fn python_wellness() -> &'static Path {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
-    BUILT.get_or_init(|| {
-        let agents = repo().join("agents-py");
-        let wit = repo().join("wit");
-        let mut files = Vec::new();
-        sources(&agents, &mut files);
-        let mut digest = sha2::Sha256::new();
-        digest.update(COMPONENTIZE_PY.as_bytes());
-        for file in files.iter().chain([&wit.join("agent.wit")]) {
-            digest.update(
-                file.strip_prefix(repo())
-                    .unwrap()
-                    .to_string_lossy()
-                    .as_bytes(),
-            );
-            digest.update(std::fs::read(file).unwrap());
-        }
-        let digest = format!("{:x}", digest.finalize());
-        let out_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("python-agents");
-        std::fs::create_dir_all(&out_dir).unwrap();
-        let out = out_dir.join(format!("wellness-{}.wasm", &digest[..16]));
-        if out.exists() {
-            return out;
-        }
-        let partial = out.with_extension(format!("{}.tmp", std::process::id()));
-        let built = Command::new(componentize_py())
-            .arg("-d")
-            .arg(&wit)
-            .args([
-                "-w",
-                "agent",
-                "componentize",
-                "app",
-                "-p",
-                ".",
-                "-p",
-                "../sdk",
-                "-o",
-            ])
-            .arg(&partial)
-            .current_dir(agents.join("wellness"))
-            .output()
-            .unwrap();
-        assert!(
-            built.status.success(),
-            "componentize-py: {}",
-            String::from_utf8_lossy(&built.stderr)
+    BUILT.get_or_init(|| componentize(&repo().join("agents-py"), "wellness"))
+}
+
+/// The wellness of `agents` (a dir like `agents-py/`: `sdk/` and `wellness/`) as a component,
+/// kept under target/tmp by the digest of its sources, the WIT and the pin.
+fn componentize(agents: &Path, name: &str) -> PathBuf {
+    let wit = repo().join("wit");
+    let mut files = Vec::new();
+    sources(agents, &mut files);
+    let mut digest = sha2::Sha256::new();
+    digest.update(COMPONENTIZE_PY.as_bytes());
+    for file in &files {
+        digest.update(
+            file.strip_prefix(agents)
+                .unwrap()
+                .to_string_lossy()
+                .as_bytes(),
         );
-        std::fs::rename(&partial, &out).unwrap();
-        out
-    })
+        digest.update(std::fs::read(file).unwrap());
+    }
+    digest.update(std::fs::read(wit.join("agent.wit")).unwrap());
+    let digest = format!("{:x}", digest.finalize());
+    let out_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("python-agents");
+    std::fs::create_dir_all(&out_dir).unwrap();
+    let out = out_dir.join(format!("{name}-{}.wasm", &digest[..16]));
+    if out.exists() {
+        return out;
+    }
+    let partial = out.with_extension(format!("{}.tmp", std::process::id()));
+    let built = Command::new(componentize_py())
+        .arg("-d")
+        .arg(&wit)
+        .args([
+            "-w",
+            "agent",
+            "componentize",
+            "app",
+            "-p",
+            ".",
+            "-p",
+            "../sdk",
+            "-o",
+        ])
+        .arg(&partial)
+        .current_dir(agents.join("wellness"))
+        .output()
+        .unwrap();
+    assert!(
+        built.status.success(),
+        "componentize-py: {}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    std::fs::rename(&partial, &out).unwrap();
+    out
 }
 
 /// A plugins dir with the Python wellness and the built Rust calendar, comms and finance.
@@ -206,4 +210,69 @@ async fn the_day_with_the_python_wellness_makes_the_rust_ones_decisions() {
         wellness_fuel.0 > 0 && wellness_fuel.1 > wellness_fuel.0,
         "{wellness_fuel:?}"
     );
+}
+
+/// `aura test-agent` passes the Python wellness, and fails one with an author's plausible bug
+/// (each factor's contribution truncated instead of split by largest remainder, a bug an early
+/// version of the port had) at the one answer it changes: stress_score's example, sub-scores
+/// 50, 50, 33 at weights 500, 300, 200, makes contributions 25 + 15 + 6.6; truncated the sleep
+/// factor gives 6, not the reference's 7, and the three no longer add up to the score 47. The
+/// tick examples still pass: their proposals do not show contributions.
+#[test]
+fn aura_test_agent_passes_the_python_wellness_and_fails_a_broken_one() {
+    let (code, report) =
+        crate::conformance::test_agent("python-wellness", python_wellness(), "wellness");
+    assert_eq!(code, 0, "{report}");
+    let checks = crate::conformance::checks_of("wellness");
+    assert!(
+        report.contains(&format!("conformant: {checks} passed, 0 failed, 0 skipped")),
+        "{report}"
+    );
+
+    let broken = Path::new(env!("CARGO_TARGET_TMPDIR")).join("broken-agents-py");
+    let _ = std::fs::remove_dir_all(&broken);
+    for part in ["sdk", "wellness"] {
+        copy_tree(&repo().join("agents-py").join(part), &broken.join(part));
+    }
+    let stress = broken.join("wellness/wellness/stress.py");
+    let text = std::fs::read_to_string(&stress).unwrap();
+    let right = "contributions = largest_remainder(weighted, total_weight, score)";
+    assert_eq!(text.matches(right).count(), 1, "the line to break moved");
+    let wrong = "contributions = [w // total_weight for w in weighted]";
+    std::fs::write(&stress, text.replace(right, wrong)).unwrap();
+    let component = componentize(&broken, "wellness-broken");
+
+    let (code, report) =
+        crate::conformance::test_agent("python-wellness-broken", &component, "wellness");
+    assert_eq!(code, 5, "{report}");
+    assert!(
+        report.contains(
+            "  FAIL  stress_score example 1: not the reference answer: \
+             at /factors/2/contribution: expected 7, got 6"
+        ),
+        "{report}"
+    );
+    assert!(
+        report.contains(&format!(
+            "NOT CONFORMANT: {} passed, 1 failed, 0 skipped",
+            checks - 1
+        )),
+        "{report}"
+    );
+}
+
+/// Copies the files of `from` (not `__pycache__`) into `to`.
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let path = entry.unwrap().path();
+        let target = to.join(path.file_name().unwrap());
+        if path.is_dir() {
+            if path.file_name().is_some_and(|n| n != "__pycache__") {
+                copy_tree(&path, &target);
+            }
+        } else {
+            std::fs::copy(&path, &target).unwrap();
+        }
+    }
 }
