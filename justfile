@@ -21,6 +21,11 @@ build-plugins-py: build-plugins
     target/debug/aura pack plugins/python wellness=target/wellness-py.wasm calendar=plugins/calendar.wasm comms=plugins/comms.wasm finance=plugins/finance.wasm
     target/debug/aura test-agent plugins/python/wellness.wasm --as wellness
 
+# The Python wellness against the Rust one, per call in-process (issue 21): each tool's example,
+# interleaved, medians and p99 (bench profile).
+bench-python:
+    cargo test --profile bench -j{{jobs}} -p aura-host --test all bench_python_against_rust_per_call -- --ignored --nocapture
+
 # Check a component as a catalogue agent: `just test-agent my.wasm wellness`.
 test-agent component agent:
     cargo run -q -j{{jobs}} -p aura-host -- test-agent {{component}} --as {{agent}}
