@@ -23,6 +23,7 @@ use crate::envelope::{Surface, ToolCall};
 use crate::host::{Host, HostConfig};
 use crate::limits::DIFFERENCE_CHARS_MAX;
 use crate::plugins::{PluginError, PluginsDir};
+use crate::recovery::escape_pointer_token;
 
 /// How one check came out, with what was seen.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -247,7 +248,6 @@ pub async fn test_agent(subject: &Subject) -> Result<Report, ConformanceError> {
         data_dir: data_dir.clone(),
         checks: Vec::new(),
     };
-    let mut pending = planned_checks(spec)?;
     if bytes.len() as u64 > bound {
         report.checks.push(fail(
             "size",
@@ -256,7 +256,7 @@ pub async fn test_agent(subject: &Subject) -> Result<Report, ConformanceError> {
                 spec.name
             ),
         ));
-        skip_all(&mut report, &mut pending, "the component was not loaded");
+        skip_the_rest(&mut report, spec, "the component was not loaded")?;
         return Ok(report);
     }
     report.checks.push(pass(
@@ -273,7 +273,7 @@ pub async fn test_agent(subject: &Subject) -> Result<Report, ConformanceError> {
     if !failures.is_empty() {
         let why: Vec<String> = failures.iter().map(|error| error.to_string()).collect();
         report.checks.push(fail("load", why.join("; ")));
-        skip_all(&mut report, &mut pending, "the component was not admitted");
+        skip_the_rest(&mut report, spec, "the component was not admitted")?;
         return Ok(report);
     }
     report.checks.push(pass(
@@ -300,8 +300,8 @@ pub async fn test_agent(subject: &Subject) -> Result<Report, ConformanceError> {
     Ok(report)
 }
 
-/// The names of the checks after `load`, to report as skipped when an earlier one fails.
-fn planned_checks(spec: &AgentSpec) -> Result<Vec<String>, ConformanceError> {
+/// Reports every check `report` has not run yet (the load, each example) as skipped, `why`.
+fn skip_the_rest(report: &mut Report, spec: &AgentSpec, why: &str) -> Result<(), ConformanceError> {
     let mut names = vec!["load".to_owned()];
     for tool in spec.tools {
         let count = tool_examples(spec, tool)?.len();
@@ -309,16 +309,12 @@ fn planned_checks(spec: &AgentSpec) -> Result<Vec<String>, ConformanceError> {
     }
     let ticks = tick_examples(spec)?.len();
     names.extend((1..=ticks).map(|n| format!("tick example {n}")));
-    Ok(names)
-}
-
-fn skip_all(report: &mut Report, pending: &mut Vec<String>, why: &str) {
-    let done: Vec<&str> = report.checks.iter().map(|c| c.name.as_str()).collect();
-    pending.retain(|name| !done.contains(&name.as_str()));
-    report.checks.extend(pending.drain(..).map(|name| Check {
+    names.retain(|name| report.checks.iter().all(|check| &check.name != name));
+    report.checks.extend(names.into_iter().map(|name| Check {
         name,
         verdict: Verdict::Skipped(why.to_owned()),
     }));
+    Ok(())
 }
 
 fn pass(name: &str, detail: String) -> Check {
@@ -511,7 +507,7 @@ pub fn first_difference(expected: &Value, got: &Value, at: String) -> Option<Str
     match (expected, got) {
         (Value::Object(want), Value::Object(have)) => {
             for (key, value) in want {
-                let here = format!("{at}/{}", escape(key));
+                let here = format!("{at}/{}", escape_pointer_token(key));
                 match have.get(key) {
                     Some(other) => {
                         if let Some(difference) = first_difference(value, other, here) {
@@ -524,7 +520,7 @@ pub fn first_difference(expected: &Value, got: &Value, at: String) -> Option<Str
             have.keys().find(|key| !want.contains_key(*key)).map(|key| {
                 format!(
                     "{at}/{} is not in the reference (got {})",
-                    escape(key),
+                    escape_pointer_token(key),
                     shown(&have[key])
                 )
             })
@@ -553,11 +549,6 @@ pub fn first_difference(expected: &Value, got: &Value, at: String) -> Option<Str
             shown(got)
         )),
     }
-}
-
-/// RFC 6901: `~` → `~0`, `/` → `~1`.
-fn escape(token: &str) -> String {
-    token.replace('~', "~0").replace('/', "~1")
 }
 
 #[cfg(test)]

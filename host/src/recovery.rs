@@ -358,7 +358,7 @@ fn args_example(agent: &str, tool: &str) -> Option<Value> {
 }
 
 /// RFC 6901: `~` → `~0`, `/` → `~1`.
-fn escape_pointer_token(token: &str) -> String {
+pub(crate) fn escape_pointer_token(token: &str) -> String {
     token.replace('~', "~0").replace('/', "~1")
 }
 

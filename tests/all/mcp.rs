@@ -21,6 +21,20 @@ pub(crate) fn mcp_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/mcp")
 }
 
+/// Runs the client script `script` of tests/mcp with `config` (written into `data` for it),
+/// against the default plugins dir whatever the environment says.
+pub(crate) fn run_client(script: &str, config: &Value, data: &Path) -> std::process::Output {
+    let config_path = data.join(format!("{script}.json"));
+    std::fs::write(&config_path, config.to_string()).unwrap();
+    Command::new("node")
+        .arg(mcp_dir().join(script))
+        .arg(&config_path)
+        .current_dir(mcp_dir())
+        .env_remove("AURA_PLUGINS_DIR")
+        .output()
+        .expect("node")
+}
+
 /// The pinned clients, installed once from package-lock.json if they are not yet.
 fn clients_installed() {
     crate::support::npm_installed(
@@ -79,15 +93,7 @@ fn conformance(client: &str, transport: &str, data: &Path, url: Option<&str>) ->
         "examples": examples,
         "traceparent": TRACEPARENT,
     });
-    let config_path = data.join("conformance.json");
-    std::fs::write(&config_path, config.to_string()).unwrap();
-    let output = Command::new("node")
-        .arg(mcp_dir().join("conformance.mjs"))
-        .arg(&config_path)
-        .current_dir(mcp_dir())
-        .env_remove("AURA_PLUGINS_DIR")
-        .output()
-        .expect("node");
+    let output = run_client("conformance.mjs", &config, data);
     assert!(
         output.status.success(),
         "{client} over {transport}:\n{}\n{}",

@@ -22,19 +22,25 @@ fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-/// Every file of the Python agents' sources, sorted: what the component is built from.
-fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
+/// Every file under `dir` but Python's caches (`__pycache__`), sorted.
+fn files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
         if path.is_dir() {
             if path.file_name().is_some_and(|n| n != "__pycache__") {
-                sources(&path, out);
+                files(&path, out);
             }
-        } else if path.extension().is_some_and(|e| e == "py") {
+        } else {
             out.push(path);
         }
     }
     out.sort();
+}
+
+/// Every file of the Python agents' sources, sorted: what the component is built from.
+fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
+    files(dir, out);
+    out.retain(|path| path.extension().is_some_and(|e| e == "py"));
 }
 
 /// The venv's componentize-py, installed on first use.
@@ -263,80 +269,11 @@ fn aura_test_agent_passes_the_python_wellness_and_fails_a_broken_one() {
 
 /// Copies the files of `from` (not `__pycache__`) into `to`.
 fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let path = entry.unwrap().path();
-        let target = to.join(path.file_name().unwrap());
-        if path.is_dir() {
-            if path.file_name().is_some_and(|n| n != "__pycache__") {
-                copy_tree(&path, &target);
-            }
-        } else {
-            std::fs::copy(&path, &target).unwrap();
-        }
-    }
-}
-
-/// Per-call time in-process of the Python wellness against the Rust one: each tool's schema
-/// example through the crossing, the two hosts' calls interleaved in one run (so both see the
-/// same machine), medians and p99 of each. `suggest_break` includes its call to the Rust
-/// calendar. Not a test: timings are never asserted. `just bench-python` (bench profile).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "a benchmark: just bench-python"]
-async fn bench_python_against_rust_per_call() {
-    use std::time::Instant;
-    const CALLS: usize = 300;
-    const WARM_UP: usize = 20;
-    let open = |plugins: PathBuf, name: &str| {
-        let data = crate::support::temp_dir(name);
-        async move {
-            aura::Host::open(&crate::support::config(plugins, data))
-                .await
-                .unwrap()
-        }
-    };
-    let rust = open(plugins_dir(), "bench-py-rust").await;
-    let python = open(python_plugins("bench-py-plugins"), "bench-py-python").await;
-    let spec = aura::catalogue::agent("wellness").unwrap();
-    let percentile =
-        |sorted: &[u128], p: usize| sorted[(sorted.len() * p / 100).min(sorted.len() - 1)];
-    println!(
-        "| tool | Rust p50 | Rust p99 | Python p50 | Python p99 | ratio of p50 | fuel Rust | fuel Python |"
-    );
-    println!("|---|---|---|---|---|---|---|---|");
-    for tool in spec.tools {
-        let (args, _) = aura::conformance::tool_examples(spec, tool)
-            .unwrap()
-            .remove(0);
-        let mut times = [Vec::new(), Vec::new()];
-        let mut fuel = [0u64; 2];
-        for i in 0..WARM_UP + CALLS {
-            for (side, host) in [&rust, &python].into_iter().enumerate() {
-                let call = aura::ToolCall::new("wellness", tool.name, args.clone(), None);
-                let started = Instant::now();
-                let result = host.dispatch(&call).await.unwrap();
-                let took = started.elapsed().as_micros();
-                assert!(result.ok, "{:?}", result.error);
-                fuel[side] = result.fuel_used;
-                if i >= WARM_UP {
-                    times[side].push(took);
-                }
-            }
-        }
-        for side in &mut times {
-            side.sort_unstable();
-        }
-        let [r, p] = &times;
-        println!(
-            "| `{}` | {} µs | {} µs | {} µs | {} µs | {:.1}x | {} | {} |",
-            tool.name,
-            percentile(r, 50),
-            percentile(r, 99),
-            percentile(p, 50),
-            percentile(p, 99),
-            percentile(p, 50) as f64 / percentile(r, 50) as f64,
-            fuel[0],
-            fuel[1]
-        );
+    let mut all = Vec::new();
+    files(from, &mut all);
+    for file in all {
+        let target = to.join(file.strip_prefix(from).unwrap());
+        std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+        std::fs::copy(&file, &target).unwrap();
     }
 }

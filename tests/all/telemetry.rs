@@ -6,7 +6,6 @@
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::process::Command;
 use std::sync::{Arc, Mutex};
 
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
@@ -188,14 +187,7 @@ fn one_mcp_call_through_a_worker_is_one_trace_with_spans_from_both_processes() {
         "arguments": arguments,
         "traceparent": TRACEPARENT,
     });
-    let config_path = data.join("traced.json");
-    std::fs::write(&config_path, config.to_string()).unwrap();
-    let output = Command::new("node")
-        .arg(mcp_dir().join("traced_call.mjs"))
-        .arg(&config_path)
-        .current_dir(mcp_dir())
-        .output()
-        .expect("node");
+    let output = crate::mcp::run_client("traced_call.mjs", &config, &data);
     assert!(
         output.status.success(),
         "{}\n{}",
