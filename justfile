@@ -6,7 +6,7 @@ jobs := env_var_or_default("CARGO_BUILD_JOBS", "2")
 
 # Build every agent (release, wasm32-wasip2) into plugins/<agent>.wasm and plugins/manifest.json.
 build-plugins:
-    AURA_PLUGINS_REBUILD="$(date +%s%N)" cargo build -j{{jobs}} -p aura-host
+    AURA_PLUGINS_REBUILD="$(date +%s%N)" cargo build -j{{jobs}} -p aura-agents
     @cat plugins/manifest.json
 
 # The pinned componentize-py that builds the Python agents (issue 21's pin).
@@ -16,6 +16,7 @@ componentize_py := "componentize-py==0.25.1"
 # plugins/python/: it and the Rust calendar, comms and finance with their manifest, then check it
 # with `aura test-agent`. Use it with --plugins-dir plugins/python.
 build-plugins-py: build-plugins
+    cargo build -j{{jobs}} -p aura
     test -f target/py-venv/{{componentize_py}} || (python3 -m venv target/py-venv && target/py-venv/bin/pip install --quiet --disable-pip-version-check {{componentize_py}} && touch target/py-venv/{{componentize_py}})
     cd agents-py/wellness && ../../target/py-venv/bin/componentize-py -d ../../wit -w agent componentize app -p . -p ../sdk -o ../../target/wellness-py.wasm
     target/debug/aura pack plugins/python wellness=target/wellness-py.wasm calendar=plugins/calendar.wasm comms=plugins/comms.wasm finance=plugins/finance.wasm
@@ -24,11 +25,11 @@ build-plugins-py: build-plugins
 # The Python wellness against the Rust one, per call in-process (issue 21): each tool's example,
 # interleaved, medians and p99 (bench profile).
 bench-python:
-    cargo test --profile bench -j{{jobs}} -p aura-host --test all bench_python_against_rust_per_call -- --ignored --nocapture
+    cargo test --profile bench -j{{jobs}} -p aura --test all bench_python_against_rust_per_call -- --ignored --nocapture
 
 # Check a component as a catalogue agent: `just test-agent my.wasm wellness`.
 test-agent component agent:
-    cargo run -q -j{{jobs}} -p aura-host -- test-agent {{component}} --as {{agent}}
+    cargo run -q -j{{jobs}} -p aura -- test-agent {{component}} --as {{agent}}
 
 # Run the whole test suite (the README's test command).
 test:
@@ -42,7 +43,7 @@ check:
 # The phone's target: static musl, so one binary runs on any ARM64 Android (and Linux).
 phone_target := "aarch64-unknown-linux-musl"
 # Debian's cross gcc links it (with Rust's self-contained musl crt) and builds wasmtime's C helper.
-phone_env := "CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_LINKER=aarch64-linux-gnu-gcc CC_aarch64_unknown_linux_musl=aarch64-linux-gnu-gcc AR_aarch64_unknown_linux_musl=aarch64-linux-gnu-ar AURA_SKIP_PLUGIN_BUILD=1"
+phone_env := "CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_LINKER=aarch64-linux-gnu-gcc CC_aarch64_unknown_linux_musl=aarch64-linux-gnu-gcc AR_aarch64_unknown_linux_musl=aarch64-linux-gnu-ar"
 
 # The key the phone builds trust (AURA_TRUSTED_KEYS, compiled in). By default the phone check's
 # own test key (tests/data/phone-signing.key, public and committed: it proves the phone binary
@@ -55,21 +56,21 @@ phone_signing_key := env_var_or_default("AURA_PHONE_SIGNING_KEY", "tests/data/ph
 build-phone:
     rustup target list --installed | grep -qx {{phone_target}} || rustup target add {{phone_target}}
     command -v aarch64-linux-gnu-gcc >/dev/null || { echo "needs Debian's gcc-aarch64-linux-gnu" >&2; exit 1; }
-    cargo build -j{{jobs}} -p aura-host
+    cargo build -j{{jobs}} -p aura
     ./target/debug/aura compile --target {{phone_target}}
     ./target/debug/aura --plugins-dir plugins/{{phone_target}} sign --key {{phone_signing_key}}
-    {{phone_env}} AURA_TRUSTED_KEYS={{phone_keys}} cargo build -j{{jobs}} --profile phone --target {{phone_target}} -p aura-host --no-default-features
+    {{phone_env}} AURA_TRUSTED_KEYS={{phone_keys}} cargo build -j{{jobs}} --profile phone --target {{phone_target}} -p aura --no-default-features
     @ls -l target/{{phone_target}}/phone/aura plugins/{{phone_target}}/
 
 # The iOS path, on this machine: plugins precompiled to Pulley bytecode (plugins/pulley64/) and
 # the runtime-only host with the Pulley interpreter: target/phone/aura.
 build-pulley:
-    cargo build -j{{jobs}} -p aura-host
+    cargo build -j{{jobs}} -p aura
     ./target/debug/aura compile --target pulley64
     ./target/debug/aura compile --target "$(rustc -vV | sed -n 's/^host: //p')"
     ./target/debug/aura --plugins-dir plugins/pulley64 sign --key {{phone_signing_key}}
     ./target/debug/aura --plugins-dir "plugins/$(rustc -vV | sed -n 's/^host: //p')" sign --key {{phone_signing_key}}
-    AURA_SKIP_PLUGIN_BUILD=1 AURA_TRUSTED_KEYS={{phone_keys}} cargo build -j{{jobs}} --profile phone -p aura-host --no-default-features --features pulley
+    AURA_TRUSTED_KEYS={{phone_keys}} cargo build -j{{jobs}} --profile phone -p aura --no-default-features --features pulley
     @ls -l target/phone/aura plugins/pulley64/
 
 # The proof: the day with a fixed seed on x86_64 (Cranelift), on aarch64 under qemu-user and
@@ -118,40 +119,40 @@ bench-phone seed="7":
 # The per-agent component tests against another plugins dir (an agent implemented anew, in
 # Rust or another language, beside the agents it calls): the very tests the built agents pass.
 test-agents dir:
-    AURA_TEST_PLUGINS_DIR={{dir}} cargo test -j{{jobs}} -p aura-host --test all -- calendar:: comms:: finance:: wellness::
+    AURA_TEST_PLUGINS_DIR={{dir}} cargo test -j{{jobs}} -p aura --test all -- calendar:: comms:: finance:: wellness::
 
 # The deterministic simulation with faults (seed 002's DST): N seeds, each run twice (the same
 # event log both times), seed 002's invariants checked after every step. A failing seed prints
 # how to replay it (DST_SEED=N ... dst::replay). CI runs 300 as part of the tests.
 dst n="1000":
-    DST_SEEDS={{n}} cargo test -j{{jobs}} -p aura-host --test all dst::dst_seeds -- --nocapture
+    DST_SEEDS={{n}} cargo test -j{{jobs}} -p aura --test all dst::dst_seeds -- --nocapture
 
 # The start-up cost of signature checks (BENCHMARKS.md): signed and trusted against unsigned,
 # interleaved in one process, medians. The tests built with the bench profile.
 bench-signing:
-    cargo test --profile bench -j{{jobs}} -p aura-host --test all bench_signature_startup_cost -- --ignored --nocapture
+    cargo test --profile bench -j{{jobs}} -p aura --test all bench_signature_startup_cost -- --ignored --nocapture
 
 # Print the catalogue.
 # The wire (issue 20): a call's hop over NATS against in-process, and throughput with 1, 2, 4
 # workers (nats-server must be installed).
 bench-wire:
-    cargo test --profile bench -j{{jobs}} -p aura-host --test all bench_wire_hop_and_throughput -- --ignored --nocapture
+    cargo test --profile bench -j{{jobs}} -p aura --test all bench_wire_hop_and_throughput -- --ignored --nocapture
 
 catalogue:
     cargo run -q -- catalogue
 
 # The soak: 10,000 concurrent calls mixing hostile and healthy agents; prints RSS.
 soak:
-    cargo test -j{{jobs}} -p aura-host --test all soak -- --ignored --nocapture
+    cargo test -j{{jobs}} -p aura --test all soak -- --ignored --nocapture
 
 # Fuzz the crossing for a fixed time per target (nightly + cargo-fuzz). New inputs go to a
-# scratch dir, so the committed seed corpus stays small; crashes land in host/fuzz/artifacts.
+# scratch dir, so the committed seed corpus stays small; crashes land in crates/contract/fuzz/artifacts.
 fuzz seconds="60":
     command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
     rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
     for target in crossing_envelope crossing_output; do \
         scratch="$(mktemp -d)"; \
-        (cd host && AURA_SKIP_PLUGIN_BUILD=1 CARGO_BUILD_JOBS={{jobs}} cargo +nightly fuzz run "$target" "$scratch" "fuzz/corpus/$target" -- -max_total_time={{seconds}} -rss_limit_mb=4096) || exit 1; \
+        (cd crates/contract && CARGO_BUILD_JOBS={{jobs}} cargo +nightly fuzz run "$target" "$scratch" "fuzz/corpus/$target" -- -max_total_time={{seconds}} -rss_limit_mb=4096) || exit 1; \
         echo "$target: $(ls "$scratch" | wc -l) new inputs in {{seconds}} s"; \
         rm -rf "$scratch"; \
     done
@@ -169,8 +170,8 @@ run *args:
 # target/bench-venv) on the same instances, then the ratios against issue 7's targets.
 # `just bench --write BENCHMARKS.md` also rewrites the report's generated section.
 bench *report_args:
-    cargo bench -j{{jobs}} -p aura-host --bench crossing
-    cargo bench -j{{jobs}} -p aura-host --bench percentiles
+    cargo bench -j{{jobs}} -p aura --bench crossing
+    cargo bench -j{{jobs}} -p aura --bench percentiles
     test -x target/bench-venv/bin/python || python3 -m venv target/bench-venv
     target/bench-venv/bin/pip install -q --disable-pip-version-check -r bench/requirements.txt
     target/bench-venv/bin/python bench/reference.py
@@ -183,7 +184,7 @@ bench-mcp calls="2000":
     #!/usr/bin/env bash
     set -euo pipefail
     npm ci --prefix tests/mcp --no-audit --no-fund --silent
-    cargo build --release -j{{jobs}} -p aura-host
+    cargo build --release -j{{jobs}} -p aura
     rm -rf target/bench-mcp && mkdir -p target/bench-mcp
     ./target/release/aura --data-dir target/bench-mcp serve --listen 127.0.0.1:0 2> target/bench-mcp/serve.log &
     server=$!

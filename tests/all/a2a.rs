@@ -6,8 +6,8 @@
 //! The depth bound (a sixth agent in a chain) cannot be reached through the four-agent
 //! catalogue without a cycle; `crossing::check_chain`'s unit tests cover it.
 
-use aura::envelope::nested_call_id;
-use aura::limits::FUEL_PER_MS_DEFAULT;
+use aura_contract::envelope::nested_call_id;
+use aura_contract::limits::FUEL_PER_MS_DEFAULT;
 use serde_json::json;
 
 use crate::support::{envelope, guest_path, host_over, plugins_dir_of, quarantine_lines};

@@ -8,7 +8,12 @@ use crate::support::{
     assert_proposed, assert_tool_invalid_args, call_tool, host_with, quarantine_lines,
 };
 
-async fn call(host: &aura::Host, call_id: &str, tool: &str, args: Value) -> aura::ResultEnvelope {
+async fn call(
+    host: &aura_host::Host,
+    call_id: &str,
+    tool: &str,
+    args: Value,
+) -> aura_host::ResultEnvelope {
     call_tool(host, "calendar", call_id, tool, args).await
 }
 
@@ -280,7 +285,7 @@ async fn tick_proposes_detect_conflicts_when_todays_events_clash() {
         ("calendar", "detect_conflicts"),
         "2026-11-23T08:00:00Z",
         false,
-        aura::envelope::Surface::PhoneCard,
+        aura_contract::envelope::Surface::PhoneCard,
     );
     assert_eq!(call.args["events"].as_array().unwrap().len(), 2);
     // The proposal is a call the host can dispatch as it is.
@@ -422,7 +427,7 @@ async fn tick_proposes_pending_invitations_for_confirmation() {
         ("calendar", "schedule_event"),
         "2026-11-23T08:00:00Z",
         true,
-        aura::envelope::Surface::PhoneCard,
+        aura_contract::envelope::Surface::PhoneCard,
     );
     assert_eq!(
         call.args["break_after"],

@@ -80,7 +80,7 @@ fn call_builds_a_valid_envelope_and_prints_the_canonical_result() {
     let printed = String::from_utf8(output.stdout.clone()).unwrap();
     assert_eq!(
         printed.trim_end(),
-        aura::canonical::to_canonical_string(&result).unwrap()
+        aura_contract::canonical::to_canonical_string(&result).unwrap()
     );
     assert!(quarantine_lines(&data).is_empty());
 }
@@ -117,7 +117,7 @@ fn dispatch_of_bad_envelopes_exits_refused_and_quarantines_each() {
         assert_eq!(&printed["recovery"], recovery, "{envelope}");
         assert_eq!(
             String::from_utf8(output.stdout.clone()).unwrap().trim_end(),
-            aura::canonical::to_canonical_string(&printed).unwrap(),
+            aura_contract::canonical::to_canonical_string(&printed).unwrap(),
             "canonical JSON"
         );
         let stderr = String::from_utf8(output.stderr).unwrap();
@@ -174,11 +174,11 @@ fn calibrate_stores_a_rate_from_a_workload_that_burns_the_same_fuel_every_time()
     let stored: Value =
         serde_json::from_slice(&std::fs::read(data.join("calibration.json")).unwrap()).unwrap();
     assert_eq!(stored, first);
-    assert!(first["fuel_per_ms"].as_u64().unwrap() >= aura::limits::FUEL_PER_MS_DEFAULT);
+    assert!(first["fuel_per_ms"].as_u64().unwrap() >= aura_contract::limits::FUEL_PER_MS_DEFAULT);
     assert_eq!(
         first["fuel_per_ms"].as_u64().unwrap(),
         (first["measured_fuel_per_ms"].as_u64().unwrap() / 100 * 50)
-            .max(aura::limits::FUEL_PER_MS_DEFAULT)
+            .max(aura_contract::limits::FUEL_PER_MS_DEFAULT)
     );
     // Another process, the same workload: the same fuel, to the unit.
     let second = stdout_json(&aura(&data, &["calibrate"], None));
@@ -200,7 +200,7 @@ fn every_readme_example_call_succeeds() {
         tools.insert(format!("{agent}.{tool}"));
     }
     // Every tool of the catalogue has its example.
-    let catalogue: std::collections::BTreeSet<_> = aura::catalogue::CATALOGUE
+    let catalogue: std::collections::BTreeSet<_> = aura_contract::catalogue::CATALOGUE
         .iter()
         .flat_map(|a| {
             a.tools
@@ -260,7 +260,7 @@ fn run_shows_agent_text_as_visible_escapes() {
     assert!(stdout.contains(&rationale), "{stdout}");
     // traces.jsonl is for programs: JSON escapes the control characters itself, and the
     // summary is the visible text.
-    let traces = std::fs::read_to_string(data.join(aura::journal::TRACES_PATH)).unwrap();
+    let traces = std::fs::read_to_string(data.join(aura_host::journal::TRACES_PATH)).unwrap();
     assert!(!traces.contains('\u{1b}'));
     let trace: Value = serde_json::from_str(traces.lines().next().unwrap()).unwrap();
     assert_eq!(trace["outcome"]["summary"], shown);

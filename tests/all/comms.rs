@@ -8,7 +8,12 @@ use crate::support::{
     assert_proposed, assert_tool_invalid_args, call_tool, host_with, quarantine_lines,
 };
 
-async fn call(host: &aura::Host, call_id: &str, tool: &str, args: Value) -> aura::ResultEnvelope {
+async fn call(
+    host: &aura_host::Host,
+    call_id: &str,
+    tool: &str,
+    args: Value,
+) -> aura_host::ResultEnvelope {
     call_tool(host, "comms", call_id, tool, args).await
 }
 
@@ -426,7 +431,7 @@ async fn tick_proposes_triage_and_extraction_for_new_mail() {
         ("comms", "triage_inbox"),
         "2026-11-23T10:00:00Z",
         false,
-        aura::envelope::Surface::EarbudTts,
+        aura_contract::envelope::Surface::EarbudTts,
     );
     // The proposal is a call the host can dispatch as it is.
     let result = host.dispatch(call).await.unwrap().result.unwrap();
@@ -449,7 +454,7 @@ async fn tick_proposes_triage_and_extraction_for_new_mail() {
     assert_eq!(call.tool, "extract_action_items");
     assert_eq!(
         call.expected_surface,
-        Some(aura::envelope::Surface::PhoneCard)
+        Some(aura_contract::envelope::Surface::PhoneCard)
     );
     let result = host.dispatch(call).await.unwrap().result.unwrap();
     assert_eq!(
@@ -503,7 +508,7 @@ async fn tick_in_quiet_hours_and_on_a_quiet_inbox() {
             )
         })
         .collect();
-    use aura::envelope::Surface::{Silent, Watch};
+    use aura_contract::envelope::Surface::{Silent, Watch};
     assert_eq!(
         surfaces,
         [

@@ -7,8 +7,8 @@
 use std::path::Path;
 use std::process::Command;
 
-use aura::catalogue;
-use aura::conformance::{tick_examples, tool_examples};
+use aura_contract::catalogue;
+use aura_host::conformance::{tick_examples, tool_examples};
 
 use crate::support::{guest_path, plugins_dir, shared_cache_dir, temp_dir};
 

@@ -31,8 +31,8 @@ fn assert_string_only(name: &str, item: &ComponentItem, engine: &Engine) {
 
 #[test]
 fn every_agent_exports_exactly_the_string_only_world() {
-    let engine = Engine::new(&aura::sandbox::engine_config()).unwrap();
-    for agent in aura::catalogue::CATALOGUE {
+    let engine = Engine::new(&aura_sandbox::engine_config()).unwrap();
+    for agent in aura_contract::catalogue::CATALOGUE {
         let path = plugins_dir().join(format!("{}.wasm", agent.name));
         let component = Component::from_file(&engine, &path).unwrap();
         let ty = component.component_type();

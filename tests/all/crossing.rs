@@ -2,8 +2,8 @@
 //! kind and phase, the refusal is quarantined (one parseable line with the reason and the
 //! call_id), and the next healthy call still succeeds.
 
-use aura::error::{CrossingError, Phase};
-use aura::limits::CROSSING_BYTES_MAX;
+use aura_contract::error::{CrossingError, Phase};
+use aura_contract::limits::CROSSING_BYTES_MAX;
 use serde_json::{Value, json};
 
 use crate::support::{envelope, guest_path, host, host_over, plugins_dir_with, quarantine_lines};
@@ -116,14 +116,14 @@ async fn every_inbound_check_refuses_quarantines_and_the_host_keeps_serving() {
 async fn not_utf8_is_refused_as_malformed() {
     let (host, data) = host("utf8").await;
     let refused = host
-        .dispatch(aura::CallInput::Bytes(b"{\"a\":\"\xff\"}"))
+        .dispatch(aura_host::CallInput::Bytes(b"{\"a\":\"\xff\"}"))
         .await
         .unwrap_err();
     assert_eq!(refused.error.kind(), "malformed_json");
     assert_eq!(quarantine_lines(&data).len(), 1);
 }
 
-async fn liar_host(name: &str) -> (aura::Host, std::path::PathBuf) {
+async fn liar_host(name: &str) -> (aura_host::Host, std::path::PathBuf) {
     let plugins = plugins_dir_with(name, "calendar", &guest_path("liar"));
     host_over(name, &plugins).await
 }
@@ -231,7 +231,7 @@ async fn a_runaway_loop_is_stopped_by_fuel_at_the_same_count_every_time() {
             } => {
                 assert_eq!(deadline_ms, 50);
                 // The whole budget: 50 ms at the default rate.
-                assert_eq!(fuel_used, 50 * aura::limits::FUEL_PER_MS_DEFAULT);
+                assert_eq!(fuel_used, 50 * aura_contract::limits::FUEL_PER_MS_DEFAULT);
                 fuel.push(fuel_used);
             }
             other => panic!("expected DeadlineExceeded, got {other}"),

@@ -19,18 +19,18 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use aura::Host;
-use aura::journal::{
+use aura_contract::limits::{AGENT_CALL_DEPTH_MAX, WIRE_ATTEMPTS_MAX};
+use aura_day::orchestrator::{self, Start};
+use aura_day::scenario::Scenario;
+use aura_host::Host;
+use aura_host::journal::{
     QUARANTINE_PATH, StorageFault, StorageFaults, StoragePoint, StorageStep, TRACES_PATH,
 };
-use aura::limits::{AGENT_CALL_DEPTH_MAX, WIRE_ATTEMPTS_MAX};
-use aura::orchestrator::{self, Start};
-use aura::remote::{
+use aura_host::remote::{
     AnswerCache, AttemptFailed, Remote, RemoteRequest, RemoteWork, SentFrame, request_key,
     with_retries,
 };
-use aura::scenario::Scenario;
-use aura::simulation::{CallFault, CallPoint, Simulation};
+use aura_host::simulation::{CallFault, CallPoint, Simulation};
 use serde_json::{Value, json};
 
 use crate::support::{plugins_dir, readme_examples, temp_dir};
@@ -90,7 +90,7 @@ impl World {
             storage: Mutex::new(None),
             fault_percent,
             call_faults: std::sync::atomic::AtomicBool::new(true),
-            agents: aura::catalogue::CATALOGUE.len(),
+            agents: aura_contract::catalogue::CATALOGUE.len(),
         }
     }
 
@@ -476,7 +476,7 @@ impl Remote for SimWire {
     fn send<'a>(
         &'a self,
         request: RemoteRequest<'a>,
-    ) -> futures_util::future::BoxFuture<'a, Result<String, aura::CrossingError>> {
+    ) -> futures_util::future::BoxFuture<'a, Result<String, aura_host::CrossingError>> {
         Box::pin(async move {
             let subject = match request.work {
                 RemoteWork::Call { tool } => format!("aura.tool.{}.{tool}", request.agent),
@@ -502,7 +502,7 @@ fn storage_fault(rng: &mut Rng) -> (String, StorageStep, u64, StorageFault) {
     let path = match rng.below(3) {
         0 => QUARANTINE_PATH,
         1 => TRACES_PATH,
-        _ => aura::checkpoint::CHECKPOINT_PATH,
+        _ => aura_day::checkpoint::CHECKPOINT_PATH,
     };
     let ordinal = rng.below(4);
     // ENOSPC (28) or EIO (5).
@@ -560,7 +560,7 @@ fn fixtures() -> &'static Fixtures {
                 .await
                 .unwrap();
             let short_traces = std::fs::read_to_string(data.join(TRACES_PATH)).unwrap();
-            let day = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/day.json");
+            let day = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/day.json");
             let day = Scenario::load(&day, host.crossing().schemas()).unwrap();
             let mut world = day.world();
             let mut contexts = Vec::new();
@@ -592,11 +592,11 @@ fn fixtures() -> &'static Fixtures {
     })
 }
 
-fn config(plugins: &Path, data: &Path, world: Option<Arc<World>>) -> aura::HostConfig {
+fn config(plugins: &Path, data: &Path, world: Option<Arc<World>>) -> aura_host::HostConfig {
     let mut config = crate::support::config(plugins, data);
     config.guest_seed = 7;
-    config.fuel_per_ms = Some(aura::limits::FUEL_PER_MS_DEFAULT);
-    config.trusted_keys = Some(aura::signing::TrustedKeys::none());
+    config.fuel_per_ms = Some(aura_contract::limits::FUEL_PER_MS_DEFAULT);
+    config.trusted_keys = Some(aura_plugins::signing::TrustedKeys::none());
     if let Some(world) = world {
         config.storage_faults = Some(world.clone());
         config.simulation = Some(world);
@@ -611,7 +611,7 @@ fn host_config(
     data: &Path,
     world: &Arc<World>,
     wire: &Option<Arc<SimWire>>,
-) -> aura::HostConfig {
+) -> aura_host::HostConfig {
     let mut config = config(plugins, data, Some(world.clone()));
     if let Some(wire) = wire {
         config.agents = Some(Vec::new());
@@ -836,10 +836,10 @@ async fn simulate_in(seed: u64) -> Result<Vec<String>, (Vec<String>, Vec<String>
         }
     }
     // The run left unfinished by a fault: resumed now, to the uninterrupted bytes.
-    if run_started || data.join(aura::checkpoint::CHECKPOINT_PATH).exists() {
+    if run_started || data.join(aura_day::checkpoint::CHECKPOINT_PATH).exists() {
         let scenario = Scenario::load(&short_scenario(), host.crossing().schemas()).unwrap();
         let checkpoint: Value = serde_json::from_slice(
-            &std::fs::read(data.join(aura::checkpoint::CHECKPOINT_PATH)).unwrap(),
+            &std::fs::read(data.join(aura_day::checkpoint::CHECKPOINT_PATH)).unwrap(),
         )
         .unwrap();
         if checkpoint["finished"] != true {

@@ -3,14 +3,19 @@
 //! the input bound (2000 transactions) served within the catalogue's deadline, and ticks
 //! proposing the right calls for hand-made contexts.
 
-use aura::envelope::Surface;
+use aura_contract::envelope::Surface;
 use serde_json::{Value, json};
 
 use crate::support::{
     assert_proposed, assert_tool_invalid_args, call_tool, host_with, quarantine_lines,
 };
 
-async fn call(host: &aura::Host, call_id: &str, tool: &str, args: Value) -> aura::ResultEnvelope {
+async fn call(
+    host: &aura_host::Host,
+    call_id: &str,
+    tool: &str,
+    args: Value,
+) -> aura_host::ResultEnvelope {
     call_tool(host, "finance", call_id, tool, args).await
 }
 

@@ -13,6 +13,7 @@ mod contract;
 mod crossing;
 mod dst;
 mod finance;
+mod layout;
 #[cfg(feature = "mcp")]
 mod mcp;
 mod orchestrator;

@@ -18,7 +18,7 @@ const AURA: &str = env!("CARGO_BIN_EXE_aura");
 const TRACEPARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 
 pub(crate) fn mcp_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/mcp")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp")
 }
 
 /// Runs the client script `script` of tests/mcp with `config` (written into `data` for it),
@@ -56,7 +56,7 @@ fn aura_args(data: &Path) -> Vec<String> {
 /// Runs the conformance script with `client` over `transport`; its JSON report.
 fn conformance(client: &str, transport: &str, data: &Path, url: Option<&str>) -> Value {
     clients_installed();
-    let catalogue = aura::catalogue::CATALOGUE;
+    let catalogue = aura_contract::catalogue::CATALOGUE;
     let tools: Vec<String> = catalogue
         .iter()
         .flat_map(|a| {
@@ -87,7 +87,7 @@ fn conformance(client: &str, transport: &str, data: &Path, url: Option<&str>) ->
         "aura": AURA,
         "aura_args": aura_args(data),
         "url": url,
-        "schemas_dir": Path::new(env!("CARGO_MANIFEST_DIR")).join("../schemas"),
+        "schemas_dir": Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas"),
         "tools": tools,
         "confirm_required": confirm_required,
         "examples": examples,

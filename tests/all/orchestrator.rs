@@ -3,15 +3,15 @@
 
 use std::path::{Path, PathBuf};
 
-use aura::Host;
-use aura::orchestrator::{self, RunSummary};
-use aura::scenario::Scenario;
+use aura_day::orchestrator::{self, RunSummary};
+use aura_day::scenario::Scenario;
+use aura_host::Host;
 use serde_json::Value;
 
 use crate::support::{plugins_dir, temp_dir};
 
 pub fn scenario_path(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../tests/data/scenarios/{name}.json"))
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/data/scenarios/{name}.json"))
 }
 
 /// Runs `scenario` with `seed` in a fresh data dir; the summary and traces.jsonl's bytes.
@@ -35,12 +35,12 @@ pub async fn run_configured(
     plugins: &Path,
     scenario: &Path,
     seed: u64,
-    configure: impl FnOnce(&mut aura::HostConfig),
+    configure: impl FnOnce(&mut aura_host::HostConfig),
 ) -> (RunSummary, String, PathBuf) {
     let data = temp_dir(&format!("run-{name}"));
     let mut config = crate::support::config(plugins, &data);
     config.guest_seed = seed;
-    config.fuel_per_ms = Some(aura::limits::FUEL_PER_MS_DEFAULT);
+    config.fuel_per_ms = Some(aura_contract::limits::FUEL_PER_MS_DEFAULT);
     configure(&mut config);
     let host = Host::open(&config).await.unwrap();
     assert!(
@@ -52,7 +52,7 @@ pub async fn run_configured(
     let summary = orchestrator::run(&host, &scenario, seed, orchestrator::Start::Resume, |_| {})
         .await
         .unwrap();
-    let traces = std::fs::read_to_string(data.join(aura::journal::TRACES_PATH)).unwrap();
+    let traces = std::fs::read_to_string(data.join(aura_host::journal::TRACES_PATH)).unwrap();
     (summary, traces, data)
 }
 
@@ -195,11 +195,11 @@ async fn the_short_scenario_decides_as_worked_out_by_hand() {
 #[tokio::test]
 async fn every_trace_is_a_valid_trace_v1_within_its_bounds() {
     let (_, traces, _) = run("short-schema", &scenario_path("short"), 0).await;
-    let crossing = aura::crossing::Crossing::new().unwrap();
+    let crossing = aura_contract::crossing::Crossing::new().unwrap();
     for trace in lines(&traces) {
         crossing
             .schemas()
-            .validate(aura::catalogue::TRACE_SCHEMA.path, &trace, "")
+            .validate(aura_contract::catalogue::TRACE_SCHEMA.path, &trace, "")
             .unwrap();
         assert!(trace["rationale"].as_str().unwrap().chars().count() <= 500);
     }
@@ -286,7 +286,7 @@ fn a_run_killed_mid_way_loses_nothing_it_reported() {
         20,
         "the run ended before it could be killed"
     );
-    let path = data.join(aura::journal::TRACES_PATH);
+    let path = data.join(aura_host::journal::TRACES_PATH);
     let text = std::fs::read_to_string(&path).unwrap();
     let complete: Vec<&str> = text
         .split_inclusive('\n')
@@ -334,7 +334,7 @@ fn a_run_killed_mid_way_loses_nothing_it_reported() {
 
 #[tokio::test]
 async fn the_day_replays_byte_for_byte_and_touches_every_agent() {
-    let day = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/day.json");
+    let day = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/day.json");
     let (summary, first, data) = run("day-a", &day, 11).await;
     let (_, second, _) = run("day-b", &day, 11).await;
     assert_eq!(first, second, "same seed, same traces");
@@ -353,7 +353,8 @@ async fn the_day_replays_byte_for_byte_and_touches_every_agent() {
     // wellness's calendar.find_free_slots would re-enter calendar. That call is refused at once,
     // quarantined, and the scheduling still succeeds with the break marked unavailable.
     assert_eq!(summary.quarantined, 1, "only the cycle is quarantined");
-    let quarantine = std::fs::read_to_string(data.join(aura::journal::QUARANTINE_PATH)).unwrap();
+    let quarantine =
+        std::fs::read_to_string(data.join(aura_host::journal::QUARANTINE_PATH)).unwrap();
     let records = lines(&quarantine);
     assert_eq!(records.len(), 1);
     assert_eq!(records[0]["kind"], "cycle_detected");
@@ -377,7 +378,7 @@ async fn the_day_replays_byte_for_byte_and_touches_every_agent() {
 /// interruptions stay within the day's budget.
 #[tokio::test]
 async fn the_day_interrupts_only_with_news_and_never_late_for_what_matters() {
-    let day = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/day.json");
+    let day = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/day.json");
     let (summary, traces, _) = run("day-news", &day, 7).await;
     let traces = lines(&traces);
     // Interruptions: cards and speech at most 20 (from 75 before issue 18), speech at most 6.
@@ -514,7 +515,7 @@ async fn the_day_interrupts_only_with_news_and_never_late_for_what_matters() {
 /// Every decision worked out by hand from scenarios/README.md's weekend table.
 #[tokio::test]
 async fn the_weekend_decides_as_worked_out_by_hand() {
-    let weekend = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/weekend.json");
+    let weekend = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/weekend.json");
     let (summary, traces, _) = run("weekend", &weekend, 0).await;
     let traces = lines(&traces);
     let brief: Vec<(String, String, String, String)> = traces
@@ -606,15 +607,17 @@ fn each_agent_lists_every_context_member_its_tick_reads() {
             wellness_agent::tick::tick,
         ),
     ];
-    let schemas = aura::schema::SchemaRegistry::compile(aura::catalogue::all_schemas()).unwrap();
-    let day = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/day.json");
+    let schemas =
+        aura_contract::schema::SchemaRegistry::compile(aura_contract::catalogue::all_schemas())
+            .unwrap();
+    let day = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/day.json");
     let scenario = Scenario::load(&day, &schemas).unwrap();
     let mut world = scenario.world();
     let mut proposals = 0;
     for now in scenario.ticks() {
         world.advance(&scenario, now);
         let context = world.context(&scenario, now);
-        let text = aura::canonical::to_canonical_string(&context).unwrap();
+        let text = aura_contract::canonical::to_canonical_string(&context).unwrap();
         let every_member: Vec<&str> = context
             .as_object()
             .unwrap()

@@ -1,8 +1,8 @@
 //! Loading plugins: the digest check, and admission against the catalogue.
 
-use aura::Host;
-use aura::admission::LoadError;
-use aura::plugins::PluginError;
+use aura_host::Host;
+use aura_host::LoadError;
+use aura_plugins::PluginError;
 
 use crate::support::{guest_path, plugins_dir, plugins_dir_with, temp_dir};
 
@@ -27,7 +27,7 @@ async fn a_component_whose_digest_differs_from_the_manifest_is_refused() {
         })) => {
             assert_eq!(agent, "calendar");
             assert_ne!(expected, actual);
-            assert_eq!(actual, aura::plugins::sha256_hex(&bytes));
+            assert_eq!(actual, aura_contract::digest::sha256_hex(&bytes));
         }
         other => panic!("expected DigestMismatch, got {other:?}"),
     }

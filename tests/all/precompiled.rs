@@ -7,10 +7,10 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use aura::Host;
-use aura::admission::{LoadError, precompile_plugins};
-use aura::plugins::{PluginError, PrecompiledRefusal};
-use aura::sandbox::{BUILD_TARGET, CodeTarget, PrecompiledMismatch, SandboxError};
+use aura_host::Host;
+use aura_host::{LoadError, precompile_plugins};
+use aura_plugins::{PluginError, PrecompiledRefusal};
+use aura_sandbox::{BUILD_TARGET, CodeTarget, PrecompiledMismatch, SandboxError};
 
 use crate::orchestrator::{run_with, scenario_path};
 use crate::support::{plugins_dir, temp_dir};
@@ -59,16 +59,16 @@ fn edit_manifest(dir: &Path, edit: impl FnOnce(&mut serde_json::Value)) {
 /// host's target and wasmtime, with the right digest: only wasmtime's own check is left.
 fn calendar_dir_of(name: &str, wasm: &[u8], cwasm: Vec<u8>) -> PathBuf {
     let dir = temp_dir(&format!("cwasm-{name}"));
-    aura::plugins::write_precompiled(
+    aura_plugins::write_precompiled(
         &dir,
-        aura::plugins::Precompiled {
+        aura_plugins::Precompiled {
             target: BUILD_TARGET.into(),
-            wasmtime: aura::sandbox::WASMTIME_VERSION.into(),
+            wasmtime: aura_sandbox::WASMTIME_VERSION.into(),
         },
         &[(
             "calendar".into(),
             "calendar.cwasm".into(),
-            aura::plugins::sha256_hex(wasm),
+            aura_contract::digest::sha256_hex(wasm),
             cwasm,
         )],
     )
@@ -86,13 +86,13 @@ async fn native_and_pulley_precompiled_code_replays_the_same_traces() {
     assert_eq!(manifest["precompiled"]["target"], "pulley64");
     assert_eq!(
         manifest["precompiled"]["wasmtime"],
-        aura::sandbox::WASMTIME_VERSION
+        aura_sandbox::WASMTIME_VERSION
     );
     // Each .cwasm names the .wasm it came from.
     let wasm = std::fs::read(plugins_dir().join("calendar.wasm")).unwrap();
     assert_eq!(
         manifest["components"]["calendar"]["source_sha256"],
-        aura::plugins::sha256_hex(&wasm)
+        aura_contract::digest::sha256_hex(&wasm)
     );
 
     let short = scenario_path("short");
@@ -117,7 +117,7 @@ async fn a_cwasm_whose_digest_differs_from_the_manifest_is_refused() {
     match refusal(&dir, "tampered").await {
         LoadError::Plugin(PluginError::DigestMismatch { agent, actual, .. }) => {
             assert_eq!(agent, "calendar");
-            assert_eq!(actual, aura::plugins::sha256_hex(&bytes));
+            assert_eq!(actual, aura_contract::digest::sha256_hex(&bytes));
         }
         other => panic!("expected DigestMismatch, got {other:?}"),
     }
@@ -148,7 +148,7 @@ async fn a_dir_precompiled_by_another_wasmtime_is_refused() {
             ..
         }) => {
             assert_eq!(found, "47.0.1");
-            assert_eq!(expected, aura::sandbox::WASMTIME_VERSION);
+            assert_eq!(expected, aura_sandbox::WASMTIME_VERSION);
         }
         other => panic!("expected WasmtimeVersion, got {other:?}"),
     }
@@ -177,7 +177,7 @@ async fn a_manifest_that_lies_about_the_target_is_caught_by_wasmtime() {
 async fn code_compiled_with_other_engine_settings_is_refused() {
     // The same engine settings but fuel off: code without fuel checks must never run in a
     // host whose deadlines are fuel.
-    let mut config = aura::sandbox::engine_config();
+    let mut config = aura_sandbox::engine_config();
     config.consume_fuel(false);
     let engine = wasmtime::Engine::new(&config).unwrap();
     let wasm = std::fs::read(plugins_dir().join("calendar.wasm")).unwrap();

@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use aura::envelope::nested_call_id;
+use aura_contract::envelope::nested_call_id;
 use serde_json::{Value, json};
 
 use crate::orchestrator::{run_with, scenario_path};
@@ -19,7 +19,10 @@ fn lines(text: &str) -> Vec<Value> {
 }
 
 fn quarantine(data: &Path) -> Vec<Value> {
-    lines(&std::fs::read_to_string(data.join(aura::journal::QUARANTINE_PATH)).unwrap_or_default())
+    lines(
+        &std::fs::read_to_string(data.join(aura_host::journal::QUARANTINE_PATH))
+            .unwrap_or_default(),
+    )
 }
 
 #[tokio::test]
@@ -121,7 +124,10 @@ async fn host_calls_reach_only_the_callers_listed_tools_each_under_an_id_of_its_
 }
 
 /// The traces of the forged scenario run with `plugins`.
-async fn forged_day(name: &str, plugins: &Path) -> (aura::orchestrator::RunSummary, Vec<Value>) {
+async fn forged_day(
+    name: &str,
+    plugins: &Path,
+) -> (aura_day::orchestrator::RunSummary, Vec<Value>) {
     let (summary, traces, _) = run_with(name, plugins, &scenario_path("forged"), 7).await;
     (summary, lines(&traces))
 }

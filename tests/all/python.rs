@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-use aura::orchestrator::{self, Start};
-use aura::scenario::Scenario;
+use aura_day::orchestrator::{self, Start};
+use aura_day::scenario::Scenario;
 use serde_json::Value;
 use sha2::Digest;
 
@@ -19,7 +19,7 @@ use crate::support::{plugins_dir, plugins_dir_of};
 const COMPONENTIZE_PY: &str = "componentize-py==0.25.1";
 
 fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
 /// Every file under `dir` but Python's caches (`__pycache__`), sorted.
@@ -187,7 +187,7 @@ async fn the_day_with_the_python_wellness_makes_the_rust_ones_decisions() {
         orchestrator::run(&host, &scenario, 7, Start::Fresh, |_| {})
             .await
             .unwrap();
-        let text = std::fs::read_to_string(data.join(aura::journal::TRACES_PATH)).unwrap();
+        let text = std::fs::read_to_string(data.join(aura_host::journal::TRACES_PATH)).unwrap();
         let lines: Vec<Value> = text
             .lines()
             .map(|line| serde_json::from_str(line).unwrap())

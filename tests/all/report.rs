@@ -32,10 +32,10 @@ fn the_days_report_loads_cleanly_with_one_mark_per_decision() {
         Path::new(CHROMIUM).is_file(),
         "this test needs Debian's chromium at {CHROMIUM} (apt-get install chromium; .ci/run does)"
     );
-    let browser = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/browser");
+    let browser = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser");
     npm_installed(&browser, &["playwright-core"]);
     let data = temp_dir("report-day");
-    let day = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/day.json");
+    let day = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/day.json");
     aura(
         &data,
         &["run", day.to_str().unwrap(), "--seed", "7", "--json"],
@@ -50,7 +50,7 @@ fn the_days_report_loads_cleanly_with_one_mark_per_decision() {
             page.to_str().unwrap(),
         ],
     );
-    let traces: Vec<Value> = std::fs::read_to_string(data.join(aura::journal::TRACES_PATH))
+    let traces: Vec<Value> = std::fs::read_to_string(data.join(aura_host::journal::TRACES_PATH))
         .unwrap()
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())

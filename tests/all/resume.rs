@@ -11,20 +11,20 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 
-use aura::Host;
-use aura::journal::{
+use aura_day::orchestrator::{self, RunError, RunSummary, Start};
+use aura_day::scenario::Scenario;
+use aura_host::Host;
+use aura_host::journal::{
     JournalError, QUARANTINE_PATH, StorageFault, StorageFaults, StoragePoint, StorageStep,
     TRACES_PATH,
 };
-use aura::orchestrator::{self, RunError, RunSummary, Start};
-use aura::scenario::Scenario;
 
 use crate::support::{plugins_dir, shared_cache_dir, temp_dir};
 
-const CHECKPOINT: &str = aura::checkpoint::CHECKPOINT_PATH;
+const CHECKPOINT: &str = aura_day::checkpoint::CHECKPOINT_PATH;
 
 fn day() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/day.json")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/day.json")
 }
 
 /// `aura run scenarios/day.json --seed 7` on `data`, as a user starts it.
@@ -198,7 +198,7 @@ impl StorageFaults for FailOnce {
 async fn open_host(data: &Path, faults: Option<Arc<dyn StorageFaults>>) -> Host {
     let mut config = crate::support::config(plugins_dir(), data);
     config.guest_seed = 7;
-    config.fuel_per_ms = Some(aura::limits::FUEL_PER_MS_DEFAULT);
+    config.fuel_per_ms = Some(aura_contract::limits::FUEL_PER_MS_DEFAULT);
     config.storage_faults = faults;
     Host::open(&config).await.unwrap()
 }
@@ -306,10 +306,10 @@ async fn storage_faults_stop_the_run_cleanly_and_the_next_start_resumes() {
         let said = error.to_string();
         assert!(said.contains(path), "{name}: {said}");
         let typed = match &error {
-            RunError::Record(aura::host::TraceRecordError::Journal(e)) | RunError::Journal(e) => {
+            RunError::Record(aura_host::TraceRecordError::Journal(e)) | RunError::Journal(e) => {
                 Some(e)
             }
-            RunError::Checkpoint(aura::checkpoint::CheckpointError::Journal(e)) => Some(e),
+            RunError::Checkpoint(aura_day::checkpoint::CheckpointError::Journal(e)) => Some(e),
             _ => None,
         };
         match (step, typed) {
@@ -416,7 +416,7 @@ async fn every_trace_names_its_run() {
         let trace: serde_json::Value = serde_json::from_str(line).unwrap();
         assert_eq!(trace["run"], summary.run.as_str());
     }
-    let checkpoint: aura::checkpoint::Checkpoint =
+    let checkpoint: aura_day::checkpoint::Checkpoint =
         serde_json::from_slice(&std::fs::read(data.join(CHECKPOINT)).unwrap()).unwrap();
     assert_eq!(checkpoint.identity.id(), summary.run);
     assert_eq!(checkpoint.identity.seed, 7);
@@ -440,9 +440,9 @@ async fn a_forged_checkpoint_is_refused_plainly() {
         .await
         .unwrap();
     let path = data.join(CHECKPOINT);
-    let original: aura::checkpoint::Checkpoint =
+    let original: aura_day::checkpoint::Checkpoint =
         serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
-    let forge = |edit: &dyn Fn(&mut aura::checkpoint::Checkpoint)| {
+    let forge = |edit: &dyn Fn(&mut aura_day::checkpoint::Checkpoint)| {
         let mut forged = original.clone();
         forged.finished = false;
         edit(&mut forged);

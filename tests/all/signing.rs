@@ -6,11 +6,11 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use aura::Host;
-use aura::admission::LoadError;
-use aura::plugins::PluginError;
-use aura::sandbox::CodeTarget;
-use aura::signing::TrustedKeys;
+use aura_host::Host;
+use aura_host::LoadError;
+use aura_plugins::PluginError;
+use aura_plugins::signing::TrustedKeys;
+use aura_sandbox::CodeTarget;
 
 use crate::support::{plugins_dir, temp_dir};
 
@@ -100,7 +100,7 @@ async fn a_host_that_trusts_a_key_runs_only_what_it_signed() {
     let signed = plain_copy("signed");
     sign(&signed, &key);
     let host = open(&signed, &public, "signed").await.unwrap();
-    let call = aura::ToolCall::new(
+    let call = aura_host::ToolCall::new(
         "calendar",
         "detect_conflicts",
         serde_json::json!({"events": []}),
@@ -160,7 +160,7 @@ async fn a_host_that_trusts_a_key_runs_only_what_it_signed() {
     // One agent's signature put on another's component: each signature names its agent.
     let moved = plain_copy("moved");
     sign(&moved, &key);
-    let path = moved.join(aura::signing::SIGNATURES_FILE);
+    let path = moved.join(aura_plugins::signing::SIGNATURES_FILE);
     let mut signatures: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     signatures["components"]["finance"] = signatures["components"]["calendar"].clone();
@@ -175,7 +175,7 @@ async fn a_host_that_trusts_a_key_runs_only_what_it_signed() {
 async fn precompiled_code_is_refused_unless_signed() {
     let work = temp_dir("signing-cwasm");
     let (key, public) = keygen(&work, "ours");
-    let native = CodeTarget::named(aura::sandbox::BUILD_TARGET);
+    let native = CodeTarget::named(aura_sandbox::BUILD_TARGET);
     let compiled = crate::precompiled::compiled("signed", &native);
     let error = open(&compiled, &public, "cwasm-unsigned")
         .await
@@ -209,7 +209,7 @@ fn sign_refuses_a_dir_that_does_not_match_its_manifest() {
     assert!(!output.status.success());
     let said = String::from_utf8_lossy(&output.stderr);
     assert!(said.contains("does not match the manifest"), "{said}");
-    assert!(!dir.join(aura::signing::SIGNATURES_FILE).exists());
+    assert!(!dir.join(aura_plugins::signing::SIGNATURES_FILE).exists());
 }
 
 /// The start-up cost of signature checks (`just bench-signing`; BENCHMARKS.md): a host opened
@@ -221,11 +221,11 @@ fn sign_refuses_a_dir_that_does_not_match_its_manifest() {
 async fn bench_signature_startup_cost() {
     let work = temp_dir("signing-bench");
     let (key, public) = keygen(&work, "bench");
-    let native = CodeTarget::named(aura::sandbox::BUILD_TARGET);
+    let native = CodeTarget::named(aura_sandbox::BUILD_TARGET);
     let signed = crate::precompiled::compiled("bench-signed", &native);
     sign(&signed, &key);
     let unsigned = crate::precompiled::compiled("bench-unsigned", &native);
-    let call = aura::ToolCall::new(
+    let call = aura_host::ToolCall::new(
         "calendar",
         "detect_conflicts",
         serde_json::json!({"events": []}),
@@ -235,8 +235,8 @@ async fn bench_signature_startup_cost() {
         let call = call.clone();
         async move {
             let started = std::time::Instant::now();
-            let mut config = aura::HostConfig::new(&plugins, &data);
-            config.loading = aura::Loading::OnFirstUse;
+            let mut config = aura_host::HostConfig::new(&plugins, &data);
+            config.loading = aura_host::Loading::OnFirstUse;
             config.trusted_keys = Some(TrustedKeys::parse(&keys).unwrap());
             let host = Host::open(&config).await.unwrap();
             assert!(host.dispatch(&call).await.unwrap().ok);
@@ -248,7 +248,7 @@ async fn bench_signature_startup_cost() {
     let verify_only = |plugins: &Path, keys: &str| {
         let started = std::time::Instant::now();
         let trusted = TrustedKeys::parse(keys).unwrap();
-        let dir = aura::plugins::PluginsDir::open(plugins, &trusted).unwrap();
+        let dir = aura_plugins::PluginsDir::open(plugins, &trusted).unwrap();
         dir.check_component("calendar").unwrap();
         started.elapsed().as_secs_f64() * 1e6
     };

@@ -92,7 +92,7 @@ async fn ten_thousand_mixed_calls_leave_the_host_whole() {
     let plugins = soak_plugins();
     let data = temp_dir("soak-data");
     let host = Arc::new(
-        aura::Host::open(&crate::support::config(&plugins, &data))
+        aura_host::Host::open(&crate::support::config(&plugins, &data))
             .await
             .unwrap(),
     );

@@ -6,16 +6,16 @@
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use aura::code_cache::CodeCache;
-use aura::sandbox::{CodeTarget, EngineTuning, Sandbox};
-use aura::{Host, Loading};
+use aura_host::{Host, Loading};
+use aura_plugins::code_cache::CodeCache;
+use aura_sandbox::{CodeTarget, EngineTuning, Sandbox};
 use serde_json::{Value, json};
 
 use crate::orchestrator::{run_configured, scenario_path};
 use crate::support::{call_tool, config, guest_path, plugins_dir, plugins_dir_with, temp_dir};
 
 /// A config over the built plugins with the cache at `cache` (not the tests' shared one).
-fn config_over(cache: &Path, name: &str) -> aura::HostConfig {
+fn config_over(cache: &Path, name: &str) -> aura_host::HostConfig {
     let mut config = config(plugins_dir(), temp_dir(&format!("data-{name}")));
     config.cache_dir = Some(cache.to_owned());
     config
@@ -70,7 +70,7 @@ fn entries(dir: &Path) -> Vec<(String, bool)> {
         .filter(|e| e.file_name().to_string_lossy().ends_with(".cwasm"))
         .map(|e| {
             let name = e.file_name().to_string_lossy().into_owned();
-            let digest = aura::plugins::sha256_hex(&std::fs::read(e.path()).unwrap());
+            let digest = aura_contract::digest::sha256_hex(&std::fs::read(e.path()).unwrap());
             let whole = name.ends_with(&format!("-{digest}.cwasm"));
             (name, whole)
         })
@@ -123,8 +123,9 @@ async fn a_tampered_cache_entry_is_refused_and_compiled_again() {
 #[tokio::test]
 async fn code_from_other_engine_settings_is_never_run() {
     // Other settings have other keys: fuel metering off, or Pulley instead of native code.
-    let sha =
-        aura::plugins::sha256_hex(&std::fs::read(plugins_dir().join("calendar.wasm")).unwrap());
+    let sha = aura_contract::digest::sha256_hex(
+        &std::fs::read(plugins_dir().join("calendar.wasm")).unwrap(),
+    );
     let native = Sandbox::new(0, &CodeTarget::Native).unwrap();
     let no_fuel = EngineTuning {
         fuel_metering: false,
@@ -145,7 +146,7 @@ async fn code_from_other_engine_settings_is_never_run() {
     // its name: only wasmtime's header check is left, and it must refuse it.
     let cache_dir = temp_dir("cache-settings").join("cache");
     let cache = CodeCache::open(&cache_dir).unwrap();
-    let mut config = aura::sandbox::engine_config();
+    let mut config = aura_sandbox::engine_config();
     config.consume_fuel(false);
     let wasm = std::fs::read(plugins_dir().join("calendar.wasm")).unwrap();
     let foreign = wasmtime::Engine::new(&config)

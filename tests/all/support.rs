@@ -2,17 +2,17 @@
 
 use std::path::{Path, PathBuf};
 
-use aura::{Host, HostConfig};
+use aura_host::{Host, HostConfig};
 use serde_json::{Value, json};
 
 /// The plugins dir the build script wrote.
 pub fn plugins_dir() -> PathBuf {
-    PathBuf::from(aura::BUILT_PLUGINS_DIR)
+    PathBuf::from(aura_agents::PLUGINS_DIR)
 }
 
 /// Where the build script put the hostile test guests.
 pub fn guest_path(name: &str) -> PathBuf {
-    Path::new(env!("AURA_TEST_GUESTS_DIR")).join(format!("{name}_guest.wasm"))
+    Path::new(aura_guests::GUESTS_DIR).join(format!("{name}_guest.wasm"))
 }
 
 /// A fresh, empty directory for one test.
@@ -37,7 +37,7 @@ pub fn plugins_dir_of(name: &str, served: &[(&str, PathBuf)]) -> PathBuf {
         .iter()
         .map(|(agent, component)| (*agent, std::fs::read(component).unwrap()))
         .collect();
-    aura::plugins::write_components(&dir, &components).unwrap();
+    aura_plugins::write_components(&dir, &components).unwrap();
     dir
 }
 
@@ -108,7 +108,7 @@ pub fn envelope(call_id: &str, agent: &str, tool: &str, args: Value) -> Value {
 
 /// Every line of the quarantine log, parsed.
 pub fn quarantine_lines(data: &Path) -> Vec<Value> {
-    let path = data.join(aura::journal::QUARANTINE_PATH);
+    let path = data.join(aura_host::journal::QUARANTINE_PATH);
     let text = std::fs::read_to_string(path).unwrap_or_default();
     text.lines()
         .map(|line| serde_json::from_str(line).expect("each quarantine line parses"))
@@ -129,7 +129,11 @@ pub async fn assert_refused_at_args(
         let text = envelope(&format!("t_refused{i:03}"), agent, tool, args.clone()).to_string();
         let refused = host.dispatch(&text).await.expect_err(path);
         assert_eq!(refused.error.kind(), "schema_error", "{path}");
-        assert_eq!(refused.error.phase(), aura::error::Phase::Args, "{path}");
+        assert_eq!(
+            refused.error.phase(),
+            aura_contract::error::Phase::Args,
+            "{path}"
+        );
         assert_eq!(refused.error.instance_path(), Some(*path));
         assert_eq!(refused.error.fuel_used(), 0, "{path}: the agent never ran");
         assert_eq!(quarantine_lines(data).len(), before + i + 1);
@@ -144,7 +148,7 @@ pub async fn call_tool(
     call_id: &str,
     tool: &str,
     args: Value,
-) -> aura::ResultEnvelope {
+) -> aura_host::ResultEnvelope {
     let text = envelope(call_id, agent, tool, args).to_string();
     host.dispatch(&text)
         .await
@@ -176,12 +180,12 @@ pub async fn assert_tool_invalid_args(
 /// Checks what a tick proposed: `agent.tool`, at the tick's `ts`, asking for confirmation or
 /// not, for `surface`. Returns the proposed call.
 pub fn assert_proposed<'a>(
-    proposal: &'a aura::tick::Proposal,
+    proposal: &'a aura_host::Proposal,
     (agent, tool): (&str, &str),
     ts: &str,
     confirm_required: bool,
-    surface: aura::envelope::Surface,
-) -> &'a aura::ToolCall {
+    surface: aura_contract::envelope::Surface,
+) -> &'a aura_host::ToolCall {
     let call = proposal.call.call();
     assert_eq!((call.agent.as_str(), call.tool.as_str()), (agent, tool));
     assert_eq!(call.ts, ts);
@@ -194,7 +198,7 @@ pub fn assert_proposed<'a>(
 /// `aura call <agent> <tool> '<args>'` lines.
 pub fn readme_examples() -> Vec<(String, String, String)> {
     let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
     readme
         .lines()
         .filter(|l| l.starts_with("aura call ") && !l.starts_with("aura call <"))

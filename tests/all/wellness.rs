@@ -2,12 +2,17 @@
 //! hand, bad input refused before the agent runs, inconsistent input answered with a typed tool
 //! error, and ticks proposing the right calls for hand-made contexts.
 
-use aura::envelope::Surface;
+use aura_contract::envelope::Surface;
 use serde_json::{Value, json};
 
 use crate::support::{assert_tool_invalid_args, call_tool, host_with, quarantine_lines};
 
-async fn call(host: &aura::Host, call_id: &str, tool: &str, args: Value) -> aura::ResultEnvelope {
+async fn call(
+    host: &aura_host::Host,
+    call_id: &str,
+    tool: &str,
+    args: Value,
+) -> aura_host::ResultEnvelope {
     call_tool(host, "wellness", call_id, tool, args).await
 }
 

@@ -202,7 +202,7 @@ fn the_day_over_three_workers_writes_the_traces_of_the_in_process_run_and_one_ev
     let workers: Vec<Worker> = (1..=3)
         .map(|n| Worker::start(&format!("day-{n}"), &nats, &plugins_dir(), None))
         .collect();
-    let day = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/day.json");
+    let day = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/day.json");
     let day = day.to_str().unwrap();
     let here = temp_dir("wire-day-here");
     let there = temp_dir("wire-day-there");
@@ -276,13 +276,13 @@ fn the_day_over_three_workers_writes_the_traces_of_the_in_process_run_and_one_ev
             .unwrap_or_else(|| panic!("no tool.executed for {call_id}"));
         assert_eq!(
             event["trace_id"],
-            aura::telemetry::TraceContext::for_call(call_id).trace_id_hex(),
+            aura_host::telemetry::TraceContext::for_call(call_id).trace_id_hex(),
             "{event}"
         );
     }
     let roots: std::collections::BTreeSet<String> = ran
         .iter()
-        .map(|id| aura::telemetry::TraceContext::for_call(id).trace_id_hex())
+        .map(|id| aura_host::telemetry::TraceContext::for_call(id).trace_id_hex())
         .collect();
     for event in &executed {
         assert!(
@@ -441,7 +441,7 @@ async fn ten_thousand_calls_survive_a_killed_worker_and_a_restarted_server() {
     // The reference: the healthy call's answer in-process.
     let reference = {
         let data = temp_dir("load-reference");
-        let host = aura::Host::open(&crate::support::config(&plugins, &data))
+        let host = aura_host::Host::open(&crate::support::config(&plugins, &data))
             .await
             .unwrap();
         let answer = host.dispatch(&call_for(1).0).await.unwrap();
@@ -451,14 +451,14 @@ async fn ten_thousand_calls_survive_a_killed_worker_and_a_restarted_server() {
     let mut clients = Vec::new();
     let mut client_dirs = Vec::new();
     for n in 0..SOAK_TASKS {
-        let cluster = aura::wire::cluster::Cluster::connect(&url).await.unwrap();
+        let cluster = aura_wire::cluster::Cluster::connect(&url).await.unwrap();
         assert_eq!(cluster.workers(), 3);
         let data = temp_dir(&format!("load-client-{n}"));
         let mut config = crate::support::config(&plugins, &data);
         config.agents = Some(Vec::new());
         config.fuel_per_ms = cluster.fuel_per_ms();
         config.remote = Some(Arc::new(cluster));
-        clients.push(Arc::new(aura::Host::open(&config).await.unwrap()));
+        clients.push(Arc::new(aura_host::Host::open(&config).await.unwrap()));
         client_dirs.push(data);
     }
 
@@ -628,7 +628,7 @@ async fn ten_thousand_calls_survive_a_killed_worker_and_a_restarted_server() {
 async fn garbage_a_misaddressed_envelope_and_a_forged_deep_chain_are_refused_on_the_worker() {
     let nats = NatsServer::start("raw");
     let worker = Worker::start("raw", &nats, &plugins_dir(), Some("wellness"));
-    let client = aura::wire::connect(&nats.url).await.unwrap();
+    let client = aura_wire::connect(&nats.url).await.unwrap();
     let args = serde_json::json!({
         "baselines": {"hrv_ms": 60, "resting_hr_bpm": 58, "sleep_minutes": 450},
         "readings": {"hrv_ms": 42, "resting_hr_bpm": 65, "sleep_minutes": 360}
@@ -637,11 +637,11 @@ async fn garbage_a_misaddressed_envelope_and_a_forged_deep_chain_are_refused_on_
     let ask = |subject: &'static str, body: Vec<u8>, chain: Option<&'static str>| {
         let client = client.clone();
         async move {
-            let mut headers = async_nats::HeaderMap::new();
+            let mut headers = aura_wire::async_nats::HeaderMap::new();
             if let Some(chain) = chain {
-                headers.insert(aura::wire::CHAIN_HEADER, chain);
+                headers.insert(aura_wire::CHAIN_HEADER, chain);
                 // The forged request also says which request it belongs to.
-                headers.insert(aura::wire::TRACEPARENT_HEADER, FORGED_TRACEPARENT);
+                headers.insert(aura_wire::TRACEPARENT_HEADER, FORGED_TRACEPARENT);
             }
             let reply = client
                 .request_with_headers(subject, headers, body.into())
@@ -750,13 +750,13 @@ async fn bench_wire_hop_and_throughput() {
         .to_string()
     };
     let client = |url: String| async move {
-        let cluster = aura::wire::cluster::Cluster::connect(&url).await.unwrap();
+        let cluster = aura_wire::cluster::Cluster::connect(&url).await.unwrap();
         let data = temp_dir("bench-wire-client");
         let mut config = crate::support::config(plugins_dir(), &data);
         config.agents = Some(Vec::new());
         config.fuel_per_ms = cluster.fuel_per_ms();
         config.remote = Some(Arc::new(cluster));
-        Arc::new(aura::Host::open(&config).await.unwrap())
+        Arc::new(aura_host::Host::open(&config).await.unwrap())
     };
 
     let nats = NatsServer::start("bench");

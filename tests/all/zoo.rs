@@ -5,7 +5,9 @@
 
 use std::path::{Path, PathBuf};
 
-use aura::limits::{EPOCH_BACKSTOP_MARGIN_MS, FUEL_PER_MS_DEFAULT, HOST_CALLS_PER_CALL_MAX};
+use aura_contract::limits::{
+    EPOCH_BACKSTOP_MARGIN_MS, FUEL_PER_MS_DEFAULT, HOST_CALLS_PER_CALL_MAX,
+};
 use serde_json::{Value, json};
 
 use crate::support::{
@@ -24,7 +26,7 @@ fn zoo_plugins(guest: &str) -> PathBuf {
 }
 
 struct Zoo {
-    host: aura::Host,
+    host: aura_host::Host,
     data: PathBuf,
 }
 
@@ -32,7 +34,7 @@ impl Zoo {
     async fn open(guest: &str) -> Self {
         let plugins = zoo_plugins(guest);
         let data = temp_dir(&format!("zoo-data-{guest}"));
-        let host = aura::Host::open(&crate::support::config(&plugins, &data))
+        let host = aura_host::Host::open(&crate::support::config(&plugins, &data))
             .await
             .unwrap();
         assert!(
@@ -48,7 +50,7 @@ impl Zoo {
         &self,
         call_id: &str,
         deadline_ms: u64,
-    ) -> (aura::Refused, std::time::Duration) {
+    ) -> (aura_host::Refused, std::time::Duration) {
         let mut call = envelope(
             call_id,
             "calendar",
@@ -128,8 +130,10 @@ async fn unbounded_memory_growth_hits_the_memory_limit() {
     let zoo = expect_kind("grow", "t_grow000001", 1000, "memory_limit").await;
     // The calendar's catalogue limit, the phone-sized default.
     let reason = zoo.quarantine()[0]["reason"].as_str().unwrap().to_owned();
-    let limit = aura::catalogue::agent("calendar").unwrap().memory_bytes_max;
-    assert_eq!(limit, aura::limits::MEMORY_BYTES_MAX);
+    let limit = aura_contract::catalogue::agent("calendar")
+        .unwrap()
+        .memory_bytes_max;
+    assert_eq!(limit, aura_contract::limits::MEMORY_BYTES_MAX);
     assert!(reason.contains(&format!("exceeds {limit}")), "{reason}");
 }
 
@@ -161,7 +165,8 @@ async fn a_flood_of_malformed_host_calls_ends_the_call() {
     assert_eq!(lines.len(), HOST_CALLS_PER_CALL_MAX as usize + 1);
     for (n, line) in lines[..HOST_CALLS_PER_CALL_MAX as usize].iter().enumerate() {
         assert_eq!(line["kind"], "malformed_json");
-        let own = aura::envelope::nested_call_id(Some("t_flood00001"), "calendar", n as u32 + 1);
+        let own =
+            aura_contract::envelope::nested_call_id(Some("t_flood00001"), "calendar", n as u32 + 1);
         assert_eq!(line["call_id"], own.as_str());
     }
 }
@@ -176,7 +181,7 @@ async fn a_host_call_to_a_tool_outside_the_catalogue_is_refused_to_the_guest() {
     assert_eq!(lines.len(), 2);
     assert_eq!(lines[0]["kind"], "unknown_tool");
     // Recorded under the id the host gave the nested call, not the one the guest wrote.
-    let own = aura::envelope::nested_call_id(Some("t_callunk001"), "calendar", 1);
+    let own = aura_contract::envelope::nested_call_id(Some("t_callunk001"), "calendar", 1);
     assert_eq!(lines[0]["call_id"], own.as_str());
     let offending: Value = serde_json::from_str(lines[1]["offending"].as_str().unwrap()).unwrap();
     let answer: Value =
@@ -241,7 +246,7 @@ fn zoo_guests_never_reach_plugins() {
         .cloned()
         .collect();
     for entry in
-        std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/guests")).unwrap()
+        std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/guests")).unwrap()
     {
         let guest = entry.unwrap().file_name().into_string().unwrap();
         assert!(!shipped.contains(&guest), "{guest} is in plugins/");
@@ -261,7 +266,7 @@ async fn a_runaway_agent_does_not_starve_other_calls_on_the_same_thread() {
         ],
     );
     let data = temp_dir("zoo-data-starve");
-    let host = aura::Host::open(&crate::support::config(&plugins, &data))
+    let host = aura_host::Host::open(&crate::support::config(&plugins, &data))
         .await
         .unwrap();
 
@@ -353,7 +358,7 @@ async fn an_answer_over_the_crossings_bound_is_refused_as_too_large() {
         line["reason"],
         format!(
             "reply: JSON text is more than the limit of {} bytes",
-            aura::limits::CROSSING_BYTES_MAX
+            aura_contract::limits::CROSSING_BYTES_MAX
         )
     );
 }
@@ -385,7 +390,7 @@ async fn writing_past_the_stdout_bound_fails_the_writes_not_the_call() {
     // 64th KiB fills the pipe; its flush already finds the stream closed, so the guest saw 63
     // writes succeed and the 64th fail as on a closed pipe.
     let report = escape_attempt("chatty", "t_chatty0001").await;
-    let bound = aura::limits::GUEST_OUTPUT_BYTES_MAX;
+    let bound = aura_contract::limits::GUEST_OUTPUT_BYTES_MAX;
     assert_eq!(
         report,
         format!(
@@ -406,14 +411,17 @@ async fn a_manifest_that_sleeps_delays_a_start_only_by_its_own_short_bound() {
     );
     let data = temp_dir("zoo-data-slowmanifest");
     let started = std::time::Instant::now();
-    let host = aura::Host::open(&crate::support::config(&plugins, &data))
+    let host = aura_host::Host::open(&crate::support::config(&plugins, &data))
         .await
         .unwrap();
     // The manifest sleeps 20 s; its wall bound is MANIFEST_DEADLINE_MS plus the margin.
-    assert_within_backstop(started.elapsed(), aura::limits::MANIFEST_DEADLINE_MS);
+    assert_within_backstop(
+        started.elapsed(),
+        aura_contract::limits::MANIFEST_DEADLINE_MS,
+    );
     let failures = host.load_failures();
     match &failures.iter().map(|f| &**f).collect::<Vec<_>>()[..] {
-        [aura::admission::LoadError::ManifestInvalid { agent, error }] => {
+        [aura_host::LoadError::ManifestInvalid { agent, error }] => {
             assert_eq!(agent, "calendar");
             assert_eq!(error.kind(), "wall_clock_exceeded");
         }
@@ -434,7 +442,7 @@ async fn a_random_request_over_its_bound_ends_the_call_before_the_host_builds_it
         ],
     );
     let data = temp_dir("zoo-data-randomflood");
-    let host = aura::Host::open(&crate::support::config(&plugins, &data))
+    let host = aura_host::Host::open(&crate::support::config(&plugins, &data))
         .await
         .unwrap();
     let mut call = envelope(
@@ -454,7 +462,7 @@ async fn a_random_request_over_its_bound_ends_the_call_before_the_host_builds_it
         refused.error.to_string(),
         format!(
             "agent `wellness` asked for more than {} random bytes in one request",
-            aura::limits::GUEST_RANDOM_BYTES_PER_REQUEST_MAX
+            aura_contract::limits::GUEST_RANDOM_BYTES_PER_REQUEST_MAX
         )
     );
 }
@@ -470,7 +478,7 @@ async fn random_bytes_are_charged_to_the_guest_by_the_byte_up_to_the_bound() {
         &[("wellness", guest_path("randomflood"))],
     );
     let data = temp_dir("zoo-data-randomcharge");
-    let host = aura::Host::open(&crate::support::config(&plugins, &data))
+    let host = aura_host::Host::open(&crate::support::config(&plugins, &data))
         .await
         .unwrap();
     let asking = |kib: u64| {
@@ -496,7 +504,11 @@ async fn random_bytes_are_charged_to_the_guest_by_the_byte_up_to_the_bound() {
     };
     let one_kib = fuel(1).await;
     let two_kib = fuel(2).await;
-    assert_eq!(aura::limits::FUEL_PER_RANDOM_BYTE, 16, "the figure above");
+    assert_eq!(
+        aura_contract::limits::FUEL_PER_RANDOM_BYTE,
+        16,
+        "the figure above"
+    );
     assert_eq!(two_kib - one_kib, 65_536);
     // The bound itself is allowed; one KiB more is not.
     fuel(64).await;
@@ -528,7 +540,7 @@ async fn random_asked_for_again_and_again_is_charged_to_the_guest_and_fails_no_o
         ],
     );
     let data = temp_dir("zoo-data-randomtick");
-    let host = aura::Host::open(&crate::support::config(&plugins, &data))
+    let host = aura_host::Host::open(&crate::support::config(&plugins, &data))
         .await
         .unwrap();
     let context = json!({"now": "2026-11-23T08:00:00+01:00", "utc_offset_minutes": 60,
@@ -544,7 +556,7 @@ async fn random_asked_for_again_and_again_is_charged_to_the_guest_and_fails_no_o
         })
         .collect();
     assert_eq!(kinds, ["ok", "deadline_exceeded", "ok", "ok"]);
-    let budget = aura::limits::TICK_DEADLINE_MS * FUEL_PER_MS_DEFAULT;
+    let budget = aura_contract::limits::TICK_DEADLINE_MS * FUEL_PER_MS_DEFAULT;
     assert_eq!(outcomes[1].as_ref().unwrap_err().error.fuel_used(), budget);
     let lines = quarantine_lines(&data);
     assert_eq!(lines.len(), 1, "only the flood is quarantined: {lines:?}");

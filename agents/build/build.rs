@@ -1,0 +1,102 @@
+//! Builds the agent components, so a fresh checkout's `cargo build`, `cargo run` and `cargo test`
+//! have them without `just`.
+//!
+//! Every agent crate under `agents/` (`agents/<name>`, package `<name>-agent`) is built for
+//! `wasm32-wasip2` with the `plugin` profile by a nested cargo with its own target dir
+//! (`target/plugins`). The components are copied to `plugins/<name>.wasm` and
+//! `plugins/manifest.json` records each one's size and sha256, which the host checks before it
+//! loads a component. The target is added with rustup first when the toolchain lacks it.
+//!
+//! Set `AURA_SKIP_PLUGIN_BUILD=1` to build without agents (the components stay as they were last
+//! built); change `AURA_PLUGINS_REBUILD` to force the nested build to run (`just build-plugins`).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::SystemTime;
+
+use sha2::{Digest, Sha256};
+
+include!("src/plugin_target.rs");
+include!("src/nested.rs");
+
+/// The cargo profile agents are built with (defined in the workspace Cargo.toml).
+const PLUGIN_PROFILE: &str = "plugin";
+
+fn main() {
+    let started = SystemTime::now();
+    println!("cargo:rerun-if-env-changed=AURA_SKIP_PLUGIN_BUILD");
+    println!("cargo:rerun-if-env-changed=AURA_PLUGINS_REBUILD");
+    let manifest_dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("by cargo"));
+    let workspace = workspace_of(&manifest_dir);
+    if skipped() {
+        return;
+    }
+    let agents = crates_under(&workspace.join("agents"), "agent");
+    for watched in [
+        "agents",
+        "wit",
+        "Cargo.toml",
+        "Cargo.lock",
+        "rust-toolchain.toml",
+    ] {
+        println!(
+            "cargo:rerun-if-changed={}",
+            workspace.join(watched).display()
+        );
+    }
+    let plugins_dir = workspace.join("plugins");
+    // A deleted manifest (or plugins dir) rebuilds; the components themselves are not watched:
+    // a tampered component must be refused by the host, not silently rebuilt.
+    println!(
+        "cargo:rerun-if-changed={}",
+        plugins_dir.join("manifest.json").display()
+    );
+    match ensure_target() {
+        Ok(TargetState::Present) => {}
+        Ok(TargetState::Added) => println!(
+            "cargo::warning=added the {PLUGIN_TARGET} target with rustup: rust-toolchain.toml \
+             names it, and rustup adds a file's targets only when it installs the toolchain"
+        ),
+        Err(message) => {
+            // Stops the build here, with the command that fixes it, instead of a nested cargo's
+            // error about a missing `std` deep in the first agent's dependencies.
+            println!("cargo::error={message}");
+            return;
+        }
+    }
+    let target_dir = workspace.join("target").join("plugins");
+    nested_build(
+        &workspace,
+        &target_dir,
+        PLUGIN_TARGET,
+        PLUGIN_PROFILE,
+        &agents,
+    );
+
+    std::fs::create_dir_all(&plugins_dir).expect("cannot create plugins/");
+    let backdated = started - OUTPUT_MTIME_BACKDATE;
+    let mut components = BTreeMap::new();
+    for (agent, package) in &agents {
+        let built = built_component(&target_dir, PLUGIN_TARGET, PLUGIN_PROFILE, package);
+        let bytes = std::fs::read(&built)
+            .unwrap_or_else(|e| panic!("cannot read {}: {e}", built.display()));
+        let file = format!("{agent}.wasm");
+        write_backdated(&plugins_dir.join(&file), &bytes, backdated);
+        let sha256: String = Sha256::digest(&bytes)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        components.insert(
+            agent.clone(),
+            serde_json::json!({ "file": file, "sha256": sha256, "bytes": bytes.len() }),
+        );
+    }
+    let manifest = serde_json::json!({ "format": "aura-plugins.v1", "components": components });
+    let mut text = serde_json::to_string_pretty(&manifest).expect("a manifest is JSON");
+    text.push('\n');
+    write_backdated(
+        &plugins_dir.join("manifest.json"),
+        text.as_bytes(),
+        backdated,
+    );
+}

@@ -1,0 +1,444 @@
+//! One tick's decisions as they are made: each carried out, recorded as a reasoning trace
+//! (checked against trace.v1, durable), then reported.
+//!
+//! It owns what a decision does (a chosen call run as the checked call it already is, a
+//! question asked, an answer carried out or declined, a digest of what was held back), what the
+//! person has then been told, and the trace of it. It must not choose (arbitration did) nor
+//! read the machine's clock.
+
+use serde_json::Value;
+use time::OffsetDateTime;
+
+use aura_contract::catalogue::Telling;
+use aura_contract::envelope::Surface;
+use aura_contract::limits::{INTERRUPT_IMPORTANCE_MIN, TRACE_SIGNAL_CHARS_MAX, TRACE_SIGNALS_MAX};
+use aura_contract::trace::{
+    Decision, Moved, Outcome, RationaleFacts, Status, Trace, TracedAnswer, TracedCall,
+    digest_rationale, rationale, unplaced_answer_rationale,
+};
+use aura_contract::visible::visible;
+use aura_host::{Host, Proposal};
+
+use super::arbitrate::{Choice, content_key};
+use super::memory::{Fresh, HeldBack, Interruption, Memory, untold_items};
+use super::questions::{Question, questions_answered};
+use super::summary::RunSummary;
+use super::{RunError, RunEvent};
+use crate::scenario::{Answer, Scenario, World};
+
+/// Where a call's outcome is shown, and what it tells, as telling it settles them.
+struct Shown {
+    surface: Surface,
+    requested: Surface,
+    fresh: Option<Fresh>,
+    moved: Option<Moved>,
+}
+
+/// One tick's decisions as they are made.
+pub(super) struct TickRun<'a> {
+    pub(super) host: &'a Host,
+    pub(super) scenario: &'a Scenario,
+    pub(super) run: &'a str,
+    pub(super) seed: u64,
+    pub(super) index: usize,
+    pub(super) now: OffsetDateTime,
+    pub(super) at: &'a str,
+    pub(super) decisions: usize,
+}
+
+impl TickRun<'_> {
+    /// Resolves the user's answer: it is about an item, and runs the one pending question the
+    /// host bound to that item (confirm runs the call, decline drops it). An answer that
+    /// matches no question, or several, runs nothing and is traced as such.
+    pub(super) async fn answer(
+        &mut self,
+        answer: &Answer,
+        world: &mut World,
+        memory: &mut Memory,
+        summary: &mut RunSummary,
+        report: &mut impl FnMut(RunEvent<'_>),
+    ) -> Result<(), RunError> {
+        let traced = TracedAnswer {
+            agent: answer.agent.clone(),
+            tool: answer.tool.clone(),
+            item: answer.signal.clone(),
+            confirm: answer.confirm,
+        };
+        let questions = questions_answered(&memory.pending, answer);
+        let [found] = questions[..] else {
+            match questions.len() {
+                0 => summary.answers_unmatched += 1,
+                _ => summary.answers_ambiguous += 1,
+            }
+            tracing::warn!(
+                agent = %answer.agent,
+                tool = %answer.tool,
+                item = %visible(&answer.signal),
+                questions = questions.len(),
+                "answer matches no single pending question"
+            );
+            return self.record_unplaced(traced, questions.len(), summary, report);
+        };
+        let question = memory.pending.remove(found);
+        memory
+            .answered
+            .insert(question.proposal.call.call().call_id.clone());
+        world.answered(&answer.signal);
+        let choice = Choice {
+            proposal: question.proposal,
+            decision: match answer.confirm {
+                true => Decision::Confirmed,
+                false => Decision::Declined,
+            },
+            requested: question.surface,
+            surface: question.surface,
+            beaten: Vec::new(),
+            about: question.about,
+            answer: Some(traced),
+            fresh: None,
+            moved: None,
+        };
+        self.decide(choice, world, memory, summary, report).await
+    }
+
+    /// Records an answer that matched `questions` pending questions (none, or several).
+    fn record_unplaced(
+        &mut self,
+        answer: TracedAnswer,
+        questions: usize,
+        summary: &mut RunSummary,
+        report: &mut impl FnMut(RunEvent<'_>),
+    ) -> Result<(), RunError> {
+        let decision = match questions {
+            0 => Decision::AnswerUnmatched,
+            _ => Decision::AnswerAmbiguous,
+        };
+        let outcome = Outcome::answer_unresolved(&answer.item, questions);
+        let trace = Trace {
+            signals: vec![answer.item.clone()],
+            rationale: unplaced_answer_rationale(&answer, questions),
+            answer: Some(answer),
+            ..self.trace(decision, outcome)
+        };
+        self.record(trace, summary, report)
+    }
+
+    /// Gathers what was held back and is still untold on one card (SILENT in quiet hours),
+    /// and counts it told.
+    pub(super) fn digest(
+        &mut self,
+        quiet: bool,
+        memory: &mut Memory,
+        summary: &mut RunSummary,
+        report: &mut impl FnMut(RunEvent<'_>),
+    ) -> Result<(), RunError> {
+        let held: Vec<HeldBack> = std::mem::take(&mut memory.held_back);
+        memory.kept.clear();
+        let untold: Vec<HeldBack> = held
+            .into_iter()
+            .filter(|h| memory.untold_since(&h.subjects, h.at))
+            .collect();
+        if untold.is_empty() {
+            return Ok(());
+        }
+        let mut subjects: Vec<String> = Vec::new();
+        for item in &untold {
+            memory.tell(&item.subjects, self.now);
+            for (subject, _) in &item.subjects {
+                if !subjects.contains(subject) {
+                    subjects.push(subject.clone());
+                }
+            }
+        }
+        let surface = match quiet {
+            true => Surface::Silent,
+            false => Surface::PhoneCard,
+        };
+        if surface != Surface::Silent {
+            memory.interruptions.push(Interruption {
+                surface,
+                at: self.now,
+            });
+        }
+        memory.last_digest = Some(self.now);
+        summary.shown.add(surface);
+        summary.digests += 1;
+        let summaries: Vec<String> = untold.into_iter().map(|h| h.summary).collect();
+        let trace = Trace {
+            rationale: digest_rationale(summaries.len(), subjects.len(), surface),
+            signals: subjects
+                .into_iter()
+                .take(TRACE_SIGNALS_MAX)
+                .map(|s| s.chars().take(TRACE_SIGNAL_CHARS_MAX).collect())
+                .collect(),
+            surface,
+            ..self.trace(Decision::Digest, Outcome::digest(&summaries))
+        };
+        self.record(trace, summary, report)
+    }
+
+    /// The next trace of this tick, with `decision` and `outcome`, about no call: the caller
+    /// fills in the rest.
+    fn trace(&mut self, decision: Decision, outcome: Outcome) -> Trace {
+        Trace {
+            trace_id: self.next_trace_id(),
+            run: self.run.to_owned(),
+            scenario: self.scenario.name.clone(),
+            seed: self.seed,
+            tick: self.index,
+            at: self.at.to_owned(),
+            decision,
+            call: None,
+            proposed_by: None,
+            about: None,
+            answer: None,
+            signals: Vec::new(),
+            priority: 0,
+            requested_surface: Surface::PhoneCard,
+            surface: Surface::PhoneCard,
+            rationale: String::new(),
+            outcome,
+            fuel_used: 0,
+            not_chosen: Vec::new(),
+        }
+    }
+
+    /// `tr_<tick>_<n>`, the next decision of this tick.
+    fn next_trace_id(&mut self) -> String {
+        let id = format!("tr_{:05}_{:03}", self.index, self.decisions);
+        self.decisions += 1;
+        id
+    }
+
+    /// Records a trace (checked against trace.v1, durable), then reports it.
+    fn record(
+        &mut self,
+        trace: Trace,
+        summary: &mut RunSummary,
+        report: &mut impl FnMut(RunEvent<'_>),
+    ) -> Result<(), RunError> {
+        self.host.record_trace(&trace)?;
+        summary.decisions += 1;
+        report(RunEvent::Decision(&trace));
+        Ok(())
+    }
+
+    /// Carries out one decision, records its trace, then reports it.
+    pub(super) async fn decide(
+        &mut self,
+        choice: Choice,
+        world: &mut World,
+        memory: &mut Memory,
+        summary: &mut RunSummary,
+        report: &mut impl FnMut(RunEvent<'_>),
+    ) -> Result<(), RunError> {
+        let Choice {
+            proposal,
+            decision,
+            requested,
+            mut surface,
+            beaten,
+            about,
+            answer,
+            mut fresh,
+            mut moved,
+        } = choice;
+        let call = proposal.call.call();
+        let spec = proposal.call.spec();
+        // Texts for the user: in their offset, about their calendar as it is now.
+        let telling = Telling {
+            clock: Some((self.scenario.offset(), self.now)),
+            events: world.events(),
+        };
+        let (outcome, fuel_used) = match decision {
+            Decision::Executed | Decision::Confirmed => {
+                memory.shown.insert(call.call_id.clone());
+                memory.shown.insert(content_key(&proposal));
+                let (outcome, fuel_used, result) = self.execute(&proposal, &telling).await;
+                let mut shown = Shown {
+                    surface,
+                    requested,
+                    fresh: fresh.take(),
+                    moved,
+                };
+                let outcome = self.tell(
+                    &proposal,
+                    outcome,
+                    result.as_ref(),
+                    &mut shown,
+                    memory,
+                    summary,
+                    &telling,
+                );
+                (surface, fresh, moved) = (shown.surface, shown.fresh, shown.moved);
+                summary.call_fuel += fuel_used;
+                if decision == Decision::Confirmed {
+                    summary.confirmed += 1;
+                    let effect = spec.on_confirm.zip(result).and_then(|(f, r)| f(&r));
+                    if let Some(effect) = effect {
+                        world.apply(effect);
+                    }
+                }
+                (outcome, fuel_used)
+            }
+            Decision::Asked => {
+                memory.pending.push(Question {
+                    proposal: proposal.clone(),
+                    surface,
+                    about: about.clone(),
+                });
+                summary.asked += 1;
+                let question = spec.question_text(&call.agent, &call.args, &telling);
+                (Outcome::pending(question), 0)
+            }
+            Decision::Declined => {
+                summary.declined += 1;
+                (Outcome::declined(), 0)
+            }
+            Decision::Held => {
+                summary.held += 1;
+                (Outcome::held(), 0)
+            }
+            // Answers that reach no single question never come here (`record_unplaced`), nor
+            // digests (`digest`).
+            Decision::AnswerUnmatched | Decision::AnswerAmbiguous => {
+                (Outcome::answer_unresolved(&call.tool, 0), 0)
+            }
+            Decision::Digest => (Outcome::digest(&[]), 0),
+        };
+        let news: Vec<String> = fresh
+            .as_ref()
+            .map(|f| f.subjects.iter().map(|(s, _)| s.clone()).collect())
+            .unwrap_or_default();
+        let rationale = rationale(&RationaleFacts {
+            lead: spec.rationale_lead,
+            agent: &call.agent,
+            tool: &call.tool,
+            signals: &proposal.signals,
+            priority: proposal.priority,
+            decision,
+            requested,
+            surface,
+            beaten: beaten.len(),
+            moved,
+            news: &news,
+        });
+        let trace = Trace {
+            call: Some(TracedCall {
+                call_id: call.call_id.clone(),
+                agent: call.agent.clone(),
+                tool: call.tool.clone(),
+                confirm_required: proposal.call.needs_confirmation(),
+            }),
+            proposed_by: Some(proposal.proposed_by.to_owned()),
+            about,
+            answer,
+            signals: proposal.signals.clone(),
+            priority: proposal.priority,
+            requested_surface: requested,
+            surface,
+            rationale,
+            fuel_used,
+            not_chosen: beaten,
+            ..self.trace(decision, outcome)
+        };
+        self.record(trace, summary, report)
+    }
+
+    /// What a call that ran tells the person, and what they have now been told: for a tool
+    /// whose news is in its answer, only the items they had not been told (nothing new:
+    /// recorded, not shown); then the news counted told, or kept for the digest when it went
+    /// to SILENT against its agent's wish (quiet hours, the budget), and the interruption
+    /// counted against the surface's budget.
+    #[allow(clippy::too_many_arguments)]
+    fn tell(
+        &self,
+        proposal: &Proposal,
+        mut outcome: Outcome,
+        result: Option<&Value>,
+        shown: &mut Shown,
+        memory: &mut Memory,
+        summary: &mut RunSummary,
+        telling: &Telling<'_>,
+    ) -> Outcome {
+        let spec = proposal.call.spec();
+        if let (Some(news), Some(result)) = (spec.news_in_result, result) {
+            let (told, untold) = untold_items(memory, news, result, self.now);
+            if untold.subjects.is_empty() {
+                if shown.surface != Surface::Silent {
+                    shown.surface = Surface::Silent;
+                    shown.moved = Some(Moved::NothingNew);
+                }
+            } else {
+                if untold.importance < INTERRUPT_IMPORTANCE_MIN && shown.surface != Surface::Silent
+                {
+                    shown.surface = Surface::Silent;
+                    shown.moved = Some(Moved::Minor);
+                }
+                // The card tells only what is new, leading with it.
+                outcome = Outcome::ok(spec, &told, telling);
+            }
+            let fresh = shown.fresh.get_or_insert_with(Fresh::default);
+            fresh.importance = fresh.importance.max(untold.importance);
+            for subject in untold.subjects {
+                if !fresh.subjects.contains(&subject) {
+                    fresh.subjects.push(subject);
+                }
+            }
+        }
+        if outcome.status != Status::Ok {
+            summary.calls_failed += 1;
+            return outcome;
+        }
+        summary.shown.add(shown.surface);
+        // Told: shown on an interrupting surface, or recorded silently because its agent asked
+        // for no more. Moved to SILENT (quiet hours, budget), it is still news.
+        let told = shown.surface != Surface::Silent || shown.requested == Surface::Silent;
+        match shown.fresh.as_ref() {
+            Some(fresh) if told => memory.tell(&fresh.subjects, self.now),
+            Some(fresh) if !fresh.subjects.is_empty() => {
+                memory
+                    .kept
+                    .extend(fresh.subjects.iter().map(|(s, _)| s.clone()));
+                memory.held_back.push(HeldBack {
+                    subjects: fresh.subjects.clone(),
+                    summary: outcome.summary.clone(),
+                    at: self.now,
+                });
+            }
+            Some(_) | None => {}
+        }
+        if shown.surface != Surface::Silent {
+            memory.interruptions.push(Interruption {
+                surface: shown.surface,
+                at: self.now,
+            });
+        }
+        outcome
+    }
+
+    /// Runs a chosen call: it passed the crossing when it was proposed, so it runs as it is
+    /// (its answer is checked now). The outcome, the fuel burned, and the result if any.
+    async fn execute(
+        &self,
+        proposal: &Proposal,
+        telling: &Telling<'_>,
+    ) -> (Outcome, u64, Option<Value>) {
+        let call = proposal.call.call();
+        match self.host.dispatch(&proposal.call).await {
+            Ok(result) => match (result.result, result.error) {
+                (Some(value), _) => {
+                    let outcome = Outcome::ok(proposal.call.spec(), &value, telling);
+                    (outcome, result.fuel_used, Some(value))
+                }
+                (None, error) => {
+                    let (kind, message) =
+                        error.map_or((String::new(), String::new()), |e| (e.kind, e.message));
+                    let outcome = Outcome::tool_error(&call.agent, &call.tool, kind, &message);
+                    (outcome, result.fuel_used, None)
+                }
+            },
+            Err(refused) => (Outcome::refused(&refused.error), refused.fuel_used, None),
+        }
+    }
+}

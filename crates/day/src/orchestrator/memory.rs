@@ -1,0 +1,345 @@
+//! What a run remembers between ticks, and the rules of novelty and of the interruption
+//! budget it answers from.
+//!
+//! It owns [`Memory`] (what was shown, asked, answered, told and when, the interruptions of
+//! the past window, what was held back for the digest), what in a proposal or in a result is
+//! news the person has not been told ([`Fresh`]), and whether a surface may interrupt once more
+//! in its window. It must not choose between proposals (arbitration does) nor record anything.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use time::OffsetDateTime;
+
+use aura_contract::catalogue::{NewsSignal, ResultNews};
+use aura_contract::envelope::Surface;
+use aura_contract::limits::{
+    BUDGET_EXEMPT_IMPORTANCE_MIN, EARBUD_TTS_INTERRUPTIONS_PER_WINDOW_MAX,
+    INTERRUPTION_WINDOW_MINUTES, PHONE_CARD_INTERRUPTIONS_PER_WINDOW_MAX,
+    WATCH_INTERRUPTIONS_PER_WINDOW_MAX,
+};
+use aura_host::Proposal;
+
+use super::questions::Question;
+
+/// What a run remembers between ticks (a checkpoint keeps it: [`RunState`]).
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct Memory {
+    /// call_ids and content keys of what was shown or asked.
+    pub(super) shown: BTreeSet<String>,
+    /// Questions waiting for an answer, in the order asked (kept as [`SavedQuestion`]s).
+    #[serde(skip)]
+    pub(super) pending: Vec<Question>,
+    /// call_ids of questions held for quiet hours (traced once).
+    pub(super) held: BTreeSet<String>,
+    /// call_ids of answered questions (never asked again).
+    pub(super) answered: BTreeSet<String>,
+    /// News the user has been told, by subject: the highest level told, and when.
+    pub(super) told: BTreeMap<String, Told>,
+    /// When each interrupting surface interrupted, oldest first (the budget's window).
+    pub(super) interruptions: Vec<Interruption>,
+    /// Results kept from the user (quiet hours, the budget), oldest first, for the digest.
+    pub(super) held_back: Vec<HeldBack>,
+    /// The subjects in `held_back`: they wait for the digest and are not news again before.
+    pub(super) kept: BTreeSet<String>,
+    /// When the last digest was shown.
+    #[serde(with = "time::serde::rfc3339::option")]
+    pub(super) last_digest: Option<OffsetDateTime>,
+}
+
+/// An interruption, for the budget.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct Interruption {
+    pub(super) surface: Surface,
+    #[serde(with = "time::serde::rfc3339")]
+    pub(super) at: OffsetDateTime,
+}
+
+/// What the user was told about a subject.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct Told {
+    /// The highest level told.
+    pub(super) level: u8,
+    /// When it was last told.
+    #[serde(with = "time::serde::rfc3339")]
+    pub(super) at: OffsetDateTime,
+}
+
+/// A result the user was not shown, and the news it carried.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct HeldBack {
+    /// Its news subjects and their levels.
+    pub(super) subjects: Vec<(String, u8)>,
+    /// What its surface would have shown.
+    pub(super) summary: String,
+    /// When it was held back.
+    #[serde(with = "time::serde::rfc3339")]
+    pub(super) at: OffsetDateTime,
+}
+
+impl Memory {
+    /// The subjects of `proposal`'s news that the user has not been told at their level, and
+    /// the most important and most urgent of them. `None` when its tool names no news (the
+    /// identity rule alone applies to it).
+    pub(super) fn fresh_news(&self, proposal: &Proposal, now: OffsetDateTime) -> Option<Fresh> {
+        let rules = proposal.call.spec().news;
+        match rules.is_empty() {
+            true => None,
+            false => Some(self.fresh_in(rules, &proposal.signals, now)),
+        }
+    }
+
+    /// The news `rules` find in `signals` that the user has not been told (at `now`).
+    pub(super) fn fresh_in(
+        &self,
+        rules: &[NewsSignal],
+        signals: &[String],
+        now: OffsetDateTime,
+    ) -> Fresh {
+        let mut fresh = Fresh::default();
+        for signal in signals {
+            for rule in rules {
+                let Some(subject) = rule.subject_of(signal) else {
+                    continue;
+                };
+                let told = self.told.get(&subject).is_some_and(|told| {
+                    let recent = rule
+                        .retell_after_minutes
+                        .is_none_or(|minutes| now - told.at < time::Duration::minutes(minutes));
+                    told.level >= rule.level && recent
+                });
+                if told || self.kept.contains(&subject) {
+                    continue;
+                }
+                fresh.importance = fresh.importance.max(rule.importance);
+                fresh.urgent |= rule.urgent;
+                if !fresh.subjects.iter().any(|(s, _)| *s == subject) {
+                    fresh.subjects.push((subject, rule.level));
+                }
+            }
+        }
+        fresh
+    }
+
+    /// Records that the user has been told `subjects` at their levels at `now`.
+    pub(super) fn tell(&mut self, subjects: &[(String, u8)], now: OffsetDateTime) {
+        for (subject, level) in subjects {
+            let told = self.told.entry(subject.clone()).or_insert(Told {
+                level: *level,
+                at: now,
+            });
+            told.level = told.level.max(*level);
+            told.at = now;
+        }
+    }
+
+    /// Whether any of `subjects`, held back at `since`, has not been told since at its level.
+    pub(super) fn untold_since(&self, subjects: &[(String, u8)], since: OffsetDateTime) -> bool {
+        subjects.iter().any(|(subject, level)| {
+            self.told
+                .get(subject)
+                .is_none_or(|told| told.level < *level || told.at < since)
+        })
+    }
+
+    /// Whether `surface` may interrupt once more at `now`: fewer interruptions than its budget
+    /// in the past window.
+    pub(super) fn within_budget(&self, surface: Surface, now: OffsetDateTime) -> bool {
+        let max = match surface {
+            Surface::Watch => WATCH_INTERRUPTIONS_PER_WINDOW_MAX,
+            Surface::PhoneCard => PHONE_CARD_INTERRUPTIONS_PER_WINDOW_MAX,
+            Surface::EarbudTts => EARBUD_TTS_INTERRUPTIONS_PER_WINDOW_MAX,
+            Surface::Silent => return true,
+        };
+        let since = now - time::Duration::minutes(INTERRUPTION_WINDOW_MINUTES);
+        let used = self
+            .interruptions
+            .iter()
+            .filter(|i| i.surface == surface && i.at > since)
+            .count();
+        used < max
+    }
+}
+
+/// `result` with only the items of `news.items` the user has not been told, and those items'
+/// news.
+pub(super) fn untold_items(
+    memory: &Memory,
+    news: ResultNews,
+    result: &Value,
+    now: OffsetDateTime,
+) -> (Value, Fresh) {
+    let mut fresh = Fresh::default();
+    let mut kept = result.clone();
+    if let Some(items) = kept.get_mut(news.items).and_then(Value::as_array_mut) {
+        let mut untold: Vec<(u8, Value)> = Vec::new();
+        for item in std::mem::take(items) {
+            // An item's subject is told at level 0: told once is told.
+            let subject = (news.subject)(&item);
+            let importance = (news.importance)(&item, now);
+            // Kept for the digest, it waits, unless it can no longer wait (due soon now).
+            let waits = memory.kept.contains(&subject) && importance < BUDGET_EXEMPT_IMPORTANCE_MIN;
+            let subject = (subject, 0);
+            if memory.told.contains_key(&subject.0) || waits || fresh.subjects.contains(&subject) {
+                continue;
+            }
+            fresh.importance = fresh.importance.max(importance);
+            fresh.subjects.push(subject);
+            untold.push((importance, item));
+        }
+        // The card leads with the item that made it important (a stable sort: in the tool's
+        // order among equals).
+        untold.sort_by_key(|(importance, _)| std::cmp::Reverse(*importance));
+        *items = untold.into_iter().map(|(_, item)| item).collect();
+    }
+    (kept, fresh)
+}
+
+/// The news in a proposal that the user has not been told.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Fresh {
+    /// Subjects and the level each is news at, in the order the signals name them.
+    pub(super) subjects: Vec<(String, u8)>,
+    /// The highest importance among them (0-100).
+    pub(super) importance: u8,
+    /// Whether any of them is urgent.
+    pub(super) urgent: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 2026-11-23 at `hh:mm` UTC.
+    fn at(hh: u8, mm: u8) -> OffsetDateTime {
+        time::macros::datetime!(2026-11-23 00:00 UTC)
+            + time::Duration::hours(i64::from(hh))
+            + time::Duration::minutes(i64::from(mm))
+    }
+
+    fn signals(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn a_budget_is_news_when_it_first_shows_and_again_only_when_it_rises() {
+        let rules = aura_contract::catalogue::tool("finance", "budget_status")
+            .unwrap()
+            .news;
+        let mut memory = Memory::default();
+        // at_risk: level 1, importance 35 (catalogue/finance.rs); `top:` is no rule's kind.
+        let fresh = memory.fresh_in(rules, &signals(&["at_risk:dining/EUR", "top:x"]), at(9, 0));
+        assert_eq!(fresh.subjects, [("budget:dining/EUR".to_owned(), 1)]);
+        assert_eq!((fresh.importance, fresh.urgent), (35, false));
+        memory.tell(&fresh.subjects, at(9, 0));
+        // Told at 1: the same state is no news, a count that moved neither.
+        let again = memory.fresh_in(rules, &signals(&["at_risk:dining/EUR"]), at(12, 0));
+        assert!(again.subjects.is_empty());
+        // Over: level 2 > 1, news at importance 60.
+        let over = memory.fresh_in(rules, &signals(&["over:dining/EUR"]), at(13, 30));
+        assert_eq!(over.subjects, [("budget:dining/EUR".to_owned(), 2)]);
+        assert_eq!(over.importance, 60);
+        memory.tell(&over.subjects, at(13, 30));
+        // Back at risk after over: lower than told, no news; another budget is.
+        let both = signals(&["at_risk:dining/EUR", "at_risk:shopping/EUR"]);
+        let fresh = memory.fresh_in(rules, &both, at(14, 0));
+        assert_eq!(fresh.subjects, [("budget:shopping/EUR".to_owned(), 1)]);
+        // Kept for the digest, it waits for the digest.
+        memory.kept.insert("budget:shopping/EUR".to_owned());
+        assert!(
+            memory
+                .fresh_in(rules, &both, at(14, 15))
+                .subjects
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn a_state_is_told_again_only_an_hour_later() {
+        let rules = aura_contract::catalogue::tool("wellness", "stress_score")
+            .unwrap()
+            .news;
+        let mut memory = Memory::default();
+        let high = signals(&["stress:82", "level:high"]);
+        let fresh = memory.fresh_in(rules, &high, at(14, 0));
+        assert_eq!(fresh.subjects, [("stress".to_owned(), 2)]);
+        memory.tell(&fresh.subjects, at(14, 0));
+        // retell_after(60): 59 minutes later no news, 60 minutes later news again.
+        assert!(
+            memory
+                .fresh_in(rules, &high, at(14, 59))
+                .subjects
+                .is_empty()
+        );
+        assert_eq!(memory.fresh_in(rules, &high, at(15, 0)).subjects.len(), 1);
+        // A low level is no rule's value: never news.
+        let low = signals(&["stress:10", "level:low"]);
+        assert!(memory.fresh_in(rules, &low, at(9, 0)).subjects.is_empty());
+    }
+
+    #[test]
+    fn the_budget_counts_the_past_hour_per_surface() {
+        let mut memory = Memory {
+            interruptions: vec![
+                Interruption {
+                    surface: Surface::PhoneCard,
+                    at: at(10, 0),
+                },
+                Interruption {
+                    surface: Surface::Watch,
+                    at: at(10, 10),
+                },
+                Interruption {
+                    surface: Surface::PhoneCard,
+                    at: at(10, 30),
+                },
+            ],
+            ..Memory::default()
+        };
+        // PHONE_CARD allows 2 in any 60 minutes: both count at 10:59; at 11:00 the one of
+        // 10:00 is out of the window (exactly 60 minutes old).
+        assert!(!memory.within_budget(Surface::PhoneCard, at(10, 59)));
+        assert!(memory.within_budget(Surface::PhoneCard, at(11, 0)));
+        // WATCH allows 3; one was used. SILENT has no budget.
+        assert!(memory.within_budget(Surface::Watch, at(10, 59)));
+        assert!(memory.within_budget(Surface::Silent, at(10, 59)));
+        // EARBUD_TTS allows 1, none used.
+        memory.interruptions.push(Interruption {
+            surface: Surface::EarbudTts,
+            at: at(10, 45),
+        });
+        assert!(!memory.within_budget(Surface::EarbudTts, at(11, 44)));
+        assert!(memory.within_budget(Surface::EarbudTts, at(11, 45)));
+    }
+
+    #[test]
+    fn a_card_keeps_only_the_untold_items_and_leads_with_the_most_important() {
+        let news = aura_contract::catalogue::tool("finance", "detect_anomalies")
+            .unwrap()
+            .news_in_result
+            .unwrap();
+        let flagged = |id: &str, reason: &str| serde_json::json!({"id": id, "reasons": [reason]});
+        let result = serde_json::json!({"flagged": [flagged("tx-dup", "duplicate"),
+            flagged("tx-big", "unusually_large")], "evaluated": 9});
+        let mut memory = Memory::default();
+        // Both untold: unusually_large (90) before duplicate (65).
+        let (card, fresh) = untold_items(&memory, news, &result, at(20, 45));
+        assert_eq!(card["flagged"][0]["id"], "tx-big");
+        assert_eq!(card["flagged"][1]["id"], "tx-dup");
+        assert_eq!(fresh.importance, 90);
+        // The duplicate was told at 17:45: only the large charge is on the card.
+        memory.tell(&[("transaction:tx-dup".to_owned(), 0)], at(17, 45));
+        let (card, fresh) = untold_items(&memory, news, &result, at(20, 45));
+        assert_eq!(
+            card["flagged"],
+            serde_json::json!([flagged("tx-big", "unusually_large")])
+        );
+        assert_eq!(fresh.subjects, [("transaction:tx-big".to_owned(), 0)]);
+        assert_eq!(card["evaluated"], 9, "the rest of the result is kept");
+    }
+}

@@ -1,0 +1,403 @@
+//! The orchestrator: drives the agents through a scenario, tick by tick, and decides what the
+//! user sees.
+//!
+//! Each tick it applies the scenario's signals, resolves the user's answers, runs every agent's
+//! `tick` on the same context snapshot (concurrently; results taken in catalogue order, so
+//! runs are deterministic), then arbitrates the proposals that passed the crossing:
+//! - a proposal already shown (same call_id, or same agent, tool, surface and signals) is a
+//!   repeat and is suppressed;
+//! - confirm_required calls are never run unasked: they become questions on PHONE_CARD, run
+//!   only when the scenario's user confirms (held back during quiet hours). A question is
+//!   bound by the host to the user's pending item it asks about (the tool's catalogue entry
+//!   says how its args match one), never to what the agent's signals claim; an answer about an
+//!   item runs the one question bound to it, and an answer that matches none, or several, is
+//!   recorded and runs nothing. A second question about an item already asked is a repeat;
+//! - novelty: each tool's catalogue entry names which signals (and, for some tools, which items
+//!   of the answer) are news ([`aura_contract::catalogue::NewsSignal`], [`ResultNews`]). A proposal
+//!   whose news the user has all been told does not run (`stale`); an answer with nothing new
+//!   is recorded SILENT; a card shows only the new items, most important first;
+//! - news below [`INTERRUPT_IMPORTANCE_MIN`] never interrupts;
+//! - in quiet hours PHONE_CARD and EARBUD_TTS become SILENT (only SILENT and WATCH at night);
+//! - EARBUD_TTS only for urgent news (else WATCH);
+//! - the interruption budget: per surface, a bounded number of interruptions in any
+//!   [`INTERRUPTION_WINDOW_MINUTES`], except for news of [`BUDGET_EXEMPT_IMPORTANCE_MIN`] and
+//!   up; speech over its budget falls back to the watch;
+//! - one interruption per surface per tick (WATCH, PHONE_CARD, EARBUD_TTS): the most important
+//!   news wins, then the highest priority, ties by catalogue order of agents then the agent's
+//!   own order; the others are listed as not chosen (surface_busy) and may win a later tick.
+//!   SILENT takes them all;
+//! - what was kept back (quiet hours, the budget, minor news) waits, and a digest tells what is
+//!   still untold at the end of quiet hours, every [`DIGEST_INTERVAL_MINUTES`] when the phone
+//!   may interrupt, and at the end of the run.
+//!
+//! Every decision is written to traces.jsonl (durable, checked against trace.v1) before it is
+//! reported. A chosen proposal runs as the checked call it already is. It owns these rules; it
+//! must not check calls (the crossing does, through [`Host`]), know any tool (each tool's
+//! catalogue entry says how it is told, asked and what confirming it changes) nor read the
+//! machine's clock: time is the scenario's.
+
+mod arbitrate;
+mod decide;
+mod memory;
+mod questions;
+mod state;
+mod summary;
+
+use time::OffsetDateTime;
+
+use aura_contract::envelope::Surface;
+use aura_contract::limits::DIGEST_INTERVAL_MINUTES;
+use aura_contract::trace::Trace;
+use aura_host::journal::{Journal, JournalError};
+use aura_host::{Host, TraceRecordError};
+
+pub use crate::checkpoint::Start;
+use crate::checkpoint::{self, Checkpoint, CheckpointError, RunIdentity};
+use crate::scenario::{Scenario, World};
+use arbitrate::arbitrate;
+use decide::TickRun;
+use memory::Memory;
+use state::RunState;
+use summary::nearest_rank;
+pub use summary::{RunSummary, SurfaceCounts};
+
+/// Why a run stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// A trace could not be recorded (not durable, or not valid trace.v1): the run stops
+    /// rather than report a decision that may be lost.
+    #[error("cannot record a trace: {0}")]
+    Record(#[from] TraceRecordError),
+    /// The data dir cannot start, resume or checkpoint this run.
+    #[error(transparent)]
+    Checkpoint(#[from] CheckpointError),
+    /// A record of the run (a quarantine record, a trace) failed to be written: the run
+    /// stops; the next start repairs the file and resumes.
+    #[error("the run stopped: {0}")]
+    Journal(#[from] JournalError),
+    /// The resumed tick did not produce every trace its interrupted run had written.
+    #[error(
+        "the resumed run diverged: tick {tick} left {traces} trace(s) on disk it does not produce again"
+    )]
+    Diverged {
+        /// The tick.
+        tick: usize,
+        /// Traces left over.
+        traces: usize,
+    },
+}
+
+/// What the run reports as it goes, after the record is durable.
+#[derive(Debug)]
+pub enum RunEvent<'a> {
+    /// The run starts, or resumes.
+    Started {
+        /// Its id.
+        run: &'a str,
+        /// The tick it goes on from, when it resumes an interrupted run.
+        resumed_at_tick: Option<usize>,
+        /// How many ticks the run has.
+        of: usize,
+        /// Where the data dir's earlier run was set aside, if it was.
+        set_aside: Option<&'a str>,
+    },
+    /// A tick is about to run.
+    Tick {
+        /// Its number, from 0.
+        index: usize,
+        /// How many ticks the run has.
+        of: usize,
+        /// Its time, RFC 3339 in the user's offset.
+        at: &'a str,
+    },
+    /// A decision, already in traces.jsonl.
+    Decision(&'a Trace),
+}
+
+/// Clears the records a resumed run expected, when the run ends however it ends.
+struct Expecting<'a>(&'a Journal);
+
+impl Drop for Expecting<'_> {
+    fn drop(&mut self) {
+        self.0.expect_nothing_more();
+    }
+}
+
+/// Runs `scenario` on `host`, writing every decision to the data dir's traces.jsonl and
+/// reporting it to `report` once durable. A data dir holding an unfinished run of the same
+/// scenario, seed, aura and plugins goes on from its last whole tick ([`Start::Resume`]);
+/// the traces then end byte-identical to a run never interrupted.
+pub async fn run(
+    host: &Host,
+    scenario: &Scenario,
+    seed: u64,
+    start: Start,
+    mut report: impl FnMut(RunEvent<'_>),
+) -> Result<RunSummary, RunError> {
+    // The day ticks every agent: admit them all now, so a host that loads on first use ticks
+    // exactly the agents an eagerly loaded one would (a refused plugin is never ticked).
+    host.admit_all().await;
+    let agents = host.agents();
+    let identity = RunIdentity {
+        scenario: scenario.name.clone(),
+        scenario_sha256: scenario.sha256.clone(),
+        seed,
+        guest_seed: host.guest_seed(),
+        fuel_per_ms: host.fuel_per_ms(),
+        aura: env!("CARGO_PKG_VERSION").to_owned(),
+        plugins: host.plugin_sources(),
+    };
+    let journal = host.journal();
+    // However the run ends (from `begin` on), records left expected are not taken as written
+    // afterwards.
+    let _expecting = Expecting(journal);
+    let begun = checkpoint::begin(journal, &identity, start)?;
+    let mut day = Day::open(host, scenario, seed, identity, begun.resume)?;
+    day.summary.set_aside = begun.set_aside;
+    report(RunEvent::Started {
+        run: &day.run_id,
+        resumed_at_tick: day.summary.resumed_at_tick,
+        of: day.ticks.len(),
+        set_aside: day.summary.set_aside.as_deref(),
+    });
+    // A new run's first checkpoint, before it writes anything. Not when resuming, even at
+    // tick 0: the checkpoint on disk already seals what came before the interrupted tick, and
+    // sealing now would take the interrupted tick's records for what came before it.
+    if !day.resumed {
+        day.checkpoint(0)?;
+    }
+    for index in day.first_tick..day.ticks.len() {
+        day.tick(index, &agents, &mut report).await?;
+    }
+    let summary = day.finish();
+    drop(begun.lock);
+    Ok(summary)
+}
+
+/// A run between its ticks: what it is, where it stands, and what it carries to the next tick.
+struct Day<'a> {
+    host: &'a Host,
+    scenario: &'a Scenario,
+    seed: u64,
+    identity: RunIdentity,
+    run_id: String,
+    ticks: Vec<OffsetDateTime>,
+    /// The tick this process goes on from.
+    first_tick: usize,
+    /// Whether it resumed an interrupted run.
+    resumed: bool,
+    world: World,
+    memory: Memory,
+    /// Whether the last tick was in quiet hours.
+    was_quiet: bool,
+    summary: RunSummary,
+    /// The host's quarantine count when this process started the run, and the count the
+    /// interrupted run had reached.
+    quarantined_before: u64,
+    quarantined_earlier: u64,
+    /// Wall time of each tick of all agents, in µs.
+    tick_us: Vec<u64>,
+}
+
+impl<'a> Day<'a> {
+    /// The run from its start, or from the checkpoint of the interrupted run it resumes.
+    fn open(
+        host: &'a Host,
+        scenario: &'a Scenario,
+        seed: u64,
+        identity: RunIdentity,
+        resume: Option<Checkpoint>,
+    ) -> Result<Self, RunError> {
+        let ticks = scenario.ticks();
+        let run_id = identity.id();
+        let mut day = Day {
+            host,
+            scenario,
+            seed,
+            identity,
+            run_id,
+            first_tick: 0,
+            resumed: resume.is_some(),
+            world: scenario.world(),
+            memory: Memory {
+                // The day starts with nothing held back: the first digest is due a digest
+                // interval in.
+                last_digest: ticks.first().copied(),
+                ..Memory::default()
+            },
+            was_quiet: false,
+            summary: RunSummary::default(),
+            quarantined_before: host.quarantined(),
+            quarantined_earlier: 0,
+            tick_us: Vec::with_capacity(ticks.len()),
+            ticks,
+        };
+        day.summary = RunSummary {
+            run: day.run_id.clone(),
+            scenario: scenario.name.clone(),
+            seed,
+            ..RunSummary::default()
+        };
+        if let Some(found) = resume {
+            if found.ticks != day.ticks.len() || found.next_tick > day.ticks.len() {
+                return Err(CheckpointError::Unreadable {
+                    reason: format!(
+                        "tick {} of {}, and the scenario has {}",
+                        found.next_tick,
+                        found.ticks,
+                        day.ticks.len()
+                    ),
+                }
+                .into());
+            }
+            let (world, memory, was_quiet, summary) =
+                RunState::restore(found.state, host, found.next_tick)?;
+            (day.world, day.memory, day.was_quiet, day.summary) =
+                (world, memory, was_quiet, summary);
+            day.first_tick = found.next_tick;
+            day.quarantined_earlier = found.quarantined;
+        }
+        day.summary.resumed_at_tick = (day.first_tick > 0).then_some(day.first_tick);
+        Ok(day)
+    }
+
+    /// Quarantine records of the whole run: the interrupted run's and this process's.
+    fn quarantined(&self) -> u64 {
+        self.quarantined_earlier.saturating_add(
+            self.host
+                .quarantined()
+                .saturating_sub(self.quarantined_before),
+        )
+    }
+
+    /// Checkpoints the run as it stands before tick `next_tick`.
+    fn checkpoint(&self, next_tick: usize) -> Result<(), CheckpointError> {
+        let journal = self.host.journal();
+        let (traces, quarantine) = journal.marks();
+        let checkpoint = Checkpoint {
+            format: checkpoint::CHECKPOINT_FORMAT.to_owned(),
+            run: self.run_id.clone(),
+            identity: self.identity.clone(),
+            ticks: self.ticks.len(),
+            next_tick,
+            finished: next_tick == self.ticks.len(),
+            traces,
+            quarantine,
+            quarantined: self.quarantined(),
+            state: RunState::save(&self.world, &self.memory, self.was_quiet, &self.summary),
+        };
+        checkpoint::save(journal, &checkpoint)
+    }
+
+    /// Tick `index`: the digest if one is due, the person's answers, every agent's tick, the
+    /// decisions, the day's last digest at its end; then the checkpoint that seals the tick.
+    async fn tick(
+        &mut self,
+        index: usize,
+        agents: &[&str],
+        report: &mut impl FnMut(RunEvent<'_>),
+    ) -> Result<(), RunError> {
+        let now = self.ticks[index];
+        let at = self.scenario.format(now);
+        report(RunEvent::Tick {
+            index,
+            of: self.ticks.len(),
+            at: &at,
+        });
+        let mut tick = TickRun {
+            host: self.host,
+            scenario: self.scenario,
+            run: &self.run_id,
+            seed: self.seed,
+            index,
+            now,
+            at: &at,
+            decisions: 0,
+        };
+        let (memory, summary, world) = (&mut self.memory, &mut self.summary, &mut self.world);
+        let quiet = self.scenario.is_quiet(now);
+        // Quiet hours are over: first what they kept back. During the day, what the budget
+        // kept, every few hours when the phone may interrupt.
+        let digest_due = memory
+            .last_digest
+            .is_none_or(|last| now - last >= time::Duration::minutes(DIGEST_INTERVAL_MINUTES));
+        if (self.was_quiet && !quiet)
+            || (!quiet
+                && digest_due
+                && !memory.held_back.is_empty()
+                && memory.within_budget(Surface::PhoneCard, now))
+        {
+            tick.digest(quiet, memory, summary, report)?;
+        }
+        self.was_quiet = quiet;
+        for answer in world.advance(self.scenario, now) {
+            tick.answer(&answer, world, memory, summary, report).await?;
+        }
+        let context = world.context(self.scenario, now);
+        let started = std::time::Instant::now();
+        let outcomes = self.host.tick_all(agents, &context).await;
+        self.tick_us
+            .push(u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX));
+        let mut proposals = Vec::new();
+        for outcome in outcomes {
+            match outcome {
+                Ok(outcome) => {
+                    summary.tick_fuel += outcome.fuel_used;
+                    summary.proposals_refused += outcome.refused.len();
+                    proposals.extend(outcome.proposals);
+                }
+                Err(_quarantined) => summary.ticks_failed += 1,
+            }
+        }
+        for choice in arbitrate(proposals, quiet, now, world, memory, summary) {
+            tick.decide(choice, world, memory, summary, report).await?;
+        }
+        // The end of the day: what it kept back and never told.
+        if index + 1 == self.ticks.len() {
+            tick.digest(quiet, memory, summary, report)?;
+        }
+        summary.ticks += 1;
+        self.seal(index)?;
+        self.checkpoint(index + 1)?;
+        Ok(())
+    }
+
+    /// Before tick `index` is checkpointed: a record that could not be written (a refusal's
+    /// quarantine record) stops the run here, before the checkpoint claims the tick whole; and
+    /// the first tick of a resumed run must have produced again every trace its interrupted
+    /// run had written.
+    fn seal(&self, index: usize) -> Result<(), RunError> {
+        let journal = self.host.journal();
+        if let Some(failure) = journal.failure() {
+            return Err(RunError::Journal(failure));
+        }
+        if index == self.first_tick && self.resumed {
+            let (traces, quarantine) = journal.unmatched();
+            if traces > 0 {
+                return Err(RunError::Diverged {
+                    tick: index,
+                    traces,
+                });
+            }
+            if quarantine > 0 {
+                tracing::warn!(
+                    tick = index,
+                    records = quarantine,
+                    "quarantine records of the interrupted tick were not produced again; kept"
+                );
+            }
+            journal.expect_nothing_more();
+        }
+        Ok(())
+    }
+
+    /// The summary of the run as it ended.
+    fn finish(mut self) -> RunSummary {
+        self.summary.signals = self.world.signals_applied();
+        self.summary.quarantined = self.quarantined();
+        self.tick_us.sort_unstable();
+        self.summary.tick_us_median = nearest_rank(&self.tick_us, 50);
+        self.summary.tick_us_p95 = nearest_rank(&self.tick_us, 95);
+        self.summary
+    }
+}

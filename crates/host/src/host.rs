@@ -1,0 +1,292 @@
+//! The host as every front holds it: the CLI, the orchestrator, the MCP and NATS fronts.
+//!
+//! It owns [`Host`]: opening one (the data dir, the fuel rate, the schemas, the plugins dir
+//! and its target, the compilation cache, the agents admitted now or on first use) and what a
+//! front asks of it besides calls (its agents, its records, a reasoning trace recorded). Each
+//! question a host answers has its own module: how a plugin is admitted
+//! ([`crate::admission`]), how a call runs ([`crate::dispatch`]: the one seam every front
+//! uses), how a tick is checked ([`crate::tick`]), how agents call agents
+//! ([`crate::agent_calls`]), how a peer's call is served ([`crate::worker`]). It must not
+//! check anything itself (the crossing does) nor touch wasmtime (the sandbox does).
+
+use std::sync::Arc;
+
+use aura_contract::catalogue::{self, AgentSpec, TRACE_SCHEMA};
+use aura_contract::crossing::Crossing;
+use aura_contract::limits::{CALLS_IN_FLIGHT_MAX, FUEL_PER_MS_DEFAULT};
+use aura_contract::schema::SchemaViolation;
+use aura_contract::trace::Trace;
+use aura_plugins::PluginsDir;
+use aura_plugins::code_cache::CodeCache;
+use aura_plugins::signing::TrustedKeys;
+use aura_sandbox::{COMPILES, CodeTarget, Sandbox, WASMTIME_VERSION, runnable_targets};
+
+use crate::admission::{LoadError, Loading, Roster};
+use crate::calibrate;
+use crate::config::HostConfig;
+use crate::journal::{Appended, Journal, JournalError};
+use crate::shared::Shared;
+
+/// The host: catalogue-checked plugins behind the crossing.
+#[derive(Debug)]
+pub struct Host {
+    pub(crate) shared: Arc<Shared>,
+}
+
+/// Why a reasoning trace was not recorded.
+#[derive(Debug, thiserror::Error)]
+pub enum TraceRecordError {
+    /// The trace does not satisfy trace.v1: a defect in whoever built it, caught before it
+    /// reached the file.
+    #[error("trace {trace_id} does not satisfy trace.v1: {violation}")]
+    Invalid {
+        /// Its trace_id.
+        trace_id: String,
+        /// Where and why.
+        violation: Box<SchemaViolation>,
+    },
+    /// It could not be made durable.
+    #[error(transparent)]
+    Journal(#[from] JournalError),
+}
+
+impl Host {
+    /// Completes once every event this host published so far is stored by its sink
+    /// ([`crate::events::EventSink::settled`]); at once without a sink.
+    pub async fn events_settled(&self) {
+        if let Some(sink) = &self.shared.events {
+            sink.settled().await;
+        }
+    }
+
+    /// Opens the data dir and the plugins dir, and admits the plugins (now, or on first use:
+    /// [`HostConfig::loading`]).
+    pub async fn open(config: &HostConfig) -> Result<Self, LoadError> {
+        let crossing = Crossing::new()?;
+        let fuel_per_ms = match config.fuel_per_ms {
+            Some(rate) => rate,
+            None => {
+                calibrate::load(&config.data_dir)?.map_or(FUEL_PER_MS_DEFAULT, |c| c.fuel_per_ms)
+            }
+        };
+        let journal = Journal::open_with(&config.data_dir, config.storage_faults.clone())?;
+        // Keys given in the config add to the compiled-in ones: none can be switched off.
+        let mut trusted = TrustedKeys::compiled_in()?;
+        if let Some(keys) = &config.trusted_keys {
+            trusted.extend(keys);
+        }
+        // A pure client (a remote, and no agent of its own) opens no plugins dir.
+        let client = config.remote.is_some() && config.agents.as_ref().is_some_and(Vec::is_empty);
+        let plugins = match client {
+            true => None,
+            false => Some(PluginsDir::open(&config.plugins_dir, &trusted)?),
+        };
+        let target = match &plugins {
+            Some(plugins) => CodeTarget::named(plugins.target_among(
+                &runnable_targets(),
+                WASMTIME_VERSION,
+                COMPILES,
+            )?),
+            None => CodeTarget::Native,
+        };
+        let sandbox = Sandbox::new(config.guest_seed, &target)?;
+        let (wanted, strangers) = wanted_agents(config.agents.as_deref(), plugins.as_ref())?;
+        let cache = cache_for(config, plugins.as_ref(), &trusted);
+        let agents = Roster::new(plugins, &wanted, cache, strangers);
+        if config.loading == Loading::Eager {
+            agents
+                .admit_all(&crossing, &sandbox, config.agents.is_some())
+                .await?;
+        }
+        Ok(Self {
+            shared: Arc::new_cyclic(|this| Shared {
+                this: this.clone(),
+                crossing,
+                sandbox,
+                agents,
+                journal,
+                fuel_per_ms,
+                in_flight: tokio::sync::Semaphore::new(CALLS_IN_FLIGHT_MAX),
+                simulation: config.simulation.clone(),
+                remote: config.remote.clone(),
+                events: config.events.clone(),
+            }),
+        })
+    }
+
+    /// Plugins refused so far: at open, or (loading on first use) when a call first reached
+    /// them.
+    pub fn load_failures(&self) -> Vec<Arc<LoadError>> {
+        self.shared.agents.failures()
+    }
+
+    /// Admits every agent not tried yet (a host that loads on first use); refusals are
+    /// logged and kept in [`Self::load_failures`].
+    pub async fn admit_all(&self) {
+        let shared = &self.shared;
+        // Not strict: nothing is returned.
+        let _ = shared
+            .agents
+            .admit_all(&shared.crossing, &shared.sandbox, false)
+            .await;
+    }
+
+    /// The agents admitted so far, in catalogue order.
+    pub fn loaded_agents(&self) -> Vec<&'static str> {
+        self.shared.agents.admitted()
+    }
+
+    /// The crossing's checks (schemas compiled once).
+    pub fn crossing(&self) -> &Crossing {
+        &self.shared.crossing
+    }
+
+    /// The agents this host serves, in catalogue order: every agent not refused (loading on
+    /// first use, those not reached yet included).
+    pub fn agents(&self) -> Vec<&'static str> {
+        let mut agents = self.shared.agents.serves();
+        if let Some(remote) = &self.shared.remote {
+            agents.extend(
+                remote
+                    .agents()
+                    .into_iter()
+                    .filter(|a| !self.shared.agents.has(a)),
+            );
+            agents.sort_by_key(|agent| catalogue::CATALOGUE.iter().position(|s| s.name == *agent));
+        }
+        agents
+    }
+
+    /// Checks a reasoning trace against trace.v1, then appends it to the data dir's
+    /// traces.jsonl; durable when this returns.
+    pub fn record_trace(&self, trace: &Trace) -> Result<Appended, TraceRecordError> {
+        // A Trace holds only strings, integers, booleans and enums: it always serializes.
+        let value = serde_json::to_value(trace).unwrap_or_default();
+        self.shared
+            .crossing
+            .schemas()
+            .validate(TRACE_SCHEMA.path, &value, "")
+            .map_err(|violation| TraceRecordError::Invalid {
+                trace_id: trace.trace_id.clone(),
+                violation: Box::new(violation),
+            })?;
+        Ok(self.shared.journal.trace(&value)?)
+    }
+
+    /// The data dir's journal (its logs, a run's checkpoint).
+    pub fn journal(&self) -> &Journal {
+        &self.shared.journal
+    }
+
+    /// Each agent's component as built from source (its sha256: a precompiled dir's source
+    /// digest), by agent: what a run's identity names, the same on every target.
+    pub fn plugin_sources(&self) -> std::collections::BTreeMap<String, String> {
+        let mut sources = self.shared.agents.sources();
+        if let Some(remote) = &self.shared.remote {
+            for (agent, source) in remote.sources() {
+                if !self.shared.agents.has(&agent) {
+                    sources.insert(agent, source);
+                }
+            }
+        }
+        sources
+    }
+
+    /// Quarantine records this host has written since it started, every crossing and nested
+    /// agent-to-agent call included, or found already written by the interrupted run it
+    /// resumed.
+    pub fn quarantined(&self) -> u64 {
+        self.shared.journal.quarantined()
+    }
+
+    /// The fuel rate deadlines are turned into.
+    pub fn fuel_per_ms(&self) -> u64 {
+        self.shared.fuel_per_ms
+    }
+
+    /// The seed of the agents' random sources.
+    pub fn guest_seed(&self) -> u64 {
+        self.shared.sandbox.guest_seed()
+    }
+}
+
+/// The agents a host serves: the ones named (each must be a catalogue agent), or every
+/// catalogue agent the plugins dir has; and, for the latter, the dir's components that are no
+/// catalogue agent (refused, reported with the load failures).
+fn wanted_agents(
+    named: Option<&[String]>,
+    plugins: Option<&PluginsDir>,
+) -> Result<(Vec<&'static AgentSpec>, Vec<LoadError>), LoadError> {
+    let mut strangers = Vec::new();
+    let wanted = match (named, plugins) {
+        (Some(names), _) => names
+            .iter()
+            .map(|name| {
+                catalogue::agent(name).ok_or_else(|| LoadError::NotInCatalogue {
+                    agent: name.clone(),
+                })
+            })
+            .collect::<Result<_, _>>()?,
+        (None, Some(plugins)) => {
+            for agent in plugins.manifest().components.keys() {
+                if catalogue::agent(agent).is_none() {
+                    strangers.push(LoadError::NotInCatalogue {
+                        agent: agent.clone(),
+                    });
+                }
+            }
+            catalogue::CATALOGUE
+                .iter()
+                .filter(|spec| plugins.manifest().components.contains_key(spec.name))
+                .collect()
+        }
+        (None, None) => Vec::new(),
+    };
+    Ok((wanted, strangers))
+}
+
+/// The compilation cache a host keeps: only where it compiles plain components itself. With
+/// signatures required, none: its entries are native code named by a digest, not signed, so
+/// code is only ever compiled here from verified bytes or loaded from a signed .cwasm.
+fn cache_for(
+    config: &HostConfig,
+    plugins: Option<&PluginsDir>,
+    trusted: &TrustedKeys,
+) -> Option<CodeCache> {
+    let precompiled = plugins.is_some_and(|p| p.manifest().precompiled.is_some());
+    match (&config.cache_dir, precompiled, plugins) {
+        (Some(dir), false, Some(_)) if COMPILES && trusted.is_empty() => open_cache(dir),
+        _ => None,
+    }
+}
+
+/// The compilation cache at `dir`, or none (logged) if it cannot be opened: a cache that
+/// fails costs time, never a result.
+fn open_cache(dir: &std::path::Path) -> Option<CodeCache> {
+    CodeCache::open(dir)
+        .inspect_err(|error| tracing::warn!(%error, "compiling without a cache"))
+        .ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::shared::tests::shared;
+
+    #[test]
+    fn a_trace_that_breaks_trace_v1_is_refused_before_it_reaches_the_file() {
+        let (shared, data) = shared("host-trace");
+        let host = Host { shared };
+        let mut trace = aura_contract::trace::tests::sample();
+        host.record_trace(&trace).unwrap();
+        trace.trace_id = "tr_1".into();
+        let error = host.record_trace(&trace).unwrap_err();
+        assert!(
+            matches!(&error, TraceRecordError::Invalid { trace_id, violation }
+                if trace_id == "tr_1" && violation.instance_path == "/trace_id"),
+            "{error}"
+        );
+        let text = std::fs::read_to_string(data.join(crate::journal::TRACES_PATH)).unwrap();
+        assert_eq!(text.lines().count(), 1, "only the valid trace was appended");
+    }
+}

@@ -1,0 +1,581 @@
+//! The sandbox: the only module that touches wasmtime's `Config`, `Engine` and `Store`.
+//!
+//! It owns running one agent export (`manifest`, `invoke` or `tick`) in a fresh instance,
+//! bounded by fuel, an epoch backstop, memory and table limits and a deny-by-default WASI
+//! context, and turning wasmtime's failures into typed errors (out of fuel, interrupt, memory
+//! limit, trap). It must not parse or validate the JSON that crosses (the crossing does) and it
+//! never gives a guest a file, a socket, an environment variable or an argument.
+//!
+//! A map of its parts and types:
+//! - this file: [`Sandbox`] (the engine and the linker), turning a component into a
+//!   pre-instantiated agent ([`Sandbox::prepare`] → [`PreparedAgent`]: compiled, or its code
+//!   mapped from the compilation cache or a precompiled file), running an export of one
+//!   ([`Sandbox::invoke`], [`Sandbox::tick`], [`Sandbox::manifest`] → [`Invocation`]), what a
+//!   call may spend ([`Budget`]) and where it sits ([`Frame`]), and [`SandboxError`];
+//! - [`engine`]: the engine's settings, one function for all of them ([`engine_config_for`],
+//!   tuned by [`EngineTuning`]), the targets ([`CodeTarget`]), precompiling, reading a refused
+//!   precompiled file ([`PrecompiledMismatch`]), the epoch ticker;
+//! - [`store`]: the one place a call's store is built ([`Sandbox::call_store`] →
+//!   [`CallStore`], run in stages: instantiate, then one export) and its per-call state;
+//! - [`guest`]: the guest's WASI context, virtual clocks and seeded random source;
+//! - [`imports`]: the `host.call` / `host.emit` imports ([`HostImports`], [`Caller`],
+//!   [`HostCall`], [`HostCallAnswer`]) and their per-call bounds.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::Semaphore;
+use wasmtime::Engine;
+use wasmtime::component::{Component, HasSelf, Linker};
+
+use aura_contract::error::CrossingError;
+use aura_contract::limits::*;
+use aura_plugins::CheckedFile;
+use aura_plugins::code_cache::CodeCache;
+
+pub mod engine;
+mod guest;
+pub mod imports;
+pub mod store;
+
+pub use engine::{
+    BUILD_TARGET, CodeTarget, EngineTuning, PULLEY_TARGET, PoolReset, PrecompiledMismatch,
+    WASMTIME_VERSION, engine_config, engine_config_for, precompile, runnable_targets,
+};
+pub use imports::{Caller, HostCall, HostCallAnswer, HostImports, ImportFuture, NoImports};
+pub use store::{CallStore, Instance};
+
+use engine::EpochTicker;
+use store::CallState;
+
+/// Whether this sandbox compiles components itself (the `jit` feature: Cranelift); without it,
+/// it only runs precompiled code.
+pub const COMPILES: bool = cfg!(feature = "jit");
+
+/// Host bindings for `wit/agent.wit`, generated once, here.
+mod bindings {
+    wasmtime::component::bindgen!({
+        path: "../../wit",
+        world: "agent",
+        imports: { default: async | trappable },
+        exports: { default: async },
+    });
+}
+
+/// Why the sandbox could not be set up or an agent could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    /// The engine rejected its configuration (a build defect).
+    #[error("cannot create the wasm engine: {0}")]
+    Engine(String),
+    /// Linking WASI or the host interface failed (a build defect).
+    #[error("cannot link host functions: {0}")]
+    Link(String),
+    /// The bytes are not a component this host can run.
+    #[error("component for `{agent}` does not compile: {message}")]
+    Compile {
+        /// The agent.
+        agent: String,
+        /// wasmtime's explanation.
+        message: String,
+    },
+    /// The component's imports do not match the `aura:agent` world (or exceed what WASI gives).
+    #[error("component for `{agent}` does not fit the aura:agent world: {message}")]
+    Instantiate {
+        /// The agent.
+        agent: String,
+        /// wasmtime's explanation.
+        message: String,
+    },
+    /// A precompiled component (.cwasm) this engine cannot run, with wasmtime's explanation.
+    #[error("refusing precompiled component for `{agent}`: {reason}: {message}")]
+    Precompiled {
+        /// The agent.
+        agent: String,
+        /// Which kind of mismatch.
+        reason: PrecompiledMismatch,
+        /// wasmtime's explanation.
+        message: String,
+    },
+    /// A runtime-only host (no `jit` feature) was given a component that is not precompiled.
+    #[error(
+        "component for `{agent}` is not precompiled, and this host has no compiler: precompile it \
+         with `aura compile --target {target}` on the build machine"
+    )]
+    NeedsPrecompiled {
+        /// The agent.
+        agent: String,
+        /// The target this host runs.
+        target: String,
+    },
+    /// The engine was asked for a target this build cannot run or compile for.
+    #[error("this host cannot use target `{target}`: {reason}")]
+    Target {
+        /// The target asked for.
+        target: String,
+        /// Why not.
+        reason: String,
+    },
+    /// Precompiling a component failed.
+    #[error("cannot precompile `{agent}` for `{target}`: {message}")]
+    Precompile {
+        /// The agent.
+        agent: String,
+        /// The target.
+        target: String,
+        /// wasmtime's explanation.
+        message: String,
+    },
+    /// Calling `manifest` failed.
+    #[error("component for `{agent}` failed to give its manifest: {source}")]
+    Manifest {
+        /// The agent.
+        agent: String,
+        /// Why.
+        source: Box<CrossingError>,
+    },
+}
+
+/// How much of a call's budget a call gets: fuel for determinism, wall clock as a backstop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Budget {
+    /// Fuel the call may burn.
+    pub fuel: u64,
+    /// The deadline the fuel was derived from; the epoch backstop fires a margin after it.
+    pub deadline_ms: u64,
+}
+
+impl Budget {
+    /// The budget for a deadline at `fuel_per_ms`.
+    pub fn for_deadline(deadline_ms: u64, fuel_per_ms: u64) -> Self {
+        Self {
+            fuel: deadline_ms.saturating_mul(fuel_per_ms),
+            deadline_ms,
+        }
+    }
+
+    /// When the wall-clock backstop stops the call: [`EPOCH_BACKSTOP_MARGIN_MS`] past the
+    /// deadline.
+    pub fn backstop_ms(&self) -> u64 {
+        self.deadline_ms.saturating_add(EPOCH_BACKSTOP_MARGIN_MS)
+    }
+}
+
+/// Where a call sits: its budget, the chain of calls above it, and the instant its guest sees
+/// as now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Frame {
+    /// What the call may spend.
+    pub budget: Budget,
+    /// The agents of the calls above it, root first; empty for a root call.
+    pub chain_above: Vec<&'static str>,
+    /// Where the guest's wall clock starts: the call's `ts`, a tick's `now` (ns since the
+    /// Unix epoch, clamped at 0).
+    pub clock_start_unix_ns: u64,
+    /// Interrupt the guest at its first epoch check (a trap the deterministic simulation
+    /// injects; never set otherwise).
+    pub interrupt_at_start: bool,
+    /// The request the call belongs to (its caller's, or sent with it); `None`: a trace of
+    /// its own, from its call_id.
+    pub trace: Option<aura_contract::traceparent::TraceContext>,
+}
+
+impl Frame {
+    /// A root call (host → agent) with `budget`, its guest's clock starting at
+    /// `clock_start_unix_ns`.
+    pub fn root(budget: Budget, clock_start_unix_ns: u64) -> Self {
+        Self {
+            budget,
+            chain_above: Vec::new(),
+            clock_start_unix_ns,
+            interrupt_at_start: false,
+            trace: None,
+        }
+    }
+}
+
+/// What an agent answered, before the crossing checks it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Invocation {
+    /// The raw string the agent returned.
+    pub output: String,
+    /// Fuel the call burned (instantiation included).
+    pub fuel_used: u64,
+}
+
+/// A component compiled and pre-instantiated against the host's linker.
+pub struct PreparedAgent {
+    name: &'static str,
+    memory_bytes_max: usize,
+    pre: bindings::AgentPre<CallState>,
+}
+
+impl PreparedAgent {
+    /// The agent's name.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+}
+
+impl std::fmt::Debug for PreparedAgent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PreparedAgent")
+            .field("name", &self.name)
+            .field("memory_bytes_max", &self.memory_bytes_max)
+            .finish()
+    }
+}
+
+/// Where a component's code comes from.
+#[derive(Debug)]
+pub enum Code<'a> {
+    /// A plain component (.wasm), already checked by its digest: Cranelift compiles it.
+    Wasm(&'a [u8]),
+    /// Code precompiled for this engine (.cwasm), checked by its digest and kept open: mapped,
+    /// not copied.
+    Precompiled(&'a CheckedFile),
+}
+
+/// The engine and the linker every agent is prepared against.
+pub struct Sandbox {
+    engine: Engine,
+    target: CodeTarget,
+    tuning: EngineTuning,
+    linker: Linker<CallState>,
+    slots: Semaphore,
+    guest_seed: u64,
+    _ticker: EpochTicker,
+}
+
+impl std::fmt::Debug for Sandbox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sandbox")
+            .field("target", &self.target)
+            .finish()
+    }
+}
+
+/// Which export a call runs.
+enum Export<'a> {
+    Manifest,
+    Invoke(&'a str),
+    Tick(&'a str),
+}
+
+impl Sandbox {
+    /// The seed guests' random sources are drawn from.
+    pub fn guest_seed(&self) -> u64 {
+        self.guest_seed
+    }
+
+    /// Creates the engine for `target` with the host's settings and links WASI
+    /// (deny-by-default) and the host interface. Guests' random sources are seeded from
+    /// `guest_seed`.
+    pub fn new(guest_seed: u64, target: &CodeTarget) -> Result<Self, SandboxError> {
+        Self::tuned(guest_seed, target, EngineTuning::default())
+    }
+
+    /// [`Sandbox::new`] with one of the settings switched (see [`EngineTuning`]).
+    pub fn tuned(
+        guest_seed: u64,
+        target: &CodeTarget,
+        tuning: EngineTuning,
+    ) -> Result<Self, SandboxError> {
+        let engine = Engine::new(&engine_config_for(target, &tuning)?)
+            .map_err(|e| SandboxError::Engine(format!("{e:#}")))?;
+        let mut linker = Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_async(&mut linker)
+            .map_err(|e| SandboxError::Link(format!("{e:#}")))?;
+        bindings::Agent::add_to_linker::<_, HasSelf<_>>(&mut linker, |state| state)
+            .map_err(|e| SandboxError::Link(format!("{e:#}")))?;
+        let ticker = EpochTicker::start(engine.clone());
+        Ok(Self {
+            engine,
+            target: target.clone(),
+            tuning,
+            linker,
+            slots: Semaphore::new(CONCURRENT_CALLS_MAX as usize),
+            guest_seed,
+            _ticker: ticker,
+        })
+    }
+
+    /// Turns `code` into an agent ready to instantiate: compiled, or its precompiled code
+    /// mapped. Each call of the agent may grow its memory to `memory_bytes_max` (capped at
+    /// [`MEMORY_BYTES_CEILING`]).
+    pub fn prepare(
+        &self,
+        name: &'static str,
+        memory_bytes_max: usize,
+        code: Code<'_>,
+    ) -> Result<PreparedAgent, SandboxError> {
+        let component = match code {
+            Code::Wasm(bytes) => self.compile(name, bytes)?,
+            Code::Precompiled(file) => self.map_precompiled(name, file)?,
+        };
+        self.pre_instantiate(name, memory_bytes_max, component)
+    }
+
+    /// [`Self::prepare`] for a plain component whose digest is `sha256`, through `cache`: the
+    /// cached code for this engine when there is an entry that passes its checks (the
+    /// cache's digest, then wasmtime's own header check), else `wasm()` compiled and its code
+    /// stored for the next start. The cache failing costs time, never the agent: it is logged.
+    /// A sandbox that does not compile ([`COMPILES`]) refuses the component as [`Self::prepare`]
+    /// does.
+    pub fn prepare_cached<E: From<SandboxError>>(
+        &self,
+        name: &'static str,
+        memory_bytes_max: usize,
+        sha256: &str,
+        cache: &CodeCache,
+        wasm: impl FnOnce() -> Result<Vec<u8>, E>,
+    ) -> Result<PreparedAgent, E> {
+        #[cfg(feature = "jit")]
+        return self.prepare_through_cache(name, memory_bytes_max, sha256, cache, wasm);
+        // A runtime-only sandbox keeps no cache: it refuses the plain component.
+        #[cfg(not(feature = "jit"))]
+        {
+            let _ = (sha256, cache);
+            Ok(self.prepare(name, memory_bytes_max, Code::Wasm(&wasm()?))?)
+        }
+    }
+
+    /// [`Self::prepare_cached`] in a sandbox that compiles.
+    #[cfg(feature = "jit")]
+    fn prepare_through_cache<E: From<SandboxError>>(
+        &self,
+        name: &'static str,
+        memory_bytes_max: usize,
+        sha256: &str,
+        cache: &CodeCache,
+        wasm: impl FnOnce() -> Result<Vec<u8>, E>,
+    ) -> Result<PreparedAgent, E> {
+        let key = self.code_key(sha256);
+        let cached = |cache: &CodeCache| {
+            let entry = cache.lookup(&key)?;
+            match self.map_precompiled(name, &entry) {
+                Ok(component) => {
+                    tracing::debug!(agent = name, entry = %entry.path().display(), "code.cached");
+                    Some(component)
+                }
+                Err(error) => {
+                    tracing::warn!(agent = name, %error, "compilation cache entry refused and removed");
+                    cache.discard(&entry);
+                    None
+                }
+            }
+        };
+        if let Some(component) = cached(cache) {
+            return Ok(self.pre_instantiate(name, memory_bytes_max, component)?);
+        }
+        let _compiling = cache.compiling(&key);
+        // Another host of this process may have stored it while this one waited.
+        if let Some(component) = cached(cache) {
+            return Ok(self.pre_instantiate(name, memory_bytes_max, component)?);
+        }
+        let component = self.compile(name, &wasm()?)?;
+        match component.serialize() {
+            Ok(code) => {
+                if let Err(error) = cache.store(&key, &code) {
+                    tracing::warn!(agent = name, %error, "compiled code not cached");
+                }
+            }
+            Err(error) => {
+                tracing::warn!(agent = name, error = %format!("{error:#}"), "compiled code not cached")
+            }
+        }
+        Ok(self.pre_instantiate(name, memory_bytes_max, component)?)
+    }
+
+    /// The compilation cache's key for a component whose digest is `sha256` compiled by this
+    /// engine: the digest, wasmtime's version, the target, and wasmtime's hash of every
+    /// engine setting compiled code depends on. Any of them changed, another key.
+    #[cfg(feature = "jit")]
+    pub fn code_key(&self, sha256: &str) -> String {
+        use std::hash::{Hash, Hasher};
+        // SipHash with fixed keys: the same settings give the same number in every process of
+        // this build (a toolchain that hashed differently would only miss the cache once).
+        let mut settings = std::hash::DefaultHasher::new();
+        self.engine
+            .precompile_compatibility_hash()
+            .hash(&mut settings);
+        aura_contract::digest::sha256_hex(
+            format!(
+                "aura-code-cache.v1\n{sha256}\n{WASMTIME_VERSION}\n{}\n{:016x}",
+                self.target.name(),
+                settings.finish()
+            )
+            .as_bytes(),
+        )
+    }
+
+    /// Maps code precompiled for this engine from a checked file (a .cwasm of a plugins dir or
+    /// a compilation cache entry).
+    fn map_precompiled(
+        &self,
+        name: &'static str,
+        file: &CheckedFile,
+    ) -> Result<Component, SandboxError> {
+        let refused = |e: wasmtime::Error| {
+            let message = format!("{e:#}");
+            SandboxError::Precompiled {
+                agent: name.to_owned(),
+                reason: PrecompiledMismatch::classify(&message),
+                message,
+            }
+        };
+        // SAFETY: deserializing runs the file's machine code, so it must be code this project
+        // compiled. `file` was hashed through the handle it keeps open and its digest matched
+        // the one recorded when the code was written: a plugins manifest that `aura compile`
+        // wrote on the build machine, or a compilation cache entry's name, which this host
+        // wrote after compiling it (plugins::CheckedFile, code_cache). The path maps that same
+        // open file, and no writer of this project rewrites such a file in place (they
+        // rename). wasmtime itself checks the header (target, version, settings) and refuses
+        // a mismatch.
+        match file.mappable_path() {
+            Some(path) => unsafe { Component::deserialize_file(&self.engine, path) },
+            None => {
+                let bytes = file.read_checked().map_err(|e| SandboxError::Precompiled {
+                    agent: name.to_owned(),
+                    reason: PrecompiledMismatch::NotPrecompiled,
+                    message: e.to_string(),
+                })?;
+                // SAFETY: as above; the bytes were hashed again after they were read.
+                unsafe { Component::deserialize(&self.engine, bytes) }
+            }
+        }
+        .map_err(refused)
+    }
+
+    /// Links a component against the host's imports, once, for every later instance.
+    fn pre_instantiate(
+        &self,
+        name: &'static str,
+        memory_bytes_max: usize,
+        component: Component,
+    ) -> Result<PreparedAgent, SandboxError> {
+        let instance_pre =
+            self.linker
+                .instantiate_pre(&component)
+                .map_err(|e| SandboxError::Instantiate {
+                    agent: name.to_owned(),
+                    message: format!("{e:#}"),
+                })?;
+        let pre = bindings::AgentPre::new(instance_pre).map_err(|e| SandboxError::Instantiate {
+            agent: name.to_owned(),
+            message: format!("{e:#}"),
+        })?;
+        Ok(PreparedAgent {
+            name,
+            memory_bytes_max: memory_bytes_max.min(MEMORY_BYTES_CEILING),
+            pre,
+        })
+    }
+
+    #[cfg(feature = "jit")]
+    fn compile(&self, name: &str, bytes: &[u8]) -> Result<Component, SandboxError> {
+        Component::from_binary(&self.engine, bytes).map_err(|e| SandboxError::Compile {
+            agent: name.to_owned(),
+            message: format!("{e:#}"),
+        })
+    }
+
+    #[cfg(not(feature = "jit"))]
+    fn compile(&self, name: &str, _bytes: &[u8]) -> Result<Component, SandboxError> {
+        Err(SandboxError::NeedsPrecompiled {
+            agent: name.to_owned(),
+            target: self.target_name().to_owned(),
+        })
+    }
+
+    /// The target this engine runs.
+    pub fn target_name(&self) -> &str {
+        self.target.name()
+    }
+
+    /// Calls a prepared agent's `manifest` with a fixed fuel budget and a short deadline of
+    /// its own ([`MANIFEST_DEADLINE_MS`]: a manifest that sleeps delays a start by at most that
+    /// plus the backstop's margin); it may call no other agent, and its clock reads the Unix
+    /// epoch.
+    pub async fn manifest(&self, agent: &PreparedAgent) -> Result<Invocation, CrossingError> {
+        let frame = Frame::root(
+            Budget {
+                fuel: MANIFEST_FUEL,
+                deadline_ms: MANIFEST_DEADLINE_MS,
+            },
+            0,
+        );
+        let imports = Arc::new(NoImports {
+            reason: "the agent is being loaded",
+        });
+        self.run(agent, None, frame, imports, Export::Manifest)
+            .await
+    }
+
+    /// Runs `invoke(call)` on a fresh instance of `agent`.
+    ///
+    /// `imports` answers the guest's `host.call` and `host.emit` on behalf of `call_id`.
+    pub async fn invoke(
+        &self,
+        agent: &PreparedAgent,
+        call_id: &str,
+        call: &str,
+        frame: Frame,
+        imports: Arc<dyn HostImports>,
+    ) -> Result<Invocation, CrossingError> {
+        let call_id = Some(call_id.to_owned());
+        self.run(agent, call_id, frame, imports, Export::Invoke(call))
+            .await
+    }
+
+    /// Runs `tick(context)` on a fresh instance of `agent`.
+    pub async fn tick(
+        &self,
+        agent: &PreparedAgent,
+        context: &str,
+        frame: Frame,
+        imports: Arc<dyn HostImports>,
+    ) -> Result<Invocation, CrossingError> {
+        self.run(agent, None, frame, imports, Export::Tick(context))
+            .await
+    }
+
+    async fn run(
+        &self,
+        agent: &PreparedAgent,
+        call_id: Option<String>,
+        frame: Frame,
+        imports: Arc<dyn HostImports>,
+        export: Export<'_>,
+    ) -> Result<Invocation, CrossingError> {
+        // Root calls wait for a slot; a callee runs in its root's share of the pool (each root
+        // may hold AGENT_CALL_DEPTH_MAX instances), so a chain never waits on itself. The
+        // semaphore is never closed, so acquiring only waits.
+        let _slot = match frame.chain_above.is_empty() {
+            true => self.slots.acquire().await.ok(),
+            false => None,
+        };
+        let mut call = self.call_store(agent, call_id, frame, imports)?;
+        let backstop = Duration::from_millis(call.budget().backstop_ms());
+        let run = async {
+            let instance = call.instantiate().await?;
+            match export {
+                Export::Manifest => call.manifest(&instance).await,
+                Export::Invoke(text) => call.invoke(&instance, text).await,
+                Export::Tick(context) => call.tick(&instance, context).await,
+            }
+        };
+        // Epochs interrupt running wasm; a guest parked in a host import (a WASI poll) runs
+        // none, so the same backstop also bounds the whole call in wall-clock time.
+        let outcome = tokio::time::timeout(backstop, run).await;
+        call.log_output();
+        match outcome {
+            Ok(Ok(output)) => Ok(Invocation {
+                output,
+                fuel_used: call.fuel_used(),
+            }),
+            Ok(Err(error)) => Err(error),
+            Err(_elapsed) => Err(call.wall_clock_exceeded()),
+        }
+    }
+}

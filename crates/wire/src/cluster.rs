@@ -1,0 +1,275 @@
+//! The client side of the wire: a host's [`Remote`] made of the workers on a nats-server.
+//!
+//! It owns discovery (`$SRV.INFO.aura`: which agents the workers serve, built from which
+//! sources, at which fuel rate and guest seed; workers that disagree are refused, since a run
+//! could not be the same on both), and sending a request: its frame in headers, a timeout of
+//! its deadline plus the backstop margin and [`WIRE_REPLY_GRACE_MS`], retried by the remote
+//! seam's rules ([`with_retries`]) after a timeout, no responder or a lost connection, with
+//! the wire's backoff between attempts. It must not check an answer (the host does).
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_util::StreamExt;
+use futures_util::future::BoxFuture;
+
+use super::{SERVICE_NAME, WireError, frame_headers};
+use aura_contract::error::CrossingError;
+use aura_contract::limits::{
+    EPOCH_BACKSTOP_MARGIN_MS, WIRE_BODY_BYTES_MAX, WIRE_DISCOVERY_MS, WIRE_REPLY_GRACE_MS,
+    WIRE_WORKERS_MAX,
+};
+use aura_host::remote::{AttemptFailed, Remote, RemoteRequest, RemoteWork, with_retries};
+
+/// The workers on one nats-server, as a host's remote.
+#[derive(Debug, Clone)]
+pub struct Cluster {
+    client: async_nats::Client,
+    agents: Vec<&'static str>,
+    sources: BTreeMap<String, String>,
+    workers: usize,
+    fuel_per_ms: Option<u64>,
+    guest_seed: Option<u64>,
+}
+
+/// What one worker said of itself in discovery.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkerInfo {
+    /// Its service instance id.
+    pub id: String,
+    /// The agents it serves.
+    pub agents: Vec<String>,
+    /// Their sources' sha256, by agent.
+    pub sources: BTreeMap<String, String>,
+    /// Its fuel rate.
+    pub fuel_per_ms: Option<u64>,
+    /// Its agents' random seed.
+    pub guest_seed: Option<u64>,
+}
+
+impl Cluster {
+    /// Connects to `url` and discovers the workers.
+    pub async fn connect(url: &str) -> Result<Self, WireError> {
+        let client = super::connect(url).await?;
+        Self::discover(client).await
+    }
+
+    /// Discovers the workers on `client`'s server: at least one must answer, and any two
+    /// serving the same agent must serve it built from the same source at the same fuel rate.
+    pub async fn discover(client: async_nats::Client) -> Result<Self, WireError> {
+        let workers = discover(&client).await?;
+        if workers.is_empty() {
+            return Err(WireError::NoWorkers);
+        }
+        let mut sources: BTreeMap<String, String> = BTreeMap::new();
+        let mut fuel_per_ms: Option<u64> = None;
+        let mut guest_seed: Option<u64> = None;
+        for worker in &workers {
+            for agent in &worker.agents {
+                let Some(source) = worker.sources.get(agent) else {
+                    continue;
+                };
+                match sources.get(agent) {
+                    Some(known) if known != source => {
+                        return Err(WireError::WorkersDisagree {
+                            agent: agent.clone(),
+                            one: known.clone(),
+                            other: source.clone(),
+                        });
+                    }
+                    _ => {
+                        sources.insert(agent.clone(), source.clone());
+                    }
+                }
+            }
+            agree(&mut fuel_per_ms, worker.fuel_per_ms, "fuel_per_ms")?;
+            agree(&mut guest_seed, worker.guest_seed, "guest_seed")?;
+        }
+        let agents = aura_contract::catalogue::CATALOGUE
+            .iter()
+            .filter(|spec| sources.contains_key(spec.name))
+            .map(|spec| spec.name)
+            .collect();
+        Ok(Self {
+            client,
+            agents,
+            sources,
+            workers: workers.len(),
+            fuel_per_ms,
+            guest_seed,
+        })
+    }
+
+    /// The workers on `client`'s server, not discovered: a worker's remote, for the calls
+    /// its agents make to agents it does not serve (whoever serves them answers, or none
+    /// does and the call is `agent_unavailable`).
+    pub fn undiscovered(client: async_nats::Client) -> Self {
+        Self {
+            client,
+            agents: Vec::new(),
+            sources: BTreeMap::new(),
+            workers: 0,
+            fuel_per_ms: None,
+            guest_seed: None,
+        }
+    }
+
+    /// The seed the workers' agents draw from.
+    pub fn guest_seed(&self) -> Option<u64> {
+        self.guest_seed
+    }
+
+    /// Workers that answered discovery.
+    pub fn workers(&self) -> usize {
+        self.workers
+    }
+
+    /// The fuel rate the workers run at (a client runs its calls' budgets at the same).
+    pub fn fuel_per_ms(&self) -> Option<u64> {
+        self.fuel_per_ms
+    }
+
+    /// The connection (for the event stream).
+    pub fn client(&self) -> &async_nats::Client {
+        &self.client
+    }
+
+    async fn send_once(
+        &self,
+        subject: &str,
+        headers: &async_nats::HeaderMap,
+        body: &Bytes,
+        timeout: Duration,
+    ) -> Result<String, AttemptFailed> {
+        let request = async_nats::Request::new()
+            .payload(body.clone())
+            .headers(headers.clone())
+            .timeout(Some(timeout));
+        let reply = self
+            .client
+            .send_request(subject.to_owned(), request)
+            .await
+            .map_err(|error| match error.kind() {
+                async_nats::RequestErrorKind::MaxPayloadExceeded => AttemptFailed::TooLarge,
+                _ => AttemptFailed::Lost(error.to_string()),
+            })?;
+        if let Some(status) = reply.status.filter(|s| !s.is_success()) {
+            return Err(AttemptFailed::Lost(format!("status {status}")));
+        }
+        if reply.payload.len() > WIRE_BODY_BYTES_MAX {
+            return Err(AttemptFailed::BadAnswer(format!(
+                "the answer is {} bytes, more than {WIRE_BODY_BYTES_MAX}",
+                reply.payload.len()
+            )));
+        }
+        String::from_utf8(reply.payload.to_vec())
+            .map_err(|_| AttemptFailed::BadAnswer("the answer is not UTF-8".into()))
+    }
+}
+
+impl Remote for Cluster {
+    fn agents(&self) -> Vec<&'static str> {
+        self.agents.clone()
+    }
+
+    fn sources(&self) -> BTreeMap<String, String> {
+        self.sources.clone()
+    }
+
+    fn send<'a>(
+        &'a self,
+        request: RemoteRequest<'a>,
+    ) -> BoxFuture<'a, Result<String, CrossingError>> {
+        Box::pin(async move {
+            let subject = match request.work {
+                RemoteWork::Call { tool } => super::tool_subject(request.agent, tool),
+                RemoteWork::Tick => super::tick_subject(request.agent),
+            };
+            let headers = frame_headers(request.frame);
+            let body = Bytes::copy_from_slice(request.body.as_bytes());
+            let timeout = Duration::from_millis(
+                request
+                    .frame
+                    .budget
+                    .deadline_ms
+                    .saturating_add(EPOCH_BACKSTOP_MARGIN_MS)
+                    .saturating_add(WIRE_REPLY_GRACE_MS),
+            );
+            with_retries(
+                &request,
+                |_| self.send_once(&subject, &headers, &body, timeout),
+                |n| tokio::time::sleep(super::backoff(n)),
+            )
+            .await
+        })
+    }
+}
+
+/// Takes `known` as the workers' `what` if none was known yet; refuses another value.
+fn agree(known: &mut Option<u64>, theirs: Option<u64>, what: &str) -> Result<(), WireError> {
+    match (*known, theirs) {
+        (Some(one), Some(other)) if one != other => Err(WireError::WorkersDisagree {
+            agent: what.to_owned(),
+            one: one.to_string(),
+            other: other.to_string(),
+        }),
+        (None, theirs) => {
+            *known = theirs;
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The workers answering `$SRV.INFO.aura` within [`WIRE_DISCOVERY_MS`].
+pub async fn discover(client: &async_nats::Client) -> Result<Vec<WorkerInfo>, WireError> {
+    let inbox = client.new_inbox();
+    let mut answers = client
+        .subscribe(inbox.clone())
+        .await
+        .map_err(|error| WireError::Discovery(error.to_string()))?;
+    client
+        .publish_with_reply(format!("$SRV.INFO.{SERVICE_NAME}"), inbox, Bytes::new())
+        .await
+        .map_err(|error| WireError::Discovery(error.to_string()))?;
+    let mut workers = Vec::new();
+    let deadline = tokio::time::Instant::now() + Duration::from_millis(WIRE_DISCOVERY_MS);
+    while workers.len() < WIRE_WORKERS_MAX {
+        let Ok(Some(message)) = tokio::time::timeout_at(deadline, answers.next()).await else {
+            break;
+        };
+        // "No responders" (a status, no body): nobody serves aura.
+        if message.status.is_some_and(|status| !status.is_success()) {
+            break;
+        }
+        let info: async_nats::service::Info = serde_json::from_slice(&message.payload)
+            .map_err(|error| WireError::Discovery(error.to_string()))?;
+        let agents = info
+            .metadata
+            .get("agents")
+            .map(|list| {
+                list.split(',')
+                    .filter(|a| !a.is_empty())
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default();
+        let sources = match info.metadata.get("sources") {
+            Some(text) => serde_json::from_str(text)
+                .map_err(|error| WireError::Discovery(format!("sources: {error}")))?,
+            None => BTreeMap::new(),
+        };
+        workers.push(WorkerInfo {
+            id: info.id,
+            agents,
+            sources,
+            fuel_per_ms: info
+                .metadata
+                .get("fuel_per_ms")
+                .and_then(|r| r.parse().ok()),
+            guest_seed: info.metadata.get("guest_seed").and_then(|s| s.parse().ok()),
+        });
+    }
+    Ok(workers)
+}
