@@ -51,7 +51,7 @@ fn main() {
         "cargo:rerun-if-changed={}",
         plugins_dir.join("manifest.json").display()
     );
-    match ensure_target() {
+    match ensure_target(&workspace.join("target").join(".aura-target-add.lock")) {
         Ok(TargetState::Present) => {}
         Ok(TargetState::Added) => println!(
             "cargo::warning=added the {PLUGIN_TARGET} target with rustup: rust-toolchain.toml \

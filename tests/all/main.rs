@@ -2,6 +2,7 @@
 //! components (the agents from plugins/, the hostile guests from target/) into the real host.
 
 mod support;
+mod tools;
 
 mod a2a;
 

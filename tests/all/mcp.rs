@@ -37,7 +37,7 @@ pub(crate) fn run_client(script: &str, config: &Value, data: &Path) -> std::proc
 
 /// The pinned clients, installed once from package-lock.json if they are not yet.
 fn clients_installed() {
-    crate::support::npm_installed(
+    crate::tools::npm_installed(
         &mcp_dir(),
         &["@modelcontextprotocol/client", "@modelcontextprotocol/sdk"],
     );

@@ -45,29 +45,7 @@ fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
 
 /// The venv's componentize-py, installed on first use.
 fn componentize_py() -> PathBuf {
-    let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join("py-venv");
-    let tool = venv.join("bin").join("componentize-py");
-    let pinned = venv.join(COMPONENTIZE_PY);
-    if !pinned.exists() {
-        let created = Command::new("python3")
-            .args(["-m", "venv"])
-            .arg(&venv)
-            .status()
-            .expect("these tests need python3 with venv (Debian: python3-venv)");
-        assert!(created.success(), "python3 -m venv {}", venv.display());
-        let installed = Command::new(venv.join("bin").join("pip"))
-            .args([
-                "install",
-                "--quiet",
-                "--disable-pip-version-check",
-                COMPONENTIZE_PY,
-            ])
-            .status()
-            .unwrap();
-        assert!(installed.success(), "pip install {COMPONENTIZE_PY}");
-        std::fs::write(&pinned, b"").unwrap();
-    }
-    tool
+    crate::tools::pip_installed("py-venv", COMPONENTIZE_PY, "componentize-py")
 }
 
 /// The Python wellness component, built once per digest of its sources, the WIT and the pin

@@ -1,17 +1,16 @@
 //! `aura report`, checked the way a user sees it: the day is run and reported by the real
-//! binary, and the page is loaded in a real headless browser (Debian's chromium, driven by
-//! playwright-core from tests/browser, pinned), from file:// with the network off.
+//! binary, and the page is loaded in a real headless browser (the machine's chromium, or the
+//! pinned `@sparticuz/chromium` build the suite fetches into target/, driven by playwright-core
+//! from tests/browser, pinned), from file:// with the network off.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::Value;
 
-use crate::support::{npm_installed, quarantine_lines, shared_cache_dir, temp_dir};
+use crate::support::{quarantine_lines, shared_cache_dir, temp_dir};
 
 const AURA: &str = env!("CARGO_BIN_EXE_aura");
-/// Where .ci/run installs Debian's chromium.
-const CHROMIUM: &str = "/usr/bin/chromium";
 
 fn aura(data: &Path, args: &[&str]) -> std::process::Output {
     let output = Command::new(AURA)
@@ -28,12 +27,8 @@ fn aura(data: &Path, args: &[&str]) -> std::process::Output {
 
 #[test]
 fn the_days_report_loads_cleanly_with_one_mark_per_decision() {
-    assert!(
-        Path::new(CHROMIUM).is_file(),
-        "this test needs Debian's chromium at {CHROMIUM} (apt-get install chromium; .ci/run does)"
-    );
     let browser = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser");
-    npm_installed(&browser, &["playwright-core"]);
+    let chromium = crate::tools::browser(&browser);
     let data = temp_dir("report-day");
     let day = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/day.json");
     aura(
@@ -70,11 +65,13 @@ fn the_days_report_loads_cleanly_with_one_mark_per_decision() {
     let shots: PathBuf = Path::new(env!("CARGO_TARGET_TMPDIR")).join("report");
     std::fs::create_dir_all(&shots).unwrap();
     let shot = shots.join("day.png");
-    let output = Command::new("node")
-        .arg(browser.join("report.mjs"))
-        .arg(&page)
-        .arg(&shot)
-        .arg(CHROMIUM)
+    let mut node = Command::new("node");
+    node.arg(browser.join("report.mjs")).arg(&page).arg(&shot);
+    if let Some(chromium) = &chromium {
+        node.arg(chromium);
+    }
+    let output = node
+        .env("TMPDIR", crate::tools::browser_tmp())
         .output()
         .expect("node (20) runs the browser check");
     assert!(

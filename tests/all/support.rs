@@ -222,28 +222,3 @@ fn shell_unquote(quoted: &str) -> String {
         .expect("single-quoted");
     inner.replace(r#"'"'"'"#, "'")
 }
-
-/// The npm packages of `dir` (a tests/ package with a package-lock.json), installed with
-/// `npm ci` unless every one of `packages` is already under its node_modules. One install at a
-/// time: the tests that share a package wait for the first.
-pub fn npm_installed(dir: &Path, packages: &[&str]) {
-    static INSTALLING: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let _one = INSTALLING.lock().unwrap_or_else(|e| e.into_inner());
-    if packages
-        .iter()
-        .all(|p| dir.join("node_modules").join(p).is_dir())
-    {
-        return;
-    }
-    let status = std::process::Command::new("npm")
-        .args(["ci", "--no-audit", "--no-fund"])
-        .current_dir(dir)
-        .status()
-        .unwrap_or_else(|e| {
-            panic!(
-                "these tests need Node 20 and npm (`npm ci` in {}): {e}",
-                dir.display()
-            )
-        });
-    assert!(status.success(), "npm ci in {} failed", dir.display());
-}

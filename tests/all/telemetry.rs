@@ -168,7 +168,7 @@ fn spans_of(request: ExportTraceServiceRequest) -> Vec<Received> {
 /// starts a trace of its own, the same across both processes.
 #[test]
 fn one_mcp_call_through_a_worker_is_one_trace_with_spans_from_both_processes() {
-    crate::support::npm_installed(&mcp_dir(), &["@modelcontextprotocol/sdk"]);
+    crate::tools::npm_installed(&mcp_dir(), &["@modelcontextprotocol/sdk"]);
     let receiver = Receiver::start();
     let nats = NatsServer::start("otlp");
     let otlp = ["--otlp", receiver.url.as_str()];

@@ -1,17 +1,22 @@
-// `aura report`'s page in a real headless browser: Debian's chromium, driven by playwright-core
-// (tests/all/report.rs runs this). Loads the page from file://, with the network off, and
-// prints one JSON object: console errors and page errors, the marks per lane, what a click on
-// the first mark shows, and where the screenshot went.
+// `aura report`'s page in a real headless browser driven by playwright-core (tests/all/report.rs
+// runs this): the chromium given, or else @sparticuz/chromium's build (pinned in this
+// package's lock, unpacked under $TMPDIR) with the package's own launch arguments. Loads the
+// page from file://, with the network off, and prints one JSON object: console errors and page
+// errors, the marks per lane, what a click on the first mark shows, and where the screenshot
+// went.
 //
 //   node report.mjs <report.html> <screenshot.png> [chromium]
 
 import { chromium } from 'playwright-core';
 
 const [page_path, screenshot, executable] = process.argv.slice(2);
-const browser = await chromium.launch({
-    executablePath: executable ?? '/usr/bin/chromium',
-    args: ['--no-sandbox'],
-});
+const launch = executable
+    ? { executablePath: executable, args: ['--no-sandbox'] }
+    : await (async () => {
+          const packaged = (await import('@sparticuz/chromium')).default;
+          return { executablePath: await packaged.executablePath(), args: packaged.args };
+      })();
+const browser = await chromium.launch(launch);
 try {
     const context = await browser.newContext({ offline: true, viewport: { width: 1400, height: 1000 } });
     const page = await context.newPage();

@@ -39,7 +39,7 @@ fn main() {
             workspace.join(watched).display()
         );
     }
-    if let Err(message) = ensure_target() {
+    if let Err(message) = ensure_target(&workspace.join("target").join(".aura-target-add.lock")) {
         println!("cargo::error={message}");
         return;
     }

@@ -59,7 +59,7 @@ pub fn rustc_has_target(rustc: &std::ffi::OsStr, target: &str) -> bool {
 pub enum TargetState {
     /// The toolchain already had the target.
     Present,
-    /// rustup added it now (what it printed, for the build's warning).
+    /// rustup added it now.
     Added,
 }
 
@@ -69,8 +69,19 @@ pub enum TargetState {
 /// them. Where rustup manages the toolchain, the target is added with it (from the same
 /// distribution server rustup installs toolchains from); otherwise, or when that fails, the
 /// error names the command that fixes it.
-pub fn ensure_target() -> Result<TargetState, String> {
+/// Build scripts that may add it at once (the agents' and the test guests') take turns on the
+/// lock file `lock` (under the target dir).
+pub fn ensure_target(lock: &std::path::Path) -> Result<TargetState, String> {
     let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+    if rustc_has_target(&rustc, PLUGIN_TARGET) {
+        return Ok(TargetState::Present);
+    }
+    let _turn = lock
+        .parent()
+        .and_then(|dir| std::fs::create_dir_all(dir).ok())
+        .and_then(|()| std::fs::File::create(lock).ok())
+        .filter(|file| file.lock().is_ok());
+    // Another build script may have added it while this one waited.
     if rustc_has_target(&rustc, PLUGIN_TARGET) {
         return Ok(TargetState::Present);
     }

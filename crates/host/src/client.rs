@@ -20,6 +20,7 @@ use aura_contract::error::{CrossingError, Phase, RemoteRefusal};
 use aura_contract::limits::CROSSING_BYTES_MAX;
 use aura_contract::quarantine::CallIds;
 use aura_contract::recovery::Recovery;
+use aura_contract::visible::visible;
 use aura_sandbox::Frame;
 
 use crate::remote::{Remote, RemoteRequest, RemoteWork, TICK_TOOL, tick_id};
@@ -81,9 +82,9 @@ fn read_answer(
             agent,
             format!(
                 "it answers {}.{} ({}), not {agent}.{tool} ({call_id})",
-                aura_contract::visible::visible(&answer.agent),
-                aura_contract::visible::visible(&answer.tool),
-                aura_contract::visible::visible(&answer.call_id)
+                visible(&answer.agent),
+                visible(&answer.tool),
+                visible(&answer.call_id)
             ),
         ));
     }
@@ -96,6 +97,12 @@ fn read_answer(
             ),
         ));
     }
+    answer_of(agent, answer)
+}
+
+/// What a result.v1 already checked against its call says: its result, the tool's own error,
+/// or the worker's refusal.
+fn answer_of(agent: &str, answer: ResultEnvelope) -> Result<Answer, CrossingError> {
     let fuel_used = answer.fuel_used;
     match (answer.result, answer.error) {
         (Some(result), _) => Ok(Answer::Ok(result, fuel_used)),

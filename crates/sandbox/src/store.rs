@@ -137,48 +137,7 @@ impl Sandbox {
     ) -> Result<CallStore<'a>, CrossingError> {
         let budget = frame.budget;
         let interrupt_at_start = frame.interrupt_at_start;
-        let trace = frame.trace;
-        let mut chain = frame.chain_above;
-        chain.push(agent.name);
-        let caller = Caller {
-            agent: agent.name,
-            call_id,
-            chain,
-            deadline_ms: budget.deadline_ms,
-            trace,
-        };
-        let stdout = MemoryOutputPipe::new(GUEST_OUTPUT_BYTES_MAX);
-        let stderr = MemoryOutputPipe::new(GUEST_OUTPUT_BYTES_MAX);
-        let seed = guest::guest_seed(self.guest_seed, agent.name);
-        let random_produced = Arc::new(AtomicU64::new(0));
-        let wasi = guest::guest_wasi(
-            seed,
-            frame.clock_start_unix_ns,
-            &stdout,
-            &stderr,
-            &random_produced,
-        );
-        let state = CallState {
-            wasi,
-            table: ResourceTable::new(),
-            limiter: CallLimiter {
-                memory_bytes_max: agent.memory_bytes_max,
-                limit_hit: None,
-            },
-            caller,
-            imports,
-            host_calls: 0,
-            emits: 0,
-            import_limit_hit: None,
-            fuel_at_import: 0,
-            fuel_charge: 0,
-            random_produced,
-            fuel_metering: self.tuning.fuel_metering,
-            host_depth: 0,
-            wasm_returned: false,
-            stdout,
-            stderr,
-        };
+        let state = self.call_state(agent, call_id, frame, imports);
         let mut store = Store::new(&self.engine, state);
         store.limiter(|state| &mut state.limiter);
         store.call_hook(share_fuel_with_callees);
@@ -207,6 +166,61 @@ impl Sandbox {
             budget,
             fuel_metering: self.tuning.fuel_metering,
         })
+    }
+
+    /// The state of one call's store: who calls (the agent, its call_id and chain, its
+    /// deadline and trace, for the imports), its guest's WASI context (virtual clocks from the
+    /// frame, a seeded random source, bounded output pipes) and its per-call bounds.
+    fn call_state(
+        &self,
+        agent: &PreparedAgent,
+        call_id: Option<String>,
+        frame: Frame,
+        imports: Arc<dyn HostImports>,
+    ) -> CallState {
+        let budget = frame.budget;
+        let trace = frame.trace;
+        let mut chain = frame.chain_above;
+        chain.push(agent.name);
+        let caller = Caller {
+            agent: agent.name,
+            call_id,
+            chain,
+            deadline_ms: budget.deadline_ms,
+            trace,
+        };
+        let stdout = MemoryOutputPipe::new(GUEST_OUTPUT_BYTES_MAX);
+        let stderr = MemoryOutputPipe::new(GUEST_OUTPUT_BYTES_MAX);
+        let seed = guest::guest_seed(self.guest_seed, agent.name);
+        let random_produced = Arc::new(AtomicU64::new(0));
+        let wasi = guest::guest_wasi(
+            seed,
+            frame.clock_start_unix_ns,
+            &stdout,
+            &stderr,
+            &random_produced,
+        );
+        CallState {
+            wasi,
+            table: ResourceTable::new(),
+            limiter: CallLimiter {
+                memory_bytes_max: agent.memory_bytes_max,
+                limit_hit: None,
+            },
+            caller,
+            imports,
+            host_calls: 0,
+            emits: 0,
+            import_limit_hit: None,
+            fuel_at_import: 0,
+            fuel_charge: 0,
+            random_produced,
+            fuel_metering: self.tuning.fuel_metering,
+            host_depth: 0,
+            wasm_returned: false,
+            stdout,
+            stderr,
+        }
     }
 }
 
@@ -317,35 +331,8 @@ impl CallStore<'_> {
             };
         }
         let message = format!("{error:#}");
-        // wasmtime's bound on what a guest hands the host in one go (`set_hostcall_fuel`), by
-        // its message: the type is private to wasmtime.
-        if message.contains("fuel allocated for hostcalls has been exhausted") {
-            if state.wasm_returned {
-                // The export returned an answer over the crossing's cap: the crossing's own
-                // refusal, before anyone could learn its length.
-                return CrossingError::Json {
-                    phase: aura_contract::error::Phase::Reply,
-                    error: aura_contract::canonical::JsonError::TooLarge {
-                        bytes: None,
-                        bytes_max: CROSSING_BYTES_MAX,
-                    },
-                };
-            }
-            return CrossingError::HostWorkLimit {
-                agent,
-                what: format!("handed an import more than {CROSSING_BYTES_MAX} bytes"),
-                fuel_used,
-            };
-        }
-        // wasmtime-wasi's refusal of a random request over `max_random_size`.
-        if message.contains("requested len") && message.contains("exceeds limit") {
-            return CrossingError::HostWorkLimit {
-                agent,
-                what: format!(
-                    "asked for more than {GUEST_RANDOM_BYTES_PER_REQUEST_MAX} random bytes in one request"
-                ),
-                fuel_used,
-            };
+        if let Some(error) = self.host_work_refused(&message) {
+            return error;
         }
         if let Some((import, limit)) = state.import_limit_hit {
             return CrossingError::ImportLimit {
@@ -367,6 +354,44 @@ impl CallStore<'_> {
             reason: message,
             fuel_used,
         }
+    }
+
+    /// The host work wasmtime refused a guest, by its error's message (the types are private
+    /// to wasmtime and wasmtime-wasi): more than the crossing's bound handed to the host in one
+    /// go, or too many random bytes asked for at once.
+    fn host_work_refused(&self, message: &str) -> Option<CrossingError> {
+        let agent = self.agent.name.to_owned();
+        let fuel_used = self.fuel_used();
+        // wasmtime's bound on what a guest hands the host in one go (`set_hostcall_fuel`).
+        if message.contains("fuel allocated for hostcalls has been exhausted") {
+            if self.store.data().wasm_returned {
+                // The export returned an answer over the crossing's cap: the crossing's own
+                // refusal, before anyone could learn its length.
+                return Some(CrossingError::Json {
+                    phase: aura_contract::error::Phase::Reply,
+                    error: aura_contract::canonical::JsonError::TooLarge {
+                        bytes: None,
+                        bytes_max: CROSSING_BYTES_MAX,
+                    },
+                });
+            }
+            return Some(CrossingError::HostWorkLimit {
+                agent,
+                what: format!("handed an import more than {CROSSING_BYTES_MAX} bytes"),
+                fuel_used,
+            });
+        }
+        // wasmtime-wasi's refusal of a random request over `max_random_size`.
+        if message.contains("requested len") && message.contains("exceeds limit") {
+            return Some(CrossingError::HostWorkLimit {
+                agent,
+                what: format!(
+                    "asked for more than {GUEST_RANDOM_BYTES_PER_REQUEST_MAX} random bytes in one request"
+                ),
+                fuel_used,
+            });
+        }
+        None
     }
 }
 

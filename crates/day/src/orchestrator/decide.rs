@@ -26,14 +26,6 @@ use super::summary::RunSummary;
 use super::{RunError, RunEvent};
 use crate::scenario::{Answer, Scenario, World};
 
-/// Where a call's outcome is shown, and what it tells, as telling it settles them.
-struct Shown {
-    surface: Surface,
-    requested: Surface,
-    fresh: Option<Fresh>,
-    moved: Option<Moved>,
-}
-
 /// One tick's decisions as they are made.
 pub(super) struct TickRun<'a> {
     pub(super) host: &'a Host,
@@ -226,53 +218,34 @@ impl TickRun<'_> {
     /// Carries out one decision, records its trace, then reports it.
     pub(super) async fn decide(
         &mut self,
-        choice: Choice,
+        mut choice: Choice,
         world: &mut World,
         memory: &mut Memory,
         summary: &mut RunSummary,
         report: &mut impl FnMut(RunEvent<'_>),
     ) -> Result<(), RunError> {
-        let Choice {
-            proposal,
-            decision,
-            requested,
-            mut surface,
-            beaten,
-            about,
-            answer,
-            mut fresh,
-            mut moved,
-        } = choice;
-        let call = proposal.call.call();
-        let spec = proposal.call.spec();
+        let spec = choice.proposal.call.spec();
         // Texts for the user: in their offset, about their calendar as it is now.
         let telling = Telling {
             clock: Some((self.scenario.offset(), self.now)),
             events: world.events(),
         };
-        let (outcome, fuel_used) = match decision {
+        let (outcome, fuel_used) = match choice.decision {
             Decision::Executed | Decision::Confirmed => {
+                let call = choice.proposal.call.call();
                 memory.shown.insert(call.call_id.clone());
-                memory.shown.insert(content_key(&proposal));
-                let (outcome, fuel_used, result) = self.execute(&proposal, &telling).await;
-                let mut shown = Shown {
-                    surface,
-                    requested,
-                    fresh: fresh.take(),
-                    moved,
-                };
+                memory.shown.insert(content_key(&choice.proposal));
+                let (outcome, fuel_used, result) = self.execute(&choice.proposal, &telling).await;
                 let outcome = self.tell(
-                    &proposal,
+                    &mut choice,
                     outcome,
                     result.as_ref(),
-                    &mut shown,
                     memory,
                     summary,
                     &telling,
                 );
-                (surface, fresh, moved) = (shown.surface, shown.fresh, shown.moved);
                 summary.call_fuel += fuel_used;
-                if decision == Decision::Confirmed {
+                if choice.decision == Decision::Confirmed {
                     summary.confirmed += 1;
                     let effect = spec.on_confirm.zip(result).and_then(|(f, r)| f(&r));
                     if let Some(effect) = effect {
@@ -283,11 +256,12 @@ impl TickRun<'_> {
             }
             Decision::Asked => {
                 memory.pending.push(Question {
-                    proposal: proposal.clone(),
-                    surface,
-                    about: about.clone(),
+                    proposal: choice.proposal.clone(),
+                    surface: choice.surface,
+                    about: choice.about.clone(),
                 });
                 summary.asked += 1;
+                let call = choice.proposal.call.call();
                 let question = spec.question_text(&call.agent, &call.args, &telling);
                 (Outcome::pending(question), 0)
             }
@@ -302,16 +276,36 @@ impl TickRun<'_> {
             // Answers that reach no single question never come here (`record_unplaced`), nor
             // digests (`digest`).
             Decision::AnswerUnmatched | Decision::AnswerAmbiguous => {
-                (Outcome::answer_unresolved(&call.tool, 0), 0)
+                let tool = &choice.proposal.call.call().tool;
+                (Outcome::answer_unresolved(tool, 0), 0)
             }
             Decision::Digest => (Outcome::digest(&[]), 0),
         };
+        let trace = self.decision_trace(choice, outcome, fuel_used);
+        self.record(trace, summary, report)
+    }
+
+    /// The trace of a decision carried out: the call, what drove it, where it was shown and
+    /// why, what it beat, and its rationale.
+    fn decision_trace(&mut self, choice: Choice, outcome: Outcome, fuel_used: u64) -> Trace {
+        let Choice {
+            proposal,
+            decision,
+            requested,
+            surface,
+            beaten,
+            about,
+            answer,
+            fresh,
+            moved,
+        } = choice;
+        let call = proposal.call.call();
         let news: Vec<String> = fresh
             .as_ref()
             .map(|f| f.subjects.iter().map(|(s, _)| s.clone()).collect())
             .unwrap_or_default();
         let rationale = rationale(&RationaleFacts {
-            lead: spec.rationale_lead,
+            lead: proposal.call.spec().rationale_lead,
             agent: &call.agent,
             tool: &call.tool,
             signals: &proposal.signals,
@@ -323,7 +317,7 @@ impl TickRun<'_> {
             moved,
             news: &news,
         });
-        let trace = Trace {
+        Trace {
             call: Some(TracedCall {
                 call_id: call.call_id.clone(),
                 agent: call.agent.clone(),
@@ -341,8 +335,7 @@ impl TickRun<'_> {
             fuel_used,
             not_chosen: beaten,
             ..self.trace(decision, outcome)
-        };
-        self.record(trace, summary, report)
+        }
     }
 
     /// What a call that ran tells the person, and what they have now been told: for a tool
@@ -350,18 +343,16 @@ impl TickRun<'_> {
     /// recorded, not shown); then the news counted told, or kept for the digest when it went
     /// to SILENT against its agent's wish (quiet hours, the budget), and the interruption
     /// counted against the surface's budget.
-    #[allow(clippy::too_many_arguments)]
     fn tell(
         &self,
-        proposal: &Proposal,
+        shown: &mut Choice,
         mut outcome: Outcome,
         result: Option<&Value>,
-        shown: &mut Shown,
         memory: &mut Memory,
         summary: &mut RunSummary,
         telling: &Telling<'_>,
     ) -> Outcome {
-        let spec = proposal.call.spec();
+        let spec = shown.proposal.call.spec();
         if let (Some(news), Some(result)) = (spec.news_in_result, result) {
             let (told, untold) = untold_items(memory, news, result, self.now);
             if untold.subjects.is_empty() {

@@ -218,19 +218,29 @@ pub async fn test_agent(subject: &Subject) -> Result<Report, ConformanceError> {
         ),
     ));
 
+    run_examples(&mut report, &host, spec).await?;
+    Ok(report)
+}
+
+/// Runs each tool's examples against their reference answers, then the tick examples.
+async fn run_examples(
+    report: &mut Report,
+    host: &Host,
+    spec: &AgentSpec,
+) -> Result<(), ConformanceError> {
     for tool in spec.tools {
         for (index, (args, reference)) in tool_examples(spec, tool)?.into_iter().enumerate() {
             let name = format!("{} example {}", tool.name, index + 1);
-            let verdict = answer(&host, spec, tool, args, &reference).await;
+            let verdict = answer(host, spec, tool, args, &reference).await;
             report.checks.push(Check { name, verdict });
         }
     }
     for (index, example) in tick_examples(spec)?.iter().enumerate() {
         let name = format!("tick example {}", index + 1);
-        let verdict = tick(&host, spec, example).await;
+        let verdict = tick(host, spec, example).await;
         report.checks.push(Check { name, verdict });
     }
-    Ok(report)
+    Ok(())
 }
 
 /// Reports every check `report` has not run yet (the load, each example) as skipped, `why`.
