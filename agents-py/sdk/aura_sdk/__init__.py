@@ -18,6 +18,9 @@ Nothing here reads a clock or a random source: an agent is a function of its inp
 import json
 
 from . import time  # noqa: F401  (re-exported: aura_sdk.time)
+from . import hours, round  # noqa: F401  (re-exported: aura_sdk.hours, aura_sdk.round)
+from .contract import (CALL_ID_SUFFIX_CHARS, PRIORITY_MAX, REPLY_ERROR_KINDS,
+                       REPLY_MESSAGE_CHARS_MAX, SIGNALS_MAX, TOOLS)
 
 try:
     # Imported here, not where it is used: componentize-py bundles what the app imports when
@@ -26,11 +29,11 @@ try:
 except ImportError:  # natively, outside a component: there is no host to call
     _host = None
 
-#: reply.v1's error kinds an agent may report.
-ERROR_KINDS = ("invalid_args", "failed", "unknown_tool")
+#: reply.v1's error kinds an agent may report (the schema's, through `contract`).
+ERROR_KINDS = REPLY_ERROR_KINDS
 
-#: reply.v1 caps an error message at this many characters.
-MESSAGE_CHARS_MAX = 500
+#: reply.v1 caps an error message at this many characters (the schema's, through `contract`).
+MESSAGE_CHARS_MAX = REPLY_MESSAGE_CHARS_MAX
 
 
 class ToolError(Exception):
@@ -71,8 +74,6 @@ def quoted(text: str) -> str:
     """`text` in double quotes, escaped: how the Rust agents quote a value in a message."""
     return json.dumps(text, ensure_ascii=False)
 
-#: toolcall.v1's call_id: "t_" and ten of [a-z0-9].
-CALL_ID_SUFFIX_CHARS = 10
 _ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"
 
 
@@ -118,10 +119,6 @@ def check_len(items, field: str, most: int) -> None:
         raise ToolError.invalid_args(f"{field}: at most {most} items, got {len(items)}")
 
 
-#: proposals.v1's bounds on one proposal.
-SIGNALS_MAX = 16
-PRIORITY_MAX = 100
-
 
 def capped(signals: list) -> list:
     """At most SIGNALS_MAX signals: past it, the first 15 and `more:<the rest>`."""
@@ -160,6 +157,9 @@ def agent(name: str, version: str, tools: dict, tick, tick_reads):
     """The class componentize-py exports: assign it to `WitWorld` in the app module."""
     import wit_world
 
+    if sorted(tools) != sorted(TOOLS.get(name, ())):
+        raise ValueError(f"the tools of {name!r} are not those its schemas/ dir names: "
+                         f"{sorted(tools)} against {sorted(TOOLS.get(name, ()))}")
     manifest = _text({"name": name, "tools": list(tools), "version": version})
 
     class Agent(wit_world.WitWorld):

@@ -51,7 +51,7 @@ def free_slots_call(args: dict):
     for i, span in enumerate(busy):
         check_span(span["start"], span["end"], f"busy[{i}]")
     hours = args["working_hours"]
-    check_working_hours(hours)
+    aura_sdk.hours.check_span(hours["start"], hours["end"], "working_hours")
     if tier(stress["score"]) is None:
         return None
     today = (minutes_floor(now) + offset) // MINUTES_PER_DAY
@@ -162,15 +162,6 @@ def check_span(start_text, end_text, field):
     if end <= start:
         raise ToolError.invalid_args(f"{field}: end {quoted(end_text)} must be after start {quoted(start_text)}")
     return start, end
-
-
-def check_working_hours(hours) -> None:
-    start = parse_hh_mm(hours["start"], "working_hours.start")
-    end = parse_hh_mm(hours["end"], "working_hours.end")
-    if end <= start:
-        raise ToolError.invalid_args(
-            f"working_hours: end {quoted(hours['end'])} must be after start {quoted(hours['start'])} "
-            "(overnight working hours are not supported)")
 
 
 def reason_text(level, score, minutes, none_reason, placed) -> str:

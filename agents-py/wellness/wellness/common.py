@@ -1,5 +1,6 @@
-"""What the wellness tools share: stress levels and exact integer rounding (see the Rust
-agent's `common.rs`: the same rules, the same answers)."""
+"""What the wellness tools share: stress levels and the split of a total into parts (see the
+Rust agent's `common.rs`: the same rules, the same answers). Rounding is the SDK's
+(`aura_sdk.round`)."""
 
 LEVEL_MODERATE_MIN = 30
 LEVEL_HIGH_MIN = 60
@@ -13,14 +14,6 @@ def level(score: int) -> str:
     if score >= LEVEL_MODERATE_MIN:
         return "moderate"
     return "low"
-
-
-def div_round(num: int, den: int) -> int:
-    """num/den rounded to the nearest integer, halves away from zero (den > 0)."""
-    q, r = divmod(num, den)
-    if 2 * r > den or (2 * r == den and num >= 0):
-        return q + 1
-    return q
 
 
 def largest_remainder(numerators, den: int, target: int):

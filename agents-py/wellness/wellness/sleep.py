@@ -10,7 +10,7 @@ from aura_sdk import ToolError, quoted, check_len, check_range
 from aura_sdk.time import (MINUTES_PER_DAY, check_offset, format_date, format_hh_mm,
                            minutes_floor, parse_time)
 
-from .common import div_round
+from aura_sdk.round import div_round
 
 MAX_SESSIONS = 100
 MAX_SESSION_MINUTES = 1440

@@ -6,7 +6,9 @@ weighted 500/300/200 per mille over the factors present; no floating point."""
 
 from aura_sdk import ToolError, check_range
 
-from .common import div_round, largest_remainder, level
+from aura_sdk.round import div_round
+
+from .common import largest_remainder, level
 
 HRV_MS = (1, 300)
 RESTING_HR_BPM = (25, 220)

@@ -5,6 +5,7 @@ very same calls; the context is read leniently and no clock is read."""
 
 import aura_sdk
 from aura_sdk import ToolError
+from aura_sdk.hours import ProfileHours
 from aura_sdk.time import (MINUTES_PER_DAY, SECS_PER_MINUTE, format_date, minutes_floor,
                            offset_minutes_of, parse_hh_mm, try_parse_time, weekday_of_day)
 
@@ -114,54 +115,25 @@ def stress_proposal(context, profile, now_text, date):
 
 
 def break_proposal(context, profile, now_text, now, offset, score):
-    hours = working_hours(profile.get("working_hours")) if profile is not None else None
+    hours = ProfileHours.read(profile.get("working_hours")) if profile is not None else None
     if hours is None:
         return None
-    text, end_min, weekdays = hours
     today = (minutes_floor(now) + offset) // MINUTES_PER_DAY
-    if weekday_of_day(today) not in weekdays:
+    if not hours.works_on(weekday_of_day(today)):
         return None
-    day_end = (today * MINUTES_PER_DAY - offset + end_min) * SECS_PER_MINUTE
+    day_end = (today * MINUTES_PER_DAY - offset + hours.end_min) * SECS_PER_MINUTE
     if now >= day_end:
         return None
     events = context.get("events") if isinstance(context.get("events"), list) else []
     busy = today_busy(events, now, day_end)
     args = {"stress": {"score": score, "level": level_of(score)}, "busy": busy,
-            "working_hours": text, "now": now_text, "utc_offset_minutes": offset,
+            "working_hours": hours.day(), "now": now_text, "utc_offset_minutes": offset,
             "min_break_minutes": breaks.DEFAULT_MIN_BREAK_MINUTES}
     # The tool's own checks, so a proposal is always a call it accepts (nothing is asked).
     breaks.free_slots_call(args)
     seed = f"wellness/tick\nsuggest_break\n{aura_sdk.canonical(args)}"
     call = proposed_call(seed, "suggest_break", args, now_text, "WATCH")
     return aura_sdk.proposal(call, [f"stress:{score}", f"busy:{len(busy)}"], 40 + score // 2)
-
-
-def working_hours(value):
-    """({start, end} as given, end in minutes of day, weekdays), or None when unusable."""
-    if not isinstance(value, dict):
-        return None
-    start_text, end_text = value.get("start"), value.get("end")
-    if not isinstance(start_text, str) or not isinstance(end_text, str):
-        return None
-    try:
-        start = parse_hh_mm(start_text, "start")
-        end = parse_hh_mm(end_text, "end")
-    except ToolError:
-        return None
-    if end <= start:
-        return None
-    days = value.get("weekdays")
-    if days is None:
-        weekdays = {1, 2, 3, 4, 5}
-    elif isinstance(days, list) and 0 < len(days) <= 7:
-        weekdays = set()
-        for day in days:
-            if isinstance(day, bool) or not isinstance(day, int) or not 1 <= day <= 7:
-                return None
-            weekdays.add(day)
-    else:
-        return None
-    return {"start": start_text, "end": end_text}, end, weekdays
 
 
 def spans_of(items):

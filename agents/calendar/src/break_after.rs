@@ -29,7 +29,8 @@
 
 use aura_sdk::args::check_range;
 use aura_sdk::envelope::ToolCall;
-use aura_sdk::time::{TIME_CHARS_MAX, check_offset, parse_hh_mm, parse_time};
+pub use aura_sdk::hours::DayHours;
+use aura_sdk::time::{TIME_CHARS_MAX, check_offset, parse_time};
 use aura_sdk::{ToolError, ToolResult};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -60,16 +61,6 @@ pub const CALL_FAILED: &str = "call_failed";
 /// The kind in `reason` when wellness answered something this module cannot read.
 pub const ANSWER_UNREADABLE: &str = "answer_unreadable";
 
-/// Working hours as `break_after` takes them: local "HH:MM" start and end.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct DayHours {
-    /// Local start of the working day, "HH:MM".
-    pub start: String,
-    /// Local end of the working day, "HH:MM" (up to 24:00); after `start`.
-    pub end: String,
-}
-
 /// `schedule_event`'s `break_after`: ask wellness for a break after the event.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -92,14 +83,7 @@ impl BreakAfter {
             STRESS_SCORE_MAX,
         )?;
         check_offset(self.utc_offset_minutes, "break_after.utc_offset_minutes")?;
-        let start = parse_hh_mm(&self.working_hours.start, "break_after.working_hours.start")?;
-        let end = parse_hh_mm(&self.working_hours.end, "break_after.working_hours.end")?;
-        if end <= start {
-            return Err(ToolError::invalid_args(format!(
-                "break_after.working_hours: end {:?} must be after start {:?}",
-                self.working_hours.end, self.working_hours.start
-            )));
-        }
+        self.working_hours.check("break_after.working_hours")?;
         Ok(())
     }
 }

@@ -6,7 +6,8 @@
 //! offsets and "HH:MM" are `aura_sdk::time`'s, ranges and lengths `aura_sdk::args`'.
 
 use aura_sdk::args::{check_chars, check_len};
-use aura_sdk::time::{parse_hh_mm, parse_time};
+pub use aura_sdk::hours::{Hours, WorkingHours, default_weekdays};
+use aura_sdk::time::parse_time;
 use aura_sdk::{ToolError, ToolResult};
 use serde::{Deserialize, Serialize};
 
@@ -42,76 +43,6 @@ pub struct CalendarEvent {
 /// Default `travel_gap_minutes` (serde default).
 pub fn default_travel_gap_minutes() -> u32 {
     DEFAULT_TRAVEL_GAP_MINUTES
-}
-
-/// Working hours in the user's local time.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct WorkingHours {
-    /// Local start of the working day, "HH:MM" (00:00..23:59).
-    pub start: String,
-    /// Local end of the working day, "HH:MM" (00:01..24:00); must be after `start`.
-    pub end: String,
-    /// ISO weekdays that are working days (1 = Monday .. 7 = Sunday). Default Monday–Friday.
-    #[serde(default = "default_weekdays")]
-    pub weekdays: Vec<u8>,
-}
-
-/// Monday to Friday.
-pub fn default_weekdays() -> Vec<u8> {
-    vec![1, 2, 3, 4, 5]
-}
-
-/// Working hours after checking: minutes after local midnight, and a weekday mask.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Hours {
-    /// Minutes after local midnight the working day starts (0..1439).
-    pub start_min: i64,
-    /// Minutes after local midnight the working day ends (1..1440), > `start_min`.
-    pub end_min: i64,
-    /// `weekdays[d]` for ISO weekday d (index 0 unused).
-    pub weekdays: [bool; 8],
-}
-
-impl Hours {
-    /// Whether ISO weekday `weekday` (1..7) is a working day.
-    pub fn works_on(&self, weekday: u8) -> bool {
-        self.weekdays[usize::from(weekday)]
-    }
-}
-
-impl WorkingHours {
-    /// Checks the working hours; `field` names them in error messages.
-    pub fn check(&self, field: &str) -> ToolResult<Hours> {
-        let start_min = parse_hh_mm(&self.start, &format!("{field}.start"))?;
-        let end_min = parse_hh_mm(&self.end, &format!("{field}.end"))?;
-        if end_min <= start_min {
-            return Err(ToolError::invalid_args(format!(
-                "{field}: end {:?} must be after start {:?} (overnight working hours are not \
-                 supported; split them or use 00:00/24:00)",
-                self.end, self.start
-            )));
-        }
-        if self.weekdays.is_empty() || self.weekdays.len() > 7 {
-            return Err(ToolError::invalid_args(format!(
-                "{field}.weekdays: give 1 to 7 ISO weekdays"
-            )));
-        }
-        let mut weekdays = [false; 8];
-        for (i, &day) in self.weekdays.iter().enumerate() {
-            if !(1..=7).contains(&day) {
-                return Err(ToolError::invalid_args(format!(
-                    "{field}.weekdays[{i}]: {day} is not an ISO weekday (1 = Monday .. 7 = Sunday)"
-                )));
-            }
-            weekdays[usize::from(day)] = true;
-        }
-        Ok(Hours {
-            start_min,
-            end_min,
-            weekdays,
-        })
-    }
 }
 
 /// An event after checking: times in Unix seconds, location trimmed (None when blank).
@@ -181,28 +112,6 @@ pub fn check_events<'a>(events: &'a [CalendarEvent], field: &str) -> ToolResult<
 mod tests {
     use super::*;
     use aura_sdk::ToolErrorKind;
-
-    #[test]
-    fn working_hours_checks() {
-        let wh = |s: &str, e: &str, d: Vec<u8>| WorkingHours {
-            start: s.into(),
-            end: e.into(),
-            weekdays: d,
-        };
-        let h = wh("09:00", "17:00", default_weekdays())
-            .check("wh")
-            .unwrap();
-        assert_eq!((h.start_min, h.end_min), (540, 1020));
-        assert!(h.works_on(1) && h.works_on(5) && !h.works_on(6) && !h.works_on(7));
-        let e = wh("22:00", "06:00", vec![1]).check("wh").unwrap_err();
-        assert_eq!(e.kind, ToolErrorKind::InvalidArgs);
-        assert!(e.message.contains("overnight"), "{}", e.message);
-        assert!(wh("09:00", "09:00", vec![1]).check("wh").is_err());
-        assert!(wh("09:00", "17:00", vec![]).check("wh").is_err());
-        assert!(wh("09:00", "17:00", vec![0]).check("wh").is_err());
-        assert!(wh("09:00", "17:00", vec![8]).check("wh").is_err());
-        assert!(wh("00:00", "24:00", vec![7]).check("wh").is_ok());
-    }
 
     #[test]
     fn duplicate_ids_are_refused() {

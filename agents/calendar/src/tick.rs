@@ -76,7 +76,8 @@ use aura_sdk::args::str_member;
 use aura_sdk::envelope::{
     PROPOSALS_MAX, Proposal, SIGNAL_CHARS_MAX, Signals, Surface, ToolCall, answer,
 };
-use aura_sdk::time::{SECS_PER_DAY, SECS_PER_MINUTE, offset_minutes_of, parse_hh_mm, parse_time};
+use aura_sdk::hours::ProfileHours;
+use aura_sdk::time::{SECS_PER_DAY, SECS_PER_MINUTE, offset_minutes_of, parse_time};
 use aura_sdk::{ToolError, ToolResult};
 use serde_json::{Map, Value, json};
 
@@ -308,31 +309,7 @@ impl LocalTime {
 
 /// The profile's working hours as `schedule_event` takes them, if usable.
 fn usable_working_hours(value: &Value) -> Option<Value> {
-    let hours = value.as_object()?;
-    let start = hours.get("start")?.as_str()?;
-    let end = hours.get("end")?.as_str()?;
-    if parse_hh_mm(end, "end").ok()? <= parse_hh_mm(start, "start").ok()? {
-        return None;
-    }
-    let mut usable = json!({ "start": start, "end": end });
-    match hours.get("weekdays") {
-        None | Some(Value::Null) => {}
-        Some(Value::Array(days)) => {
-            let mut kept: Vec<u64> = Vec::with_capacity(7);
-            for day in days {
-                let day = day.as_u64().filter(|d| (1..=7).contains(d))?;
-                if !kept.contains(&day) {
-                    kept.push(day);
-                }
-            }
-            if kept.is_empty() {
-                return None;
-            }
-            usable["weekdays"] = json!(kept);
-        }
-        Some(_) => return None,
-    }
-    Some(usable)
+    ProfileHours::read(value).map(|hours| hours.to_json())
 }
 
 /// The pending invitations worth a proposal, soonest first, at most

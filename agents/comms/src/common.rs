@@ -21,9 +21,6 @@ pub const MAX_ADDRESS_CHARS: usize = 320;
 pub const MAX_SUBJECT_CHARS: usize = 500;
 /// Longest message body, in characters.
 pub const MAX_BODY_CHARS: usize = 20_000;
-/// Julian day number of 1970-01-01, to convert Unix days to `time::Date`.
-pub const UNIX_EPOCH_JULIAN_DAY: i64 = 2_440_588;
-
 /// One inbox message, as `triage_inbox` takes it (and the tick context carries it).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -107,15 +104,21 @@ impl Quiet {
     }
 }
 
-/// The calendar date of Unix day `day`, if `time` can represent it.
+/// The calendar date of Unix day `day` (the one conversion of [`aura_sdk::date`]), if `time`
+/// can represent it.
 pub fn date_of_day(day: i64) -> Option<Date> {
-    let julian = i32::try_from(day.checked_add(UNIX_EPOCH_JULIAN_DAY)?).ok()?;
-    Date::from_julian_day(julian).ok()
+    let (year, month, day) = aura_sdk::date::civil_from_days(day);
+    let month = time::Month::try_from(u8::try_from(month).ok()?).ok()?;
+    Date::from_calendar_date(i32::try_from(year).ok()?, month, u8::try_from(day).ok()?).ok()
 }
 
 /// The Unix day of a calendar date.
 pub fn day_of_date(date: Date) -> i64 {
-    i64::from(date.to_julian_day()) - UNIX_EPOCH_JULIAN_DAY
+    aura_sdk::date::days_from_civil(
+        i64::from(date.year()),
+        u32::from(u8::from(date.month())),
+        u32::from(date.day()),
+    )
 }
 
 /// The address part of a sender or recipient, trimmed: the text inside the last `<…>` when

@@ -317,25 +317,12 @@ fn year_of(word: &str) -> Option<i32> {
         .filter(|y| *y >= 1000)
 }
 
-/// "2026-12-01" → (2026, December, 1), with the day checked against the month.
+/// "2026-12-01" → (2026, December, 1): a date as every agent reads one
+/// ([`aura_sdk::date::date_parts`]).
 fn iso_date(word: &str) -> Option<(i32, Month, u8)> {
-    let b = word.as_bytes();
-    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
-        return None;
-    }
-    let year: i32 = word[..4].parse().ok()?;
-    let month: u8 = word[5..7].parse().ok()?;
-    let day: u8 = word[8..10].parse().ok()?;
-    if !word[..4]
-        .bytes()
-        .chain(word[5..7].bytes())
-        .all(|c| c.is_ascii_digit())
-    {
-        return None;
-    }
-    let month = Month::try_from(month).ok()?;
-    Date::from_calendar_date(year, month, day).ok()?;
-    Some((year, month, day))
+    let (year, month, day) = aura_sdk::date::date_parts(word)?;
+    let year = i32::try_from(year).ok()?;
+    Some((year, Month::try_from(month as u8).ok()?, day as u8))
 }
 
 /// "3pm", "3:30pm", "3.30am", "15:00", "3" with `meridiem` → minutes after midnight.

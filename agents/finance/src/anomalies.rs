@@ -38,9 +38,10 @@ use aura_sdk::args::check_range;
 use aura_sdk::time::{SECS_PER_DAY, SECS_PER_MINUTE, parse_time};
 use serde::{Deserialize, Serialize};
 
+use aura_sdk::round::div_round_half_away;
+
 use crate::common::{
-    MONEY_ABS_MAX, RESULT_LIST_MAX, Transaction, Tx, check_transactions, div_round_half_away,
-    fixed_point,
+    MONEY_ABS_MAX, RESULT_LIST_MAX, Transaction, Tx, check_transactions, fixed_point,
 };
 use crate::rules::{RuleSet, UserRule};
 

@@ -37,10 +37,9 @@ use aura_sdk::args::check_range;
 use aura_sdk::time::{check_offset, local_day};
 use serde::{Deserialize, Serialize};
 
-use crate::common::{
-    FIRST_DAY, LAST_DAY, RESULT_LIST_MAX, Transaction, Tx, add_months, check_transactions,
-    format_date, parse_date,
-};
+use aura_sdk::date::{FIRST_DAY, LAST_DAY, add_months, format_date, parse_date};
+
+use crate::common::{RESULT_LIST_MAX, Transaction, Tx, check_transactions};
 
 /// Default `amount_tolerance_percent`: a bill's amount moves with usage, tax or currency
 /// rounding by a few percent; 10 % keeps those together and separates different plans.

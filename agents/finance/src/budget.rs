@@ -28,9 +28,11 @@ use aura_sdk::time::{check_offset, local_day};
 use aura_sdk::{ToolError, ToolResult};
 use serde::{Deserialize, Serialize};
 
+use aura_sdk::date::{days_from_civil, days_in_month, parse_date, parse_month};
+use aura_sdk::round::div_round_half_away;
+
 use crate::common::{
-    MONEY_ABS_MAX, Transaction, Tx, check_category, check_currency, check_transactions,
-    days_from_civil, days_in_month, div_round_half_away, money_total, parse_date, parse_month,
+    MONEY_ABS_MAX, Transaction, Tx, check_category, check_currency, check_transactions, money_total,
 };
 use crate::rules::{RuleSet, UserRule};
 

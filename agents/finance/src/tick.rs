@@ -61,11 +61,14 @@ use serde_json::{Map, Value, json};
 use crate::anomalies::{self, Params, Reason};
 use crate::bills::{self, DEFAULT_AMOUNT_TOLERANCE_PERCENT};
 use crate::budget::{self, Budget, CheckedBudget, MAX_BUDGETS};
+use aura_sdk::date::{
+    FIRST_DAY, LAST_DAY, civil_from_days, days_from_civil, days_in_month, format_date,
+};
+
 use crate::common::Tx;
 use crate::common::{
-    FIRST_DAY, LAST_DAY, MAX_MERCHANT_CHARS, MONEY_ABS_MAX, Transaction, check_transactions,
-    civil_from_days, days_from_civil, days_in_month, format_date, is_category, is_currency, is_id,
-    parse_mcc,
+    MAX_MERCHANT_CHARS, MONEY_ABS_MAX, Transaction, check_transactions, is_category, is_currency,
+    is_id, parse_mcc,
 };
 use crate::rules::RuleSet;
 

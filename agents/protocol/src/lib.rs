@@ -1,8 +1,9 @@
 //! aura-protocol: the vocabulary of the wire contract (`schemas/toolcall.v1.json`) that the host
 //! and the guest SDK both speak, defined once.
 //!
-//! It owns the types whose every value a schema enumerates, and the one rule that derives a
-//! call_id from a seed (so the SDK's and the host's ids agree). It must not hold checks (they
+//! It owns the types whose every value a schema enumerates, the numbers and words the schema
+//! files state that both sides enforce ([`contract`], read out of the schemas by the build),
+//! and the one rule that derives a call_id from a seed (so the SDK's and the host's ids agree). It must not hold checks (they
 //! are the host's crossing) or build envelopes (the SDK's), and it must build for every target
 //! the host and the agents build for (no dependency beyond serde).
 
@@ -48,37 +49,64 @@ impl std::fmt::Display for Surface {
     }
 }
 
-/// Every `error.kind` of `schemas/result.v1.json`, in the schema's order (the host's test
-/// `every_kind_and_phase_is_in_result_v1` keeps them equal): what a failed call can be named,
-/// for guests that read a nested failure's kind or message.
-pub const ERROR_KINDS: [&str; 26] = [
-    "too_large",
-    "malformed_json",
-    "duplicate_key",
-    "number_out_of_range",
-    "noncharacter",
-    "too_deep",
-    "canonicalize_failed",
-    "schema_error",
-    "unknown_agent",
-    "unknown_tool",
-    "agent_unavailable",
-    "agent_trapped",
-    "agent_exited",
-    "stack_overflow",
-    "deadline_exceeded",
-    "wall_clock_exceeded",
-    "import_limit",
-    "host_work_limit",
-    "memory_limit",
-    "tool_invalid_args",
-    "tool_failed",
-    "agent_call_unsupported",
-    "call_not_allowed",
-    "cycle_detected",
-    "depth_exceeded",
-    "busy",
-];
+/// The contract's numbers and words as the schema files state them, read by the build: the
+/// bounds the host and the SDK both enforce, every error kind, and each agent's tools. One
+/// source: a schema edited, this changes with it.
+pub mod contract {
+    include!(concat!(env!("OUT_DIR"), "/contract.rs"));
+
+    /// Whether `tools` are exactly `agent`'s tools in the schemas (in any order, each once):
+    /// what an agent's `agent!` invocation is checked against at compile time.
+    pub const fn are_the_tools_of(agent: &str, tools: &[&str]) -> bool {
+        let mut a = 0;
+        while a < TOOLS.len() {
+            let (name, listed) = TOOLS[a];
+            if same(name, agent) {
+                if listed.len() != tools.len() {
+                    return false;
+                }
+                let mut t = 0;
+                while t < tools.len() {
+                    if !contains(listed, tools[t]) {
+                        return false;
+                    }
+                    t += 1;
+                }
+                return true;
+            }
+            a += 1;
+        }
+        false
+    }
+
+    const fn contains(list: &[&str], word: &str) -> bool {
+        let mut i = 0;
+        while i < list.len() {
+            if same(list[i], word) {
+                return true;
+            }
+            i += 1;
+        }
+        false
+    }
+
+    const fn same(a: &str, b: &str) -> bool {
+        let (a, b) = (a.as_bytes(), b.as_bytes());
+        if a.len() != b.len() {
+            return false;
+        }
+        let mut i = 0;
+        while i < a.len() {
+            if a[i] != b[i] {
+                return false;
+            }
+            i += 1;
+        }
+        true
+    }
+}
+
+pub use contract::ERROR_KINDS;
 
 /// Length of the part of a `toolcall.v1` call_id after `t_` (`^t_[a-z0-9]{10}$`).
 pub const CALL_ID_SUFFIX_CHARS: usize = 10;
@@ -161,6 +189,102 @@ mod tests {
             n /= 36;
         }
         assert_eq!(call_id_from(""), expected);
+    }
+
+    #[test]
+    fn the_contract_is_read_from_the_schemas() {
+        // Values as the schema files state them (toolcall.v1, proposals.v1, reply.v1,
+        // trace.v1), read here by hand.
+        assert_eq!(
+            (contract::DEADLINE_MS_MIN, contract::DEADLINE_MS_MAX),
+            (50, 10_000)
+        );
+        assert_eq!((contract::PROPOSALS_MAX, contract::SIGNALS_MAX), (16, 16));
+        assert_eq!(
+            (contract::SIGNAL_CHARS_MAX, contract::PRIORITY_MAX),
+            (200, 100)
+        );
+        assert_eq!(contract::REPLY_MESSAGE_CHARS_MAX, 500);
+        assert_eq!(contract::RESULT_MESSAGE_CHARS_MAX, 1000);
+        assert_eq!(contract::RATIONALE_CHARS_MAX, 500);
+        assert_eq!(contract::SUMMARY_CHARS_MAX, 300);
+        assert_eq!(
+            contract::REPLY_ERROR_KINDS,
+            ["invalid_args", "failed", "unknown_tool"]
+        );
+        assert_eq!((ERROR_KINDS[0], ERROR_KINDS[25]), ("too_large", "busy"));
+        let agents: Vec<&str> = contract::TOOLS.iter().map(|(agent, _)| *agent).collect();
+        assert_eq!(agents, ["calendar", "comms", "finance", "wellness"]);
+        assert!(contract::are_the_tools_of(
+            "wellness",
+            &["suggest_break", "stress_score", "sleep_summary"]
+        ));
+        assert!(!contract::are_the_tools_of(
+            "wellness",
+            &["stress_score", "sleep_summary"]
+        ));
+        assert!(!contract::are_the_tools_of(
+            "wellness",
+            &["stress_score", "sleep_summary", "hydration"]
+        ));
+        assert!(!contract::are_the_tools_of("mallory", &[]));
+    }
+
+    /// The Python SDK's copy of the contract (`agents-py/sdk/aura_sdk/contract.py`), as it must
+    /// read: rendered from [`contract`], so from the schemas.
+    fn python_contract() -> String {
+        let quoted = |words: &[&str]| {
+            words
+                .iter()
+                .map(|w| format!("{w:?}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let mut text = String::from(
+            "\"\"\"The contract's numbers and words as the schema files state them, for Python agents.\n\n\
+             Generated from the Rust crate `aura-protocol`'s `contract` (read out of schemas/ by its\n\
+             build): do not edit. `cargo test -p aura-protocol` checks it; with\n\
+             AURA_WRITE_CONTRACT=1 it writes it.\"\"\"\n\n",
+        );
+        for (name, value) in [
+            ("DEADLINE_MS_MIN", contract::DEADLINE_MS_MIN as usize),
+            ("DEADLINE_MS_MAX", contract::DEADLINE_MS_MAX as usize),
+            ("PROPOSALS_MAX", contract::PROPOSALS_MAX),
+            ("SIGNALS_MAX", contract::SIGNALS_MAX),
+            ("SIGNAL_CHARS_MAX", contract::SIGNAL_CHARS_MAX),
+            ("PRIORITY_MAX", usize::from(contract::PRIORITY_MAX)),
+            ("REPLY_MESSAGE_CHARS_MAX", contract::REPLY_MESSAGE_CHARS_MAX),
+            ("CALL_ID_SUFFIX_CHARS", CALL_ID_SUFFIX_CHARS),
+        ] {
+            text.push_str(&format!("{name} = {value}\n"));
+        }
+        text.push_str(&format!(
+            "REPLY_ERROR_KINDS = ({},)\nERROR_KINDS = ({},)\nTOOLS = {{\n",
+            quoted(&contract::REPLY_ERROR_KINDS),
+            quoted(&contract::ERROR_KINDS)
+        ));
+        for (agent, tools) in contract::TOOLS {
+            text.push_str(&format!("    {agent:?}: ({},),\n", quoted(tools)));
+        }
+        text.push_str("}\n");
+        text
+    }
+
+    #[test]
+    fn the_python_sdks_contract_is_the_schemas() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../agents-py/sdk/aura_sdk/contract.py");
+        let expected = python_contract();
+        if std::env::var_os("AURA_WRITE_CONTRACT").is_some() {
+            std::fs::write(&path, &expected).unwrap();
+        }
+        let on_disk = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            on_disk == expected,
+            "{} is not the schemas' contract; write it with AURA_WRITE_CONTRACT=1 cargo test -p \
+             aura-protocol, then check the diff",
+            path.display()
+        );
     }
 
     #[test]

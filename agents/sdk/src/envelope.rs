@@ -16,19 +16,14 @@ use serde_json::{Map, Value};
 
 use crate::{ToolError, ToolResult, call_id_from};
 
-/// Most signals in one proposal: proposals.v1's bound. When there are more, the last kept one
-/// is `more:<n>` (see [`Signals`]).
-pub const SIGNALS_MAX: usize = 16;
-/// Longest signal, in characters: proposals.v1's bound on each signal string.
-pub const SIGNAL_CHARS_MAX: usize = 200;
-/// Most proposals in one tick's answer: proposals.v1's bound.
-pub const PROPOSALS_MAX: usize = 16;
+/// The shortest and longest `deadline_ms` toolcall.v1 accepts.
+pub use aura_protocol::contract::{DEADLINE_MS_MAX, DEADLINE_MS_MIN};
+/// proposals.v1's bounds, as the host enforces them (read out of the schema by the build):
+/// most signals in one proposal (when there are more, the last kept one is `more:<n>`, see
+/// [`Signals`]), the longest signal in characters, and most proposals in one tick's answer.
+pub use aura_protocol::contract::{PROPOSALS_MAX, SIGNAL_CHARS_MAX, SIGNALS_MAX};
 /// Highest priority (proposals.v1: 0..100).
-pub const PRIORITY_MAX: i64 = 100;
-/// Shortest `deadline_ms` toolcall.v1 accepts.
-pub const DEADLINE_MS_MIN: u64 = 50;
-/// Longest `deadline_ms` toolcall.v1 accepts.
-pub const DEADLINE_MS_MAX: u64 = 10_000;
+pub const PRIORITY_MAX: i64 = aura_protocol::contract::PRIORITY_MAX as i64;
 
 /// Where the orchestrator is expected to show a call's outcome (toolcall.v1
 /// `expected_surface`), as the host names it too.

@@ -7,7 +7,8 @@
 //! (RFC 8785).
 //!
 //! Beside that wiring it carries what every agent needs alike, so that no agent keeps its own
-//! copy: argument checks ([`args`]), times and offsets ([`time`]), and the toolcall.v1 and
+//! copy: argument checks ([`args`]), times and offsets ([`time`]), calendar dates
+//! ([`date`]), working hours ([`hours`]), exact rounding ([`round`]), and the toolcall.v1 and
 //! proposals.v1 envelopes an agent writes ([`envelope`]).
 //!
 //! This crate owns the guest-side encoding of replies (`reply.v1`) and the WIT bindings. It must
@@ -22,9 +23,15 @@ use serde_json::{Value, json};
 
 pub use serde_json;
 
+/// The contract's numbers and words, read out of the schema files (see `aura_protocol`).
+pub use aura_protocol::contract;
+
 pub mod arena;
 pub mod args;
+pub mod date;
 pub mod envelope;
+pub mod hours;
+pub mod round;
 pub mod time;
 
 /// Every agent's allocator in wasm (see [`arena`]); native builds keep the system's.
@@ -72,9 +79,9 @@ pub enum ToolErrorKind {
     UnknownTool,
 }
 
-/// Longest message an agent reports; longer ones are cut so a reply stays within the result
-/// schema's bound on `error.message`.
-pub const ERROR_MESSAGE_CHARS_MAX: usize = 500;
+/// Longest message an agent reports (reply.v1's bound on `error.message`, read out of the
+/// schema by the build); longer ones are cut so a reply stays within it.
+pub const ERROR_MESSAGE_CHARS_MAX: usize = aura_protocol::contract::REPLY_MESSAGE_CHARS_MAX;
 
 impl ToolError {
     /// Args that passed the schema but are inconsistent.
@@ -303,6 +310,12 @@ macro_rules! agent {
     ) => {
         /// This crate's agent, as the host sees it.
         pub struct $agent;
+
+        // Its tools are exactly its tools in the schemas (`schemas/<agent>/`).
+        const _: () = assert!(
+            $crate::contract::are_the_tools_of($name, &[$($tool),+]),
+            concat!("the tools of `", $name, "` are not those its schemas/ dir names")
+        );
 
         impl $agent {
             /// The agent's name in the catalogue.

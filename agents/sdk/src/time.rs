@@ -9,8 +9,8 @@
 //! [`ToolError::invalid_args`] naming the field. It must not read a clock (every instant comes
 //! from the args or the tick context), must not panic on bad input (parsing and formatting
 //! fail with an error; the day arithmetic takes instants already parsed, within the years
-//! 0000..9999), and must not hold an agent's rules (working hours, quiet hours, what an absent
-//! offset means: the agents decide).
+//! 0000..9999), and must not hold an agent's rules (quiet hours, what an absent offset means:
+//! the agents decide). Calendar dates are [`crate::date`]'s, working hours [`crate::hours`]'.
 
 use ::time::format_description::well_known::Rfc3339;
 use ::time::{OffsetDateTime, UtcOffset};

@@ -46,9 +46,10 @@
 
 use aura_sdk::args::{check_len, check_range};
 use aura_sdk::envelope::{DEADLINE_MS_MAX, DEADLINE_MS_MIN, ToolCall};
+pub use aura_sdk::hours::DayHours;
 use aura_sdk::time::{
-    MINUTES_PER_DAY, check_offset, format_hh_mm, minutes_ceil, minutes_floor, parse_hh_mm,
-    parse_time, weekday_of_day,
+    MINUTES_PER_DAY, check_offset, format_hh_mm, minutes_ceil, minutes_floor, parse_time,
+    weekday_of_day,
 };
 use aura_sdk::{ToolError, ToolResult};
 use serde::{Deserialize, Serialize};
@@ -168,16 +169,6 @@ pub struct BusySpan {
     pub end: String,
 }
 
-/// Today's working hours in local time.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct WorkingHours {
-    /// "HH:MM", local.
-    pub start: String,
-    /// "HH:MM" (up to 24:00), local; after `start`.
-    pub end: String,
-}
-
 /// One free slot, as calendar answers it.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
 pub struct FreeSlot {
@@ -196,7 +187,7 @@ pub struct SuggestBreakArgs {
     #[serde(default)]
     pub busy: Vec<BusySpan>,
     /// Today's working hours.
-    pub working_hours: WorkingHours,
+    pub working_hours: DayHours,
     /// RFC 3339 instant; no break starts before it.
     pub now: String,
     /// The user's offset east of UTC in minutes (-840..840), for today's date, output times
@@ -313,7 +304,7 @@ pub fn free_slots_call(args: &SuggestBreakArgs) -> ToolResult<Option<ToolCall>> 
     for (i, span) in args.busy.iter().enumerate() {
         check_span(&span.start, &span.end, &format!("busy[{i}]"))?;
     }
-    check_working_hours(&args.working_hours)?;
+    args.working_hours.check("working_hours")?;
     if tier(args.stress.score).is_none() {
         return Ok(None);
     }
@@ -519,20 +510,6 @@ fn check_span(start_text: &str, end_text: &str, field: &str) -> ToolResult<(i64,
         )));
     }
     Ok((start, end))
-}
-
-/// Checks working hours: two "HH:MM" times, the end after the start.
-fn check_working_hours(hours: &WorkingHours) -> ToolResult<()> {
-    let start = parse_hh_mm(&hours.start, "working_hours.start")?;
-    let end = parse_hh_mm(&hours.end, "working_hours.end")?;
-    if end <= start {
-        return Err(ToolError::invalid_args(format!(
-            "working_hours: end {:?} must be after start {:?} (overnight working hours are not \
-             supported)",
-            hours.end, hours.start
-        )));
-    }
-    Ok(())
 }
 
 /// The user-facing `reason`, from one of four fixed templates. `outcome` is the kind and the
@@ -801,7 +778,7 @@ mod tests {
                     end: "2026-11-23T14:00:00Z".into(),
                 },
             ],
-            working_hours: WorkingHours {
+            working_hours: DayHours {
                 start: "09:00".into(),
                 end: "17:00".into(),
             },

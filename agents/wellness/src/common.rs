@@ -6,12 +6,12 @@
 //! and minute rounding are `aura_sdk::time`'s, ranges and lengths `aura_sdk::args`'. Times are
 //! whole Unix seconds (UTC) once parsed (fractions are dropped); the tools work in whole minutes
 //! from there. No floating point anywhere: every fractional value (percentages, weights,
-//! averages) is an exact integer ratio rounded once, half away from zero.
+//! averages) is an exact integer ratio rounded once, half away from zero
+//! (`aura_sdk::round::div_round`); dates are `aura_sdk::date`'s.
 
-use aura_sdk::time::{MINUTES_PER_DAY, SECS_PER_MINUTE, format_time};
-use aura_sdk::{ToolError, ToolResult};
+use aura_sdk::ToolResult;
+use aura_sdk::time::{SECS_PER_MINUTE, format_time};
 use serde::{Deserialize, Serialize};
-use time::OffsetDateTime;
 
 /// Lowest score labelled `moderate`: below it the readings are within everyday variation
 /// (every factor inside or barely past its dead zone).
@@ -56,20 +56,6 @@ impl Level {
     }
 }
 
-/// `num / den` rounded to the nearest integer, halves away from zero. `den` must be positive.
-pub fn div_round(num: i64, den: i64) -> i64 {
-    debug_assert!(den > 0);
-    let q = num.div_euclid(den);
-    let r = num.rem_euclid(den);
-    // num = q·den + r with 0 <= r < den. Round up when r/den > 1/2, or == 1/2 and num >= 0
-    // (for negative num, q is already the floor, i.e. away from zero at a half).
-    if 2 * r > den || (2 * r == den && num >= 0) {
-        q + 1
-    } else {
-        q
-    }
-}
-
 /// Splits `target` into integer parts proportional to `numerators / den` (largest-remainder
 /// method): every part is the floor of its exact share, and the units still missing to reach
 /// `target` go to the largest remainders (ties: the earlier part). All numerators must be
@@ -92,37 +78,13 @@ pub fn format_minute(minute: i64, offset_minutes: i32) -> ToolResult<String> {
     format_time(minute * SECS_PER_MINUTE, offset_minutes)
 }
 
-/// The local calendar date "YYYY-MM-DD" of day number `day` (days since 1970-01-01).
-pub fn format_date(day: i64) -> ToolResult<String> {
-    let date = OffsetDateTime::from_unix_timestamp(day * MINUTES_PER_DAY * SECS_PER_MINUTE)
-        .map_err(|_| ToolError::invalid_args(format!("day {day} is outside the year range")))?
-        .date();
-    Ok(format!(
-        "{:04}-{:02}-{:02}",
-        date.year(),
-        u8::from(date.month()),
-        date.day()
-    ))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use aura_sdk::date::format_date;
     use aura_sdk::time::{
         format_hh_mm, minutes_ceil, minutes_floor, parse_hh_mm, parse_time, weekday_of_day,
     };
-
-    #[test]
-    fn rounding_is_half_away_from_zero() {
-        assert_eq!(div_round(7, 2), 4); // 3.5
-        assert_eq!(div_round(-7, 2), -4); // -3.5
-        assert_eq!(div_round(5, 3), 2); // 1.67
-        assert_eq!(div_round(-5, 3), -2); // -1.67
-        assert_eq!(div_round(4, 3), 1); // 1.33
-        assert_eq!(div_round(-4, 3), -1); // -1.33
-        assert_eq!(div_round(0, 9), 0);
-        assert_eq!(div_round(-1, 3), 0); // -0.33
-    }
 
     #[test]
     fn largest_remainder_sums_to_target() {
@@ -142,10 +104,10 @@ mod tests {
     fn dates_and_clock_times() {
         // 2026-11-23T00:00Z = 1 795 392 000 s = 20 780 × 86 400 s: day 20 780, a Monday
         // ((20 780 + 3) mod 7 = 0 → ISO 1).
-        assert_eq!(format_date(20_780).unwrap(), "2026-11-23");
+        assert_eq!(format_date(20_780), "2026-11-23");
         assert_eq!(weekday_of_day(20_780), 1);
-        assert_eq!(format_date(0).unwrap(), "1970-01-01");
-        assert_eq!(format_date(-1).unwrap(), "1969-12-31");
+        assert_eq!(format_date(0), "1970-01-01");
+        assert_eq!(format_date(-1), "1969-12-31");
         assert_eq!(format_hh_mm(0), "00:00");
         assert_eq!(format_hh_mm(1410), "23:30");
         assert_eq!(format_hh_mm(1470), "00:30");

@@ -37,7 +37,8 @@ use serde::{Deserialize, Serialize};
 use aura_sdk::args::{check_len, check_range};
 use aura_sdk::time::{MINUTES_PER_DAY, check_offset, format_hh_mm, minutes_floor, parse_time};
 
-use crate::common::{div_round, format_date};
+use aura_sdk::date::format_date;
+use aura_sdk::round::div_round;
 
 /// Most sessions one call accepts (two weeks of nights plus naps, with room to spare).
 pub const MAX_SESSIONS: usize = 100;
@@ -216,7 +217,7 @@ pub fn sleep_summary(args: SleepSummaryArgs) -> ToolResult<SleepSummaryResult> {
     let mut bedtimes = Vec::new();
     let (mut debt, mut surplus, mut total) = (0, 0, 0);
     for (i, (minutes, count, longest)) in per_night.into_iter().enumerate() {
-        let date = format_date(first_night + i as i64)?;
+        let date = format_date(first_night + i as i64);
         let asleep = minutes > 0;
         let longest = longest.filter(|_| asleep);
         if let Some(block) = longest {

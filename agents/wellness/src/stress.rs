@@ -30,7 +30,9 @@ use serde::{Deserialize, Serialize};
 
 use aura_sdk::args::check_range;
 
-use crate::common::{Level, div_round, largest_remainder};
+use aura_sdk::round::div_round;
+
+use crate::common::{Level, largest_remainder};
 
 /// Plausible RMSSD range in whole milliseconds (below 1 is a sensor fault, above 300 is not an
 /// adult at rest).

@@ -53,19 +53,20 @@
 //! wellness tool. The tick must not read a clock or keep state.
 
 use aura_sdk::envelope::{Proposal, Signals, Surface, ToolCall, answer};
+use aura_sdk::hours::ProfileHours;
 use aura_sdk::time::{
-    MINUTES_PER_DAY, SECS_PER_MINUTE, minutes_floor, offset_minutes_of, parse_hh_mm, parse_time,
-    weekday_of_day,
+    MINUTES_PER_DAY, SECS_PER_MINUTE, minutes_floor, offset_minutes_of, parse_time, weekday_of_day,
 };
 use aura_sdk::{ToolError, ToolResult};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::breaks::{
-    BUSY_MAX, BusySpan, DEFAULT_MIN_BREAK_MINUTES, Stress, SuggestBreakArgs, WorkingHours,
-    free_slots_call,
+    BUSY_MAX, BusySpan, DEFAULT_MIN_BREAK_MINUTES, Stress, SuggestBreakArgs, free_slots_call,
 };
-use crate::common::{LEVEL_HIGH_MIN, Level, format_date};
+use aura_sdk::date::format_date;
+
+use crate::common::{LEVEL_HIGH_MIN, Level};
 use crate::sleep::{
     DEFAULT_NIGHTS, DEFAULT_TARGET_MINUTES, MAX_SESSION_MINUTES, MAX_SESSIONS, SleepSession,
     SleepSummaryArgs, sleep_summary,
@@ -104,7 +105,7 @@ pub fn tick(context: Value) -> ToolResult<Value> {
     };
     let local_minute = minutes_floor(now) + i64::from(offset);
     let today = local_minute.div_euclid(MINUTES_PER_DAY);
-    let date = format_date(today)?;
+    let date = format_date(today);
     let profile = context.get("profile").and_then(Value::as_object);
 
     let mut proposals = Vec::new();
@@ -261,13 +262,13 @@ fn break_proposal(
 ) -> ToolResult<Option<Proposal>> {
     let Some(hours) = profile
         .and_then(|p| p.get("working_hours"))
-        .and_then(working_hours)
+        .and_then(ProfileHours::read)
     else {
         return Ok(None);
     };
     let offset_min = i64::from(offset);
     let today = (minutes_floor(now) + offset_min).div_euclid(MINUTES_PER_DAY);
-    if !hours.weekdays[usize::from(weekday_of_day(today))] {
+    if !hours.works_on(weekday_of_day(today)) {
         return Ok(None);
     }
     let day_end = (today * MINUTES_PER_DAY - offset_min + hours.end_min) * SECS_PER_MINUTE;
@@ -286,7 +287,7 @@ fn break_proposal(
             level: Some(Level::from_score(score)),
         },
         busy,
-        working_hours: hours.text,
+        working_hours: hours.day(),
         now: now_text.to_owned(),
         utc_offset_minutes: offset,
         min_break_minutes: DEFAULT_MIN_BREAK_MINUTES,
@@ -305,47 +306,6 @@ fn break_proposal(
         Signals::capped(signals),
         i64::from(40 + score / 2),
     )))
-}
-
-/// Usable working hours from the profile.
-struct Hours {
-    /// "HH:MM" start and end as the profile gives them.
-    text: WorkingHours,
-    /// Local minutes after midnight the working day ends (1..1440).
-    end_min: i64,
-    /// `weekdays[d]` for ISO weekday d (index 0 unused).
-    weekdays: [bool; 8],
-}
-
-/// Working hours from the profile, or None when unusable.
-fn working_hours(value: &Value) -> Option<Hours> {
-    let object = value.as_object()?;
-    let start_text = object.get("start")?.as_str()?;
-    let end_text = object.get("end")?.as_str()?;
-    let start = parse_hh_mm(start_text, "start").ok()?;
-    let end = parse_hh_mm(end_text, "end").ok()?;
-    if end <= start {
-        return None;
-    }
-    let mut weekdays = [false; 8];
-    match object.get("weekdays") {
-        None | Some(Value::Null) => weekdays[1..=5].fill(true),
-        Some(Value::Array(days)) if !days.is_empty() && days.len() <= 7 => {
-            for day in days {
-                let day = day.as_u64().filter(|d| (1..=7).contains(d))?;
-                weekdays[day as usize] = true;
-            }
-        }
-        Some(_) => return None,
-    }
-    Some(Hours {
-        text: WorkingHours {
-            start: start_text.to_owned(),
-            end: end_text.to_owned(),
-        },
-        end_min: end,
-        weekdays,
-    })
 }
 
 /// Today's usable events as busy spans, in context order: start and end RFC 3339, end after

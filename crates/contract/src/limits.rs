@@ -67,10 +67,10 @@ pub const PLUGIN_MANIFEST_BYTES_MAX: u64 = 64 * 1024;
 /// component, so it grows like the manifest; the manifest's bound fits hundreds of agents.
 pub const SIGNATURES_BYTES_MAX: u64 = PLUGIN_MANIFEST_BYTES_MAX;
 
-/// Deadline bounds from toolcall.v1 (ADR-0009): `deadline_ms` is 50..=10000.
-pub const DEADLINE_MS_MIN: u64 = 50;
-/// See [`DEADLINE_MS_MIN`].
-pub const DEADLINE_MS_MAX: u64 = 10_000;
+/// Deadline bounds from toolcall.v1 (ADR-0009): `deadline_ms` is 50..=10000, read out of the
+/// schema by the build (`aura_protocol::contract`), so the crossing, the SDK and the schema
+/// cannot disagree.
+pub use aura_protocol::contract::{DEADLINE_MS_MAX, DEADLINE_MS_MIN};
 /// Deadline of a tool whose catalogue entry names none.
 pub const DEADLINE_MS_DEFAULT: u64 = 1_000;
 
@@ -236,14 +236,10 @@ pub const CONTEXT_SLEEP_SESSIONS_MAX: usize = 100;
 /// Longest scenario: seven days (at one tick a minute, 10,080 ticks).
 pub const SCENARIO_DAYS_MAX: i64 = 7;
 
-/// Longest rationale (ADR-0009: ≤ 500 characters).
-pub const RATIONALE_CHARS_MAX: usize = 500;
-
-/// Signals a trace carries (trace.v1 and proposals.v1 `signals` maxItems): a digest names at
-/// most this many of its subjects.
-pub const TRACE_SIGNALS_MAX: usize = 16;
-/// Longest signal in a trace (trace.v1 `signals` items maxLength).
-pub const TRACE_SIGNAL_CHARS_MAX: usize = 200;
+/// Longest rationale (ADR-0009: ≤ 500 characters; trace.v1's bound), signals a trace carries
+/// (trace.v1 `signals` maxItems: a digest names at most this many of its subjects) and the
+/// longest of them: read out of trace.v1 by the build (`aura_protocol::contract`).
+pub use aura_protocol::contract::{RATIONALE_CHARS_MAX, TRACE_SIGNAL_CHARS_MAX, TRACE_SIGNALS_MAX};
 
 /// News less important than this (0-100) never interrupts: it is recorded and kept for the
 /// digest. Below it: an action item with no due time, a budget merely at risk.
@@ -278,16 +274,17 @@ pub const PHONE_CARD_INTERRUPTIONS_PER_WINDOW_MAX: usize = 2;
 /// Speech in the earbuds in any window: it stops what the user is doing, so once an hour at
 /// most, and only for what is urgent and new.
 pub const EARBUD_TTS_INTERRUPTIONS_PER_WINDOW_MAX: usize = 1;
-/// Longest summary: a phone card's two lines, or a sentence spoken in the earbuds.
-pub const SUMMARY_CHARS_MAX: usize = 300;
+/// Longest summary: a phone card's two lines, or a sentence spoken in the earbuds (trace.v1's
+/// `outcome.summary` bound, read out of the schema by the build).
+pub use aura_protocol::contract::SUMMARY_CHARS_MAX;
 /// Longest value `aura test-agent` shows where an answer differs from its reference: enough
 /// for a member or a sentence, one line of a report; an author reads the whole answer with
 /// `aura call`.
 pub const DIFFERENCE_CHARS_MAX: usize = 200;
 
-/// Longest `error.message` in a result.v1 (its schema's bound): enough for any refusal the
-/// host explains, and an agent's message cannot make a result large.
-pub const RESULT_MESSAGE_CHARS_MAX: usize = 1000;
+/// Longest `error.message` in a result.v1 (its schema's bound, read out of it by the build):
+/// enough for any refusal the host explains, and an agent's message cannot make a result large.
+pub use aura_protocol::contract::RESULT_MESSAGE_CHARS_MAX;
 
 /// Longest call_id, agent or tool read leniently from a refused envelope for its quarantine
 /// record: every valid one is shorter, and a hostile one must not fill the record.

@@ -9,11 +9,16 @@
 
 pub use aura_sdk;
 
-/// The manifest every zoo guest answers with: calendar's name and tools.
-pub const CALENDAR_MANIFEST: &str = r#"{"name":"calendar","tools":["detect_conflicts","find_free_slots","schedule_event"],"version":"0.0.0-zoo"}"#;
-
-/// The manifest of a zoo guest posing as wellness (agent-to-agent and tick tests).
-pub const WELLNESS_MANIFEST: &str = r#"{"name":"wellness","tools":["sleep_summary","stress_score","suggest_break"],"version":"0.0.0-zoo"}"#;
+/// The manifest of a zoo guest posing as catalogue agent `agent` (calendar by default,
+/// wellness for agent-to-agent and tick tests): the agent's name and exactly its tools as the
+/// schemas name them, so the host admits it.
+pub fn manifest_as(agent: &str) -> String {
+    let tools = aura_sdk::contract::TOOLS
+        .iter()
+        .find(|(name, _)| *name == agent)
+        .map_or(&[][..], |(_, tools)| *tools);
+    aura_sdk::manifest_json(agent, "0.0.0-zoo", tools)
+}
 
 /// Calls `agent`.`tool` with `args` through the host import and answers with a tool error
 /// that says how the callee answered: `callee <agent> answered ok`, or `... answered <kind>:
@@ -58,19 +63,19 @@ pub fn report(findings: &str) -> String {
 #[macro_export]
 macro_rules! hostile {
     ($name:ident, |$call:ident| $body:block) => {
-        $crate::hostile!(@with $crate::CALENDAR_MANIFEST, $name, |$call| $body,
+        $crate::hostile!(@with $crate::manifest_as("calendar"), $name, |$call| $body,
             tick: |_context| { r#"{"proposals":[]}"#.into() });
     };
     ($name:ident, |$call:ident| $body:block, tick: |$context:ident| $tick:block) => {
-        $crate::hostile!(@with $crate::CALENDAR_MANIFEST, $name, |$call| $body,
+        $crate::hostile!(@with $crate::manifest_as("calendar"), $name, |$call| $body,
             tick: |$context| $tick);
     };
     (as wellness, $name:ident, |$call:ident| $body:block) => {
-        $crate::hostile!(@with $crate::WELLNESS_MANIFEST, $name, |$call| $body,
+        $crate::hostile!(@with $crate::manifest_as("wellness"), $name, |$call| $body,
             tick: |_context| { r#"{"proposals":[]}"#.into() });
     };
     (as wellness, $name:ident, |$call:ident| $body:block, tick: |$context:ident| $tick:block) => {
-        $crate::hostile!(@with $crate::WELLNESS_MANIFEST, $name, |$call| $body,
+        $crate::hostile!(@with $crate::manifest_as("wellness"), $name, |$call| $body,
             tick: |$context| $tick);
     };
     (@with $manifest:expr, $name:ident, |$call:ident| $body:block,
@@ -79,7 +84,7 @@ macro_rules! hostile {
 
         impl $crate::aura_sdk::bindings::Guest for $name {
             fn manifest() -> String {
-                $manifest.into()
+                $manifest
             }
 
             #[allow(unused_variables, unreachable_code)]

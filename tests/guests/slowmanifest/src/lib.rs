@@ -7,7 +7,7 @@ struct SlowManifest;
 impl aura_zoo::aura_sdk::bindings::Guest for SlowManifest {
     fn manifest() -> String {
         std::thread::sleep(std::time::Duration::from_secs(20));
-        aura_zoo::CALENDAR_MANIFEST.into()
+        aura_zoo::manifest_as("calendar")
     }
 
     fn invoke(_call: String) -> String {
