@@ -24,26 +24,24 @@ const PLUGIN_PROFILE: &str = "plugin";
 
 fn main() {
     let started = SystemTime::now();
-    println!("cargo:rerun-if-env-changed=AURA_SKIP_PLUGIN_BUILD");
-    println!("cargo:rerun-if-env-changed=AURA_PLUGINS_REBUILD");
     let manifest_dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("by cargo"));
     let workspace = workspace_of(&manifest_dir);
     if skipped() {
+        println!("cargo:rerun-if-env-changed=AURA_SKIP_PLUGIN_BUILD");
         return;
     }
     let agents = crates_under(&workspace.join("agents"), "agent");
-    for watched in [
-        "agents",
-        "wit",
-        "Cargo.toml",
-        "Cargo.lock",
-        "rust-toolchain.toml",
-    ] {
-        println!(
-            "cargo:rerun-if-changed={}",
-            workspace.join(watched).display()
-        );
-    }
+    watch(
+        &workspace,
+        &[
+            "agents",
+            "schemas",
+            "wit",
+            "Cargo.toml",
+            "Cargo.lock",
+            "rust-toolchain.toml",
+        ],
+    );
     let plugins_dir = workspace.join("plugins");
     // A deleted manifest (or plugins dir) rebuilds; the components themselves are not watched:
     // a tampered component must be refused by the host, not silently rebuilt.

@@ -11,8 +11,6 @@ include!("../../agents/build/src/nested.rs");
 const GUEST_PROFILE: &str = "guest";
 
 fn main() {
-    println!("cargo:rerun-if-env-changed=AURA_SKIP_PLUGIN_BUILD");
-    println!("cargo:rerun-if-env-changed=AURA_PLUGINS_REBUILD");
     let manifest_dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("by cargo"));
     let workspace = workspace_of(&manifest_dir);
     let target_dir = workspace.join("target").join("guests");
@@ -21,24 +19,24 @@ fn main() {
         target_dir.join(PLUGIN_TARGET).join(GUEST_PROFILE).display()
     );
     if skipped() {
+        println!("cargo:rerun-if-env-changed=AURA_SKIP_PLUGIN_BUILD");
         return;
     }
-    for watched in [
-        "tests/guests",
-        "tests/zoo",
-        "agents/sdk",
-        "agents/jcs",
-        "agents/protocol",
-        "wit",
-        "Cargo.toml",
-        "Cargo.lock",
-        "rust-toolchain.toml",
-    ] {
-        println!(
-            "cargo:rerun-if-changed={}",
-            workspace.join(watched).display()
-        );
-    }
+    watch(
+        &workspace,
+        &[
+            "tests/guests",
+            "tests/zoo",
+            "agents/sdk",
+            "agents/jcs",
+            "agents/protocol",
+            "schemas",
+            "wit",
+            "Cargo.toml",
+            "Cargo.lock",
+            "rust-toolchain.toml",
+        ],
+    );
     if let Err(message) = ensure_target(&workspace.join("target").join(".aura-target-add.lock")) {
         println!("cargo::error={message}");
         return;

@@ -103,6 +103,16 @@ pub fn write_backdated(path: &std::path::Path, bytes: &[u8], mtime: std::time::S
     std::fs::rename(&temp, path).unwrap_or_else(|e| panic!("cannot write {}: {e}", path.display()));
 }
 
+/// Reruns the build script when any of `paths` (relative to `workspace`) changes, or the
+/// variables that skip or force the build of components.
+pub fn watch(workspace: &std::path::Path, paths: &[&str]) {
+    println!("cargo:rerun-if-env-changed=AURA_SKIP_PLUGIN_BUILD");
+    println!("cargo:rerun-if-env-changed=AURA_PLUGINS_REBUILD");
+    for path in paths {
+        println!("cargo:rerun-if-changed={}", workspace.join(path).display());
+    }
+}
+
 /// Whether the build of components is to be skipped (`AURA_SKIP_PLUGIN_BUILD=1`).
 pub fn skipped() -> bool {
     std::env::var_os("AURA_SKIP_PLUGIN_BUILD").is_some_and(|v| !v.is_empty() && v != "0")

@@ -105,17 +105,21 @@ fn floor_char_boundary(text: &str, index: usize) -> usize {
         .unwrap_or(0)
 }
 
-#[cfg(test)]
-mod tests {
+/// Test support for the crates above (feature `test-support`): a refusal and what its caller
+/// was told, to build records of.
+#[cfg(any(test, feature = "test-support"))]
+pub mod tests {
     use super::*;
     use crate::canonical::JsonError;
     use crate::recovery::Action;
 
-    fn replan() -> Recovery {
+    /// What a caller told to replan is told.
+    pub fn replan() -> Recovery {
         Recovery::plain(Action::Replan)
     }
 
-    fn error() -> CrossingError {
+    /// An envelope refused as too large.
+    pub fn error() -> CrossingError {
         CrossingError::Json {
             phase: Phase::Envelope,
             error: JsonError::TooLarge {

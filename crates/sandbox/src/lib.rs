@@ -330,27 +330,26 @@ impl Sandbox {
         cache: &CodeCache,
         wasm: impl FnOnce() -> Result<Vec<u8>, E>,
     ) -> Result<PreparedAgent, E> {
-        #[cfg(feature = "jit")]
-        return self.prepare_through_cache(name, memory_bytes_max, sha256, cache, wasm);
         // A runtime-only sandbox keeps no cache: it refuses the plain component.
         #[cfg(not(feature = "jit"))]
         {
             let _ = (sha256, cache);
             Ok(self.prepare(name, memory_bytes_max, Code::Wasm(&wasm()?))?)
         }
+        #[cfg(feature = "jit")]
+        self.prepare_through(self.code_key(sha256), name, memory_bytes_max, cache, wasm)
     }
 
-    /// [`Self::prepare_cached`] in a sandbox that compiles.
+    /// [`Self::prepare_cached`] in a sandbox that compiles, the entry's `key` made.
     #[cfg(feature = "jit")]
-    fn prepare_through_cache<E: From<SandboxError>>(
+    fn prepare_through<E: From<SandboxError>>(
         &self,
+        key: String,
         name: &'static str,
         memory_bytes_max: usize,
-        sha256: &str,
         cache: &CodeCache,
         wasm: impl FnOnce() -> Result<Vec<u8>, E>,
     ) -> Result<PreparedAgent, E> {
-        let key = self.code_key(sha256);
         let cached = |cache: &CodeCache| {
             let entry = cache.lookup(&key)?;
             match self.map_precompiled(name, &entry) {

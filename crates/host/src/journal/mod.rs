@@ -426,29 +426,13 @@ fn run_lock_file(dir: &Dir) -> std::io::Result<std::fs::File> {
 mod tests {
     use super::*;
     use aura_contract::canonical::to_canonical_string;
-    use aura_contract::error::{CrossingError, Phase};
     use aura_contract::quarantine::CallIds;
-    use aura_contract::recovery::Recovery;
-
-    fn replan() -> Recovery {
-        Recovery::plain(aura_contract::recovery::Action::Replan)
-    }
-    use aura_contract::canonical::JsonError;
+    use aura_contract::quarantine::tests::{error, replan};
 
     fn temp_dir(name: &str) -> std::path::PathBuf {
         let dir = std::env::temp_dir().join(format!("aura-journal-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         dir
-    }
-
-    fn error() -> CrossingError {
-        CrossingError::Json {
-            phase: Phase::Envelope,
-            error: JsonError::TooLarge {
-                bytes: Some(10),
-                bytes_max: 5,
-            },
-        }
     }
 
     #[test]
