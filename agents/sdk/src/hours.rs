@@ -10,7 +10,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::time::parse_hh_mm;
+use crate::time::{hh_mm_refused, try_parse_hh_mm};
 use crate::{ToolError, ToolResult};
 
 /// A working day's span in the user's local time (calendar's `break_after` and wellness'
@@ -95,10 +95,12 @@ impl WorkingHours {
 }
 
 /// A working day from `start` to `end` ("HH:MM" each, the end after the start): minutes after
-/// local midnight of both.
+/// local midnight of both. The field names of an error are only made when there is one.
 pub fn check_span(start: &str, end: &str, field: &str) -> ToolResult<(i64, i64)> {
-    let start_min = parse_hh_mm(start, &format!("{field}.start"))?;
-    let end_min = parse_hh_mm(end, &format!("{field}.end"))?;
+    let minute = |text: &str, part: &str| {
+        try_parse_hh_mm(text).ok_or_else(|| hh_mm_refused(text, &format!("{field}.{part}")))
+    };
+    let (start_min, end_min) = (minute(start, "start")?, minute(end, "end")?);
     if end_min <= start_min {
         return Err(ToolError::invalid_args(format!(
             "{field}: end {end:?} must be after start {start:?} (overnight working hours are not \

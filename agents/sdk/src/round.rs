@@ -3,18 +3,28 @@
 //!
 //! It owns that one rule. It must not know what is rounded.
 
-/// `n / d` rounded to the nearest integer, halves away from zero. `d` must be positive.
-pub fn div_round_half_away(n: i128, d: i128) -> i128 {
-    debug_assert!(d > 0);
-    let (q, r) = (n / d, n % d);
-    if 2 * r.abs() >= d { q + n.signum() } else { q }
+/// The rule, written once for each width an agent computes in (an `i64` division is one wasm
+/// instruction, an `i128` one a call into compiler-rt: agents that fit `i64` keep it).
+macro_rules! half_away {
+    ($(#[$doc:meta])* $name:ident: $int:ty) => {
+        $(#[$doc])*
+        pub fn $name(n: $int, d: $int) -> $int {
+            debug_assert!(d > 0);
+            let (q, r) = (n / d, n % d);
+            if 2 * r.abs() >= d { q + n.signum() } else { q }
+        }
+    };
 }
 
-/// [`div_round_half_away`] of `i64`s (the quotient of two `i64`s with a positive divisor fits
-/// one).
-pub fn div_round(n: i64, d: i64) -> i64 {
-    div_round_half_away(i128::from(n), i128::from(d)) as i64
-}
+half_away!(
+    /// `n / d` rounded to the nearest integer, halves away from zero. `d` must be positive.
+    div_round_half_away: i128
+);
+
+half_away!(
+    /// [`div_round_half_away`] of `i64`s: the same rule in the width most agents compute in.
+    div_round: i64
+);
 
 #[cfg(test)]
 mod tests {

@@ -75,14 +75,24 @@ fn hh_mm_parts(s: &str) -> Option<(i64, i64)> {
 /// Parses "HH:MM" as the bound of a span of the day (working hours): 00:00..23:59 or 24:00,
 /// the end of the day. Minutes after midnight, 0..=1440.
 pub fn parse_hh_mm(s: &str, field: &str) -> ToolResult<i64> {
+    try_parse_hh_mm(s).ok_or_else(|| hh_mm_refused(s, field))
+}
+
+/// [`parse_hh_mm`] without the error: `None` for what it refuses.
+pub fn try_parse_hh_mm(s: &str) -> Option<i64> {
     match hh_mm_parts(s) {
         Some((hours, minutes)) if (hours < 24 && minutes < 60) || (hours, minutes) == (24, 0) => {
-            Ok(hours * MINUTES_PER_HOUR + minutes)
+            Some(hours * MINUTES_PER_HOUR + minutes)
         }
-        _ => Err(ToolError::invalid_args(format!(
-            "{field}: {s:?} is not a time \"HH:MM\" (00:00..24:00)"
-        ))),
+        _ => None,
     }
+}
+
+/// What [`parse_hh_mm`] says of `s`, given as `field`, when it refuses it.
+pub fn hh_mm_refused(s: &str, field: &str) -> ToolError {
+    ToolError::invalid_args(format!(
+        "{field}: {s:?} is not a time \"HH:MM\" (00:00..24:00)"
+    ))
 }
 
 /// Parses "HH:MM" as a moment in the day (quiet hours start and end): 00:00..23:59 only, since

@@ -27,6 +27,7 @@ use crate::remote::{Remote, RemoteRequest, RemoteWork, TICK_TOOL, tick_id};
 use crate::shared::{Refused, Shared, ids_of};
 use crate::telemetry::{self, TraceContext};
 
+/// A result.v1 from a worker, checked.
 #[derive(Debug)]
 enum Answer {
     /// The result (not yet checked against the tool's result schema), and the fuel burned.

@@ -242,8 +242,6 @@ pub fn tick_id(agent: &str, context: &str) -> String {
     aura_protocol::call_id_from(&format!("tick\n{agent}\n{digest:x}"))
 }
 
-/// A result.v1 from a worker, checked.
-
 /// What a request's sender says of where a call sits, as read off the wire (each part still
 /// to be checked by the worker: see [`Host::serve_call`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -12,13 +12,13 @@
 //!   mapped from the compilation cache or a precompiled file), running an export of one
 //!   ([`Sandbox::invoke`], [`Sandbox::tick`], [`Sandbox::manifest`] → [`Invocation`]), what a
 //!   call may spend ([`Budget`]) and where it sits ([`Frame`]), and [`SandboxError`];
-//! - [`engine`]: the engine's settings, one function for all of them ([`engine_config_for`],
+//! - `engine`: the engine's settings, one function for all of them ([`engine_config_for`],
 //!   tuned by [`EngineTuning`]), the targets ([`CodeTarget`]), precompiling, reading a refused
 //!   precompiled file ([`PrecompiledMismatch`]), the epoch ticker;
-//! - [`store`]: the one place a call's store is built ([`Sandbox::call_store`] →
+//! - `store`: the one place a call's store is built ([`Sandbox::call_store`] →
 //!   [`CallStore`], run in stages: instantiate, then one export) and its per-call state;
 //! - [`guest`]: the guest's WASI context, virtual clocks and seeded random source;
-//! - [`imports`]: the `host.call` / `host.emit` imports ([`HostImports`], [`Caller`],
+//! - `imports`: the `host.call` / `host.emit` imports ([`HostImports`], [`Caller`],
 //!   [`HostCall`], [`HostCallAnswer`]) and their per-call bounds.
 
 use std::sync::Arc;
@@ -33,10 +33,10 @@ use aura_contract::limits::*;
 use aura_plugins::CheckedFile;
 use aura_plugins::code_cache::CodeCache;
 
-pub mod engine;
+mod engine;
 mod guest;
-pub mod imports;
-pub mod store;
+mod imports;
+mod store;
 
 pub use engine::{
     BUILD_TARGET, CodeTarget, EngineTuning, PULLEY_TARGET, PoolReset, PrecompiledMismatch,
