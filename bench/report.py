@@ -1,6 +1,6 @@
 """Sets aura's figures beside the reference validator's and against issue 7's targets.
 
-Reads $AURA_BENCH_DIR/rust.json (host/benches/percentiles.rs), $AURA_BENCH_DIR/reference.json
+Reads $AURA_BENCH_DIR/rust.json (benches/percentiles.rs), $AURA_BENCH_DIR/reference.json
 (bench/reference.py) and criterion's saved estimates (--criterion-dir, the `criterion` folder
 of the cargo target dir), prints the tables, and with --write FILE replaces the generated
 part of FILE (BENCHMARKS.md) between its `<!-- bench:begin -->` and `<!-- bench:end -->`
@@ -150,8 +150,8 @@ def build(rust, reference, criterion_dir):
         + (f" Iteration counts scaled by {rust['scale']}." if rust.get("scale", 1) != 1 else ""))
     add("")
     add("Command for every figure: `just bench` (criterion, then the percentiles harness, then the "
-        "reference, then this report). Per figure: `cargo bench -p aura-host --bench percentiles` "
-        "(p50/p99, throughput, ticks: `target/bench/rust.json`), `cargo bench -p aura-host --bench "
+        "reference, then this report). Per figure: `cargo bench -p aura --bench percentiles` "
+        "(p50/p99, throughput, ticks: `target/bench/rust.json`), `cargo bench -p aura --bench "
         "crossing -- <group>/` (criterion medians), `python bench/reference.py` in the virtualenv "
         "(`target/bench/reference.json`).")
     add("")
@@ -322,7 +322,7 @@ def build(rust, reference, criterion_dir):
     if any(value is not None for _, _, value in medians):
         add("### Criterion medians")
         add("")
-        add("`cargo bench -p aura-host --bench crossing` (criterion 0.8, 1 s warm-up, 3 s per bench, "
+        add("`cargo bench -p aura --bench crossing` (criterion 0.8, 1 s warm-up, 3 s per bench, "
             "50 samples; 10 samples over 5 s for fuel and ticks).")
         add("")
         add("| bench | what | median |")
