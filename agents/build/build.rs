@@ -53,7 +53,7 @@ fn main() {
         Ok(TargetState::Present) => {}
         Ok(TargetState::Added) => println!(
             "cargo::warning=added the {PLUGIN_TARGET} target with rustup: rust-toolchain.toml \
-             names it, and rustup adds a file's targets only when it installs the toolchain"
+             names it, and this rustup did not add it (auto-install off, or an older rustup)"
         ),
         Err(message) => {
             // Stops the build here, with the command that fixes it, instead of a nested cargo's

