@@ -63,6 +63,7 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     Run(commands::run::RunCommand),
+    Live(commands::live::LiveCommand),
     Call(commands::call::CallCommand),
     Dispatch(commands::dispatch::DispatchCommand),
     Report(commands::report::ReportCommand),
@@ -96,6 +97,7 @@ impl Command {
     fn execute(self, globals: Globals) -> anyhow::Result<ExitCode> {
         match self {
             Command::Run(command) => command.execute(globals),
+            Command::Live(command) => command.execute(globals),
             Command::Call(command) => command.execute(globals),
             Command::Dispatch(command) => command.execute(globals),
             Command::Report(command) => command.execute(),

@@ -21,6 +21,7 @@ pub mod dispatch;
 #[cfg(feature = "nats")]
 pub mod events;
 pub mod keygen;
+pub mod live;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod pack;
@@ -185,8 +186,7 @@ pub fn print_manifest(dir: &std::path::Path, manifest: &aura_plugins::PluginMani
 }
 
 /// Completes on SIGINT or SIGTERM: how the servers (`serve`, `worker`, `events --follow`)
-/// end.
-#[cfg(any(feature = "nats", feature = "mcp"))]
+/// and `live` end.
 pub async fn shutdown_signal() {
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
     let terminated = async {

@@ -78,7 +78,8 @@ impl RunCommand {
     fn print(&self, event: RunEvent<'_>, progress: bool, stdout: &mut impl Write) {
         match event {
             RunEvent::Tick { index, of, at } if progress => {
-                eprint!("\r\x1b[2K  tick {}/{of}  {}", index + 1, clock(at));
+                let of = of.map_or(String::new(), |of| format!("/{of}"));
+                eprint!("\r\x1b[2K  tick {}{of}  {}", index + 1, clock(at));
             }
             RunEvent::Tick { .. } => {}
             RunEvent::Started {
@@ -91,7 +92,8 @@ impl RunCommand {
                     eprintln!("aura: the data dir's earlier run was set aside as {aside}");
                 }
                 if let Some(tick) = resumed_at_tick {
-                    eprintln!("aura: resuming {run} at tick {} of {of}", tick + 1);
+                    let of = of.map_or(String::new(), |of| format!(" of {of}"));
+                    eprintln!("aura: resuming {run} at tick {}{of}", tick + 1);
                 }
             }
             RunEvent::Decision(trace) => {

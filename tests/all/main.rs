@@ -15,6 +15,7 @@ mod crossing;
 mod dst;
 mod finance;
 mod layout;
+mod live;
 #[cfg(feature = "mcp")]
 mod mcp;
 mod orchestrator;

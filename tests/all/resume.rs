@@ -19,7 +19,7 @@ use aura_host::journal::{
     TRACES_PATH,
 };
 
-use crate::support::{plugins_dir, shared_cache_dir, temp_dir};
+use crate::support::{plugins_dir, temp_dir};
 
 const CHECKPOINT: &str = aura_day::checkpoint::CHECKPOINT_PATH;
 
@@ -29,18 +29,11 @@ fn day() -> PathBuf {
 
 /// `aura run scenarios/day.json --seed 7` on `data`, as a user starts it.
 fn aura_run(data: &Path, extra: &[&str]) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_aura"));
+    let mut command = crate::support::aura_command(data);
     command
-        .arg("--data-dir")
-        .arg(data)
-        .arg("--plugins-dir")
-        .arg(plugins_dir())
-        .arg("--cache-dir")
-        .arg(shared_cache_dir())
         .args(["run", day().to_str().unwrap(), "--seed", "7", "--json"])
         .args(extra)
         .env_remove("AURA_STOP_AT")
-        .env_remove("RUST_LOG")
         .stdin(Stdio::null())
         // Not read: a full pipe would block the child before it reaches its stop.
         .stdout(Stdio::null())
@@ -450,7 +443,7 @@ async fn a_forged_checkpoint_is_refused_plainly() {
         std::fs::write(&path, serde_json::to_vec(&forged).unwrap()).unwrap();
     };
     // A digest that is not hex, with a multi-byte character where a cut would fall.
-    forge(&|c| c.identity.scenario_sha256 = format!("{}é{}", "a".repeat(11), "b".repeat(51)));
+    forge(&|c| c.identity.setup_sha256 = format!("{}é{}", "a".repeat(11), "b".repeat(51)));
     let error = orchestrator::run(&host, &scenario, 7, Start::Resume, |_| {})
         .await
         .unwrap_err();

@@ -49,6 +49,25 @@ pub fn shared_cache_dir() -> PathBuf {
     Path::new(env!("CARGO_TARGET_TMPDIR")).join("aura-code-cache")
 }
 
+/// The `aura` binary on the data dir `data`, over the built plugins and the tests'
+/// compilation cache, as a user starts it (no RUST_LOG; stdin, stdout and stderr piped).
+pub fn aura_command(data: &Path) -> std::process::Command {
+    use std::process::Stdio;
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_aura"));
+    command
+        .arg("--data-dir")
+        .arg(data)
+        .arg("--plugins-dir")
+        .arg(plugins_dir())
+        .arg("--cache-dir")
+        .arg(shared_cache_dir())
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    command
+}
+
 /// A host config over `plugins` with `data` as data dir, sharing the tests' compilation cache.
 pub fn config(plugins: impl Into<PathBuf>, data: impl Into<PathBuf>) -> HostConfig {
     let mut config = HostConfig::new(plugins, data);

@@ -205,9 +205,9 @@ pub struct Crossing {
 impl Crossing {
     /// Registers every schema of the catalogue (each compiled on first use).
     pub fn new() -> Result<Self, SchemaCompileError> {
-        Ok(Self {
-            schemas: SchemaRegistry::compile(catalogue::all_schemas())?,
-        })
+        let mut schemas = SchemaRegistry::compile(catalogue::all_schemas())?;
+        schemas.derive(&catalogue::DERIVED_SCHEMAS)?;
+        Ok(Self { schemas })
     }
 
     /// The schemas.

@@ -235,6 +235,41 @@ pub const CONTEXT_TRANSACTIONS_MAX: usize = 2000;
 pub const CONTEXT_SLEEP_SESSIONS_MAX: usize = 100;
 /// Longest scenario: seven days (at one tick a minute, 10,080 ticks).
 pub const SCENARIO_DAYS_MAX: i64 = 7;
+/// Signals in one scenario (scenario.v1's `signals` maxItems), and so in one live session's
+/// journal: what a busy week brings, held in memory whole.
+pub const SCENARIO_SIGNALS_MAX: usize = 10_000;
+/// A signal of a kind that ticks at once (scenario.v1 `tick_on`) gets its tick at its time
+/// rounded up to this many ms: signals arriving within the same 10 ms share one tick (a burst
+/// is one tick, not one each), and a person cannot tell 10 ms from at once.
+pub const URGENT_TICK_QUANTUM_MS: i64 = 10;
+
+/// Longest signal or answer `aura live` takes (one JSON line, one HTTP body): a message at
+/// scenario.v1's bounds (a 20,000-character body) fits; the journal's torn-tail repair scans
+/// further back than this, so a signal's record can always be repaired.
+pub const LIVE_SIGNAL_BYTES_MAX: usize = 64 * 1024;
+/// Signals and answers a live session takes per second, over any second (a bucket that
+/// refills at this rate and holds as many): each is fsynced before it is acknowledged, and a
+/// person's devices send a few a minute. Past it a sender is told to retry.
+pub const LIVE_SIGNALS_PER_SECOND_MAX: u32 = 100;
+/// Inputs waiting for a live session between its ticks: past it a sender is told to retry
+/// rather than queued without bound.
+pub const LIVE_INPUT_QUEUE_MAX: usize = 256;
+/// Furthest ahead of the session's clock a signal may be stamped (`at`): a reminder set for
+/// tomorrow, not a year of invented future.
+pub const LIVE_SIGNAL_AHEAD_MAX_MINUTES: i64 = 24 * 60;
+/// A surface's command (`aura live --on SURFACE=CMD`) is stopped after this long: a notifier
+/// that hangs must not hold the decisions behind it for ever.
+pub const SINK_COMMAND_TIMEOUT_MS: u64 = 10_000;
+/// Attempts a sink makes to deliver one decision before it records a failure and moves on.
+pub const SINK_ATTEMPTS_MAX: u32 = 3;
+/// Wait before a sink's second attempt; it doubles for each next one.
+pub const SINK_RETRY_AFTER_MS: u64 = 250;
+/// Decisions waiting for one sink: past it (a sink that stopped taking them), a decision is
+/// recorded as not delivered rather than queued without bound, and the ticks go on.
+pub const SINK_QUEUE_MAX: usize = 1024;
+/// Largest deliveries log a live session reads back at start (what its sinks were handed):
+/// a record is under 1 KiB and a week of decisions is a few thousand.
+pub const DELIVERIES_BYTES_MAX: u64 = 64 * 1024 * 1024;
 
 /// Longest rationale (ADR-0009: ≤ 500 characters; trace.v1's bound), signals a trace carries
 /// (trace.v1 `signals` maxItems: a digest names at most this many of its subjects) and the

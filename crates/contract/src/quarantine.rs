@@ -81,6 +81,45 @@ impl QuarantineRecord {
     }
 }
 
+/// Why a signal or an answer was refused on its way into the live assistant (phase
+/// `signal`): what its quarantine record and its sender's recovery.v1 say.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InputRefusal {
+    /// Stable machine name (`not_json`, `schema_error`, `too_large`, `busy`, …).
+    pub kind: &'static str,
+    /// The refusal, for people.
+    pub reason: String,
+    /// JSON Pointer of the offending value, where there is one.
+    pub instance_path: Option<String>,
+    /// Location of the failing schema keyword, for schema errors.
+    pub schema_path: Option<String>,
+    /// What its sender should do next.
+    pub recovery: Box<Recovery>,
+}
+
+impl QuarantineRecord {
+    /// The record of an input the live assistant refused, with the text as received.
+    pub fn input(refusal: &InputRefusal, offending: &str) -> Self {
+        let cut = floor_char_boundary(offending, QUARANTINE_OFFENDING_BYTES_MAX);
+        Self {
+            call_id: None,
+            agent: None,
+            tool: None,
+            callers: Vec::new(),
+            phase: Phase::Signal,
+            kind: refusal.kind,
+            reason: refusal.reason.clone(),
+            instance_path: refusal.instance_path.clone(),
+            schema_path: refusal.schema_path.clone(),
+            offending: offending[..cut].to_owned(),
+            offending_bytes: offending.len(),
+            offending_truncated: cut < offending.len(),
+            fuel_used: 0,
+            recovery: (*refusal.recovery).clone(),
+        }
+    }
+}
+
 /// What is known of a call's identity when it fails.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct CallIds<'a> {

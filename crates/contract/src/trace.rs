@@ -339,9 +339,14 @@ pub fn unplaced_answer_rationale(answer: &TracedAnswer, questions: usize) -> Str
         0 => "no question is pending about it".to_owned(),
         n => format!("{n} questions are pending about it, so it is not clear which one you meant"),
     };
+    // An answer to a question no one asked names no tool.
+    let tool = match answer.agent.is_empty() {
+        true => String::new(),
+        false => format!(" ({}.{})", answer.agent, answer.tool),
+    };
     let text = format!(
-        "You answered {said} about {} ({}.{}), but {found}; nothing was run.",
-        answer.item, answer.agent, answer.tool
+        "You answered {said} about {}{tool}, but {found}; nothing was run.",
+        answer.item
     );
     cut_chars(visible(&text), RATIONALE_CHARS_MAX)
 }

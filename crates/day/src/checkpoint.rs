@@ -24,13 +24,27 @@ use sha2::{Digest, Sha256};
 use aura_contract::canonical::to_canonical_string;
 use aura_contract::digest::hex;
 use aura_contract::limits::CHECKPOINT_BYTES_MAX;
-use aura_host::journal::{Journal, JournalError, LogMark, RunLock, TRACES_PATH};
+pub use aura_host::journal::RunLock;
+use aura_host::journal::{Journal, JournalError, LogMark, TRACES_PATH};
 
 /// The checkpoint, relative to the data dir.
 pub const CHECKPOINT_PATH: &str = "run.json";
 
+/// What a run leaves in the data dir besides its traces, set aside with them when another run
+/// starts there: its checkpoint, and a live session's signals, deliveries and setup.
+const SET_ASIDE_WITH_TRACES: [&str; 4] = [
+    CHECKPOINT_PATH,
+    aura_host::journal::SIGNALS_PATH,
+    aura_host::journal::DELIVERIES_PATH,
+    LIVE_SETUP_PATH,
+];
+
+/// A live session's setup as it started (live.v1 with its `start`), relative to the data dir:
+/// what its journal makes a scenario of.
+pub const LIVE_SETUP_PATH: &str = "live.json";
+
 /// The checkpoint's format.
-pub const CHECKPOINT_FORMAT: &str = "aura-run.v1";
+pub const CHECKPOINT_FORMAT: &str = "aura-run.v2";
 
 /// What makes two runs the same run: the same inputs give the same traces.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -38,8 +52,9 @@ pub const CHECKPOINT_FORMAT: &str = "aura-run.v1";
 pub struct RunIdentity {
     /// The scenario's name.
     pub scenario: String,
-    /// sha256 of the scenario's canonical JSON.
-    pub scenario_sha256: String,
+    /// sha256 of the scenario's setup (its canonical JSON without its day: the same for a live
+    /// session and the scenario its journal makes).
+    pub setup_sha256: String,
     /// The seed.
     pub seed: u64,
     /// The seed of the agents' random sources.
@@ -72,13 +87,13 @@ impl RunIdentity {
                 .collect()
         };
         let mut said = Vec::new();
-        if self.scenario != other.scenario || self.scenario_sha256 != other.scenario_sha256 {
+        if self.scenario != other.scenario || self.setup_sha256 != other.setup_sha256 {
             said.push(format!(
                 "scenario `{}` ({}) where `{}` ({}) was asked",
                 shown(&self.scenario, 64),
-                shown(&self.scenario_sha256, 12),
+                shown(&self.setup_sha256, 12),
                 shown(&other.scenario, 64),
-                shown(&other.scenario_sha256, 12)
+                shown(&other.setup_sha256, 12)
             ));
         }
         if self.fuel_per_ms != other.fuel_per_ms {
@@ -131,7 +146,10 @@ pub struct Checkpoint {
     pub run: String,
     /// What the run is.
     pub identity: RunIdentity,
-    /// Ticks the run has.
+    /// What it runs through: a scenario's whole day (sha256 of the scenario), or a live
+    /// session's journal.
+    pub day: DayInput,
+    /// Ticks the run has (a live session: the ticks it has run).
     pub ticks: usize,
     /// The tick it goes on with.
     pub next_tick: usize,
@@ -145,6 +163,22 @@ pub struct Checkpoint {
     pub quarantined: u64,
     /// What the orchestrator keeps between ticks (its own format).
     pub state: Value,
+}
+
+/// What a run goes through: the day it was given whole, or the one it lives.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
+pub enum DayInput {
+    /// A scenario's day, by the sha256 of its canonical JSON: a resumed run must be given the
+    /// same day again.
+    Scenario(String),
+    /// A live session: its signals come from the journal (`signals.jsonl`).
+    Live {
+        /// When its last tick ran (RFC 3339, in the person's offset): the schedule goes on
+        /// after it.
+        #[serde(with = "time::serde::rfc3339::option")]
+        last_tick: Option<time::OffsetDateTime>,
+    },
 }
 
 /// Why a run could not start or checkpoint.
@@ -216,13 +250,14 @@ pub struct Begun {
 pub fn begin(
     journal: &Journal,
     identity: &RunIdentity,
+    day: &DayInput,
     start: Start,
 ) -> Result<Begun, CheckpointError> {
     let lock = journal.lock_run()?;
     let (traces, _) = journal.marks();
     if start == Start::Fresh {
         let set_aside = match traces.bytes > 0 || journal.exists(CHECKPOINT_PATH) {
-            true => Some(journal.set_aside(CHECKPOINT_PATH)?),
+            true => Some(journal.set_aside(&SET_ASIDE_WITH_TRACES)?),
             false => None,
         };
         return Ok(Begun {
@@ -243,7 +278,26 @@ pub fn begin(
             lock,
         });
     };
-    let differences = found.identity.differences(identity);
+    let mut differences = found.identity.differences(identity);
+    match (&found.day, day) {
+        (DayInput::Scenario(was), DayInput::Scenario(now)) if was != now => {
+            differences.push(format!(
+                "another day of it ({}, where {} was asked)",
+                aura_contract::visible::visible(was)
+                    .chars()
+                    .take(12)
+                    .collect::<String>(),
+                &now[..now.len().min(12)]
+            ))
+        }
+        (DayInput::Scenario(_), DayInput::Live { .. }) => {
+            differences.push("a scenario's day, where a live session was asked".to_owned());
+        }
+        (DayInput::Live { .. }, DayInput::Scenario(_)) => {
+            differences.push("a live session, where a scenario's day was asked".to_owned());
+        }
+        _ => {}
+    }
     if !differences.is_empty() {
         return Err(CheckpointError::AnotherRun {
             run: found.run,
@@ -258,7 +312,7 @@ pub fn begin(
         // The same run again: nothing to resume, and nothing lost by keeping the old aside.
         return Ok(Begun {
             resume: None,
-            set_aside: Some(journal.set_aside(CHECKPOINT_PATH)?),
+            set_aside: Some(journal.set_aside(&SET_ASIDE_WITH_TRACES)?),
             lock,
         });
     }
@@ -297,7 +351,13 @@ fn read(journal: &Journal) -> Result<Option<Checkpoint>, CheckpointError> {
         )));
     }
     let identity = &checkpoint.identity;
-    let digests = std::iter::once(&identity.scenario_sha256).chain(identity.plugins.values());
+    let day_digest = match &checkpoint.day {
+        DayInput::Scenario(digest) => Some(digest),
+        DayInput::Live { .. } => None,
+    };
+    let digests = std::iter::once(&identity.setup_sha256)
+        .chain(day_digest)
+        .chain(identity.plugins.values());
     let hex64 = |d: &String| {
         d.len() == 64
             && d.bytes()
@@ -311,6 +371,24 @@ fn read(journal: &Journal) -> Result<Option<Checkpoint>, CheckpointError> {
         ));
     }
     Ok(Some(checkpoint))
+}
+
+/// Where the data dir's live session stands: when its last tick ran, and whether its day
+/// ended. No checkpoint: no tick yet.
+pub fn live_progress(
+    journal: &Journal,
+) -> Result<(Option<time::OffsetDateTime>, bool), CheckpointError> {
+    match read(journal)? {
+        Some(Checkpoint {
+            day: DayInput::Live { last_tick },
+            finished,
+            ..
+        }) => Ok((last_tick, finished)),
+        Some(_) => Err(CheckpointError::Unreadable {
+            reason: "it holds a scenario's run, not a live session".to_owned(),
+        }),
+        None => Ok((None, false)),
+    }
 }
 
 /// Replaces the data dir's checkpoint with `checkpoint`, durably.

@@ -4,7 +4,8 @@
 //! It owns the scenario ([`scenario`]: a day of signals and the person's answers, and the world
 //! they build), the orchestrator ([`orchestrator`]: ticks, arbitration, novelty, the
 //! interruption budget, digests, questions, and a reasoning trace for every decision), a run's
-//! checkpoint and resuming it ([`checkpoint`]) and the picture of a run ([`report`]). It must
+//! checkpoint and resuming it ([`checkpoint`]), the day lived as it happens ([`live`]: the same
+//! orchestrator on the machine's clock, fed by fronts) and the picture of a run ([`report`]). It must
 //! not check or run a call itself: it hands calls to the host's one seam
 //! ([`aura_host::Host::dispatch`]), and it never reads the machine's clock for a decision.
 
@@ -12,6 +13,7 @@
 #![recursion_limit = "256"]
 
 pub mod checkpoint;
+pub mod live;
 pub mod orchestrator;
 pub mod report;
 pub mod scenario;

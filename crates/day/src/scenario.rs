@@ -14,7 +14,7 @@ use aura_contract::canonical::parse_i_json;
 use aura_contract::catalogue::{Effect, SCENARIO_SCHEMA};
 use aura_contract::limits::{
     CONTEXT_MESSAGES_MAX, CONTEXT_SLEEP_SESSIONS_MAX, CONTEXT_TRANSACTIONS_MAX, SCENARIO_BYTES_MAX,
-    SCENARIO_DAYS_MAX,
+    SCENARIO_DAYS_MAX, URGENT_TICK_QUANTUM_MS,
 };
 use aura_contract::schema::{SchemaRegistry, SchemaViolation};
 
@@ -65,15 +65,68 @@ pub struct Signal {
 
 /// A user's answer to a question, as the scenario carries it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Answer {
-    /// The agent of the question's call.
-    pub agent: String,
-    /// Its tool.
-    pub tool: String,
-    /// A signal of the question's proposal that identifies it.
-    pub signal: String,
-    /// Confirm (run it) or decline.
-    pub confirm: bool,
+pub enum Answer {
+    /// By the item the question is about.
+    Item {
+        /// The agent of the question's call.
+        agent: String,
+        /// Its tool.
+        tool: String,
+        /// The item (`<kind>:<id>`) the host bound the question to.
+        signal: String,
+        /// Confirm (run it) or decline.
+        confirm: bool,
+    },
+    /// By the question itself: its call_id, as the question's decision gave it.
+    Question {
+        /// The call_id.
+        question: String,
+        /// What the person said.
+        reply: Reply,
+    },
+}
+
+/// What a person says to a question.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reply {
+    /// Run it.
+    Yes,
+    /// Drop it.
+    No,
+    /// Ask again later: it stays pending.
+    Later,
+}
+
+impl Reply {
+    /// `yes`, `no` or `later` (scenario.v1's words).
+    pub fn named(word: &str) -> Option<Self> {
+        match word {
+            "yes" => Some(Self::Yes),
+            "no" => Some(Self::No),
+            "later" => Some(Self::Later),
+            _ => None,
+        }
+    }
+}
+
+impl Answer {
+    /// The answer a signal's `data` holds (the schema fixed its shape).
+    pub(crate) fn of(data: &Value) -> Self {
+        let text = |field: &str| data[field].as_str().unwrap_or_default().to_owned();
+        match data.get("question") {
+            Some(_) => Answer::Question {
+                question: text("question"),
+                reply: Reply::named(data["reply"].as_str().unwrap_or_default())
+                    .unwrap_or(Reply::Later),
+            },
+            None => Answer::Item {
+                agent: text("agent"),
+                tool: text("tool"),
+                signal: text("signal"),
+                confirm: data["confirm"].as_bool().unwrap_or(false),
+            },
+        }
+    }
 }
 
 /// A scenario, checked.
@@ -92,27 +145,36 @@ pub struct Scenario {
     /// The user's profile, passed to every tick.
     pub profile: Value,
     initial: Value,
+    /// Kinds of signal that get a tick of their own at their time (scenario.v1 `tick_on`).
+    pub tick_on: Vec<String>,
+    /// The day went on past `end` (a live session's journal): no closing digest.
+    pub unfinished: bool,
     /// The signals in time order (ties: file order).
     pub signals: Vec<Signal>,
-    /// sha256 (hex) of the scenario's canonical JSON: what a run's identity names (the same
-    /// scenario however its file is laid out).
+    /// sha256 (hex) of the scenario's setup: everything but its day (`end`, `unfinished`,
+    /// `signals`, `description`), as canonical JSON. What a run's identity names: a live
+    /// session and the scenario its journal makes are the same run.
+    pub setup_sha256: String,
+    /// sha256 (hex) of the whole scenario's canonical JSON (the same scenario however its
+    /// file is laid out): what a resumed run must be given again.
     pub sha256: String,
 }
+
+/// The parts of a scenario that are not its day, in scenario.v1's words.
+const SETUP_FIELDS: [&str; 7] = [
+    "scenario",
+    "start",
+    "tick_minutes",
+    "utc_offset_minutes",
+    "profile",
+    "initial",
+    "tick_on",
+];
 
 impl Scenario {
     /// Reads and checks a scenario file.
     pub fn load(path: &std::path::Path, schemas: &SchemaRegistry) -> Result<Self, ScenarioError> {
-        let shown = path.display().to_string();
-        let read = |source| ScenarioError::Read {
-            path: shown.clone(),
-            source,
-        };
-        let bytes = std::fs::metadata(path).map_err(read)?.len();
-        if bytes > SCENARIO_BYTES_MAX as u64 {
-            return Err(ScenarioError::TooLarge { path: shown, bytes });
-        }
-        let text = std::fs::read_to_string(path).map_err(read)?;
-        Self::parse(&text, schemas)
+        Self::parse(&read_text(path)?, schemas)
     }
 
     /// Checks a scenario given as text.
@@ -149,28 +211,111 @@ impl Scenario {
         }
         // Stable: ties keep file order.
         signals.sort_by_key(|signal| signal.at);
+        let mut scenario = Self::setup_of(&value, start)?;
+        scenario.end = end;
+        scenario.unfinished = value["unfinished"].as_bool().unwrap_or(false);
+        scenario.signals = signals;
         // The value came from parse_i_json, so it is I-JSON and has a canonical form.
-        let canonical = aura_contract::canonical::to_canonical_string(&value).unwrap_or_default();
-        let sha256 = aura_contract::digest::hex(&sha2::Sha256::digest(canonical.as_bytes()));
-        Ok(Self {
-            sha256,
-            name: value["scenario"].as_str().unwrap_or_default().to_owned(),
-            start,
-            end,
-            tick_minutes: value["tick_minutes"].as_i64().unwrap_or(1),
-            utc_offset_minutes: value["utc_offset_minutes"].as_i64().unwrap_or(0) as i32,
-            profile: value["profile"].clone(),
-            initial: value.get("initial").cloned().unwrap_or_else(|| json!({})),
-            signals,
-        })
+        scenario.sha256 = sha256_of(&value);
+        Ok(scenario)
     }
 
-    /// The tick times, `start` first, every `tick_minutes`, none after `end`.
+    /// A scenario's setup with no day yet: from a scenario.v1 or live.v1 value already
+    /// checked against its schema, starting at `start` and ending there (a live session
+    /// moves `end` as it goes).
+    pub fn setup_of(value: &Value, start: OffsetDateTime) -> Result<Self, ScenarioError> {
+        let tick_minutes = value["tick_minutes"].as_i64().unwrap_or(1);
+        let utc_offset_minutes = value["utc_offset_minutes"].as_i64().unwrap_or(0) as i32;
+        let tick_on = value["tick_on"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|kind| kind.as_str().map(str::to_owned))
+            .collect();
+        let mut scenario = Self {
+            setup_sha256: String::new(),
+            sha256: String::new(),
+            name: value["scenario"].as_str().unwrap_or_default().to_owned(),
+            start,
+            end: start,
+            tick_minutes,
+            utc_offset_minutes,
+            profile: value["profile"].clone(),
+            initial: value.get("initial").cloned().unwrap_or_else(|| json!({})),
+            tick_on,
+            unfinished: false,
+            signals: Vec::new(),
+        };
+        // The setup as the scenario it makes writes it (defaults filled in, the start in the
+        // person's offset): a file and the scenario a live session's journal makes of it have
+        // the same digest.
+        let mut setup = scenario.to_value(&[]);
+        if let Some(object) = setup.as_object_mut() {
+            object.retain(|field, _| SETUP_FIELDS.contains(&field.as_str()));
+        }
+        scenario.setup_sha256 = sha256_of(&setup);
+        Ok(scenario)
+    }
+
+    /// The tick times: `start`, then every `tick_minutes`, and a tick of its own for each
+    /// signal of a `tick_on` kind at its time (rounded up to [`URGENT_TICK_QUANTUM_MS`]);
+    /// in order, none twice, none after `end`.
     pub fn ticks(&self) -> Vec<OffsetDateTime> {
+        let mut ticks = Vec::new();
+        let mut next = Some(self.start);
+        while let Some(at) = next.filter(|at| *at <= self.end) {
+            ticks.push(at);
+            next = self.tick_after(at);
+        }
+        ticks
+    }
+
+    /// The first tick after `last`: the grid's next, or an earlier urgent signal's.
+    pub fn tick_after(&self, last: OffsetDateTime) -> Option<OffsetDateTime> {
         let step = time::Duration::minutes(self.tick_minutes);
-        std::iter::successors(Some(self.start), |t| Some(*t + step))
-            .take_while(|t| *t <= self.end)
-            .collect()
+        let since_start = last - self.start;
+        let steps = since_start.whole_minutes().div_euclid(self.tick_minutes) + 1;
+        let grid = self.start + step * steps as i32;
+        // Signals are in time order (and so are their ticks): the first urgent one due after
+        // `last` is the earliest.
+        let due = self
+            .signals
+            .partition_point(|signal| urgent_tick(signal.at) <= last);
+        let urgent = self.signals[due..]
+            .iter()
+            .filter(|signal| self.tick_on.contains(&signal.kind))
+            .map(|signal| urgent_tick(signal.at))
+            .find(|at| *at > last);
+        Some(urgent.map_or(grid, |urgent| urgent.min(grid)))
+    }
+
+    /// Takes `signal` into the day (a live session's): after every signal at or before its
+    /// time, so ties keep arrival order, as a scenario's ties keep file order.
+    pub fn accept(&mut self, signal: Signal) {
+        let index = self.signals.partition_point(|s| s.at <= signal.at);
+        self.signals.insert(index, signal);
+    }
+
+    /// The scenario.v1 a day makes: this setup, its signals as given, ending at `end`
+    /// (`unfinished`: the day went on past it). What `aura run` runs to the same traces.
+    pub fn to_value(&self, signals: &[Value]) -> Value {
+        let mut value = json!({
+            "scenario": self.name,
+            "start": self.format(self.start),
+            "end": self.format(self.end),
+            "tick_minutes": self.tick_minutes,
+            "utc_offset_minutes": self.utc_offset_minutes,
+            "profile": self.profile,
+            "initial": self.initial,
+            "signals": signals,
+        });
+        if !self.tick_on.is_empty() {
+            value["tick_on"] = json!(self.tick_on);
+        }
+        if self.unfinished {
+            value["unfinished"] = json!(true);
+        }
+        value
     }
 
     /// The world before the first tick.
@@ -228,6 +373,35 @@ impl Scenario {
     }
 }
 
+/// A scenario's (or a live setup's) file as text, within [`SCENARIO_BYTES_MAX`].
+pub fn read_text(path: &std::path::Path) -> Result<String, ScenarioError> {
+    let shown = path.display().to_string();
+    let read = |source| ScenarioError::Read {
+        path: shown.clone(),
+        source,
+    };
+    let bytes = std::fs::metadata(path).map_err(read)?.len();
+    if bytes > SCENARIO_BYTES_MAX as u64 {
+        return Err(ScenarioError::TooLarge { path: shown, bytes });
+    }
+    std::fs::read_to_string(path).map_err(read)
+}
+
+/// sha256 (hex) of a value's canonical JSON (an I-JSON value: it has one).
+fn sha256_of(value: &Value) -> String {
+    let canonical = aura_contract::canonical::to_canonical_string(value).unwrap_or_default();
+    aura_contract::digest::hex(&sha2::Sha256::digest(canonical.as_bytes()))
+}
+
+/// The tick of a signal that ticks at once: its time rounded up to [`URGENT_TICK_QUANTUM_MS`]
+/// (from the Unix epoch, so the same instant in any offset).
+pub fn urgent_tick(at: OffsetDateTime) -> OffsetDateTime {
+    let quantum = i128::from(URGENT_TICK_QUANTUM_MS) * 1_000_000;
+    let nanos = at.unix_timestamp_nanos();
+    let up = nanos + (quantum - nanos.rem_euclid(quantum)) % quantum;
+    at + time::Duration::nanoseconds((up - nanos) as i64)
+}
+
 /// The state the signals so far describe. Agents never see it whole: each tick gets a
 /// bounded snapshot ([`World::context`]). A run's checkpoint keeps it whole.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -271,12 +445,7 @@ impl World {
                     self.invitations.retain(|i| i["id"] != data["id"]);
                     self.invitations.push(data.clone());
                 }
-                "answer" => answers.push(Answer {
-                    agent: data["agent"].as_str().unwrap_or_default().to_owned(),
-                    tool: data["tool"].as_str().unwrap_or_default().to_owned(),
-                    signal: data["signal"].as_str().unwrap_or_default().to_owned(),
-                    confirm: data["confirm"].as_bool().unwrap_or(false),
-                }),
+                "answer" => answers.push(Answer::of(data)),
                 // The schema admits no other kind.
                 _ => {}
             }
@@ -344,108 +513,4 @@ impl World {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn schemas() -> SchemaRegistry {
-        SchemaRegistry::compile(aura_contract::catalogue::all_schemas()).unwrap()
-    }
-
-    const SMALL: &str = r#"{
-        "scenario": "small", "start": "2026-11-23T06:00:00+01:00",
-        "end": "2026-11-23T07:00:00+01:00", "tick_minutes": 30, "utc_offset_minutes": 60,
-        "profile": {"quiet_hours": {"start": "22:00", "end": "06:30"}},
-        "initial": {"events": [{"id": "e0", "start": "2026-11-23T09:00:00+01:00", "end": "2026-11-23T10:00:00+01:00"}]},
-        "signals": [
-            {"at": "2026-11-23T06:40:00+01:00", "kind": "cancel_event", "data": {"id": "e0"}},
-            {"at": "2026-11-23T06:10:00+01:00", "kind": "reading", "data": {"hrv_ms": 40}},
-            {"at": "2026-11-23T06:20:00+01:00", "kind": "reading", "data": {"hrv_ms": 35, "resting_hr_bpm": 70}},
-            {"at": "2026-11-23T06:30:00+01:00", "kind": "answer", "data": {"agent": "calendar", "tool": "schedule_event", "signal": "invitation:i1", "confirm": true}}
-        ]
-    }"#;
-
-    #[test]
-    fn ticks_are_on_the_grid_and_signals_apply_in_time_order() {
-        let scenario = Scenario::parse(SMALL, &schemas()).unwrap();
-        let ticks = scenario.ticks();
-        // 06:00, 06:30, 07:00 (end included).
-        assert_eq!(ticks.len(), 3);
-        assert_eq!(scenario.format(ticks[1]), "2026-11-23T06:30:00+01:00");
-        let mut world = scenario.world();
-        assert!(world.advance(&scenario, ticks[0]).is_empty());
-        let first = world.context(&scenario, ticks[0]);
-        assert_eq!(first["readings"], json!({}));
-        assert_eq!(first["events"].as_array().unwrap().len(), 1);
-        // At 06:30: both readings (the later one wins field by field) and the answer.
-        let answers = world.advance(&scenario, ticks[1]);
-        assert_eq!(answers.len(), 1);
-        assert!(answers[0].confirm);
-        assert_eq!(answers[0].signal, "invitation:i1");
-        let second = world.context(&scenario, ticks[1]);
-        assert_eq!(
-            second["readings"],
-            json!({"hrv_ms": 35, "resting_hr_bpm": 70})
-        );
-        assert_eq!(second["now"], "2026-11-23T06:30:00+01:00");
-        // At 07:00 the event is cancelled.
-        world.advance(&scenario, ticks[2]);
-        assert_eq!(world.context(&scenario, ticks[2])["events"], json!([]));
-        assert_eq!(world.signals_applied(), 4);
-    }
-
-    #[test]
-    fn invitations_are_pending_until_answered_whatever_the_answer() {
-        let text = SMALL.replace(
-            r#"{"at": "2026-11-23T06:40:00+01:00", "kind": "cancel_event", "data": {"id": "e0"}},"#,
-            r#"{"at": "2026-11-23T06:05:00+01:00", "kind": "invitation", "data": {"id": "i1", "from": "a@b.c", "title": "T", "start": "2026-11-23T09:00:00+01:00", "end": "2026-11-23T10:00:00+01:00"}},"#,
-        );
-        let scenario = Scenario::parse(&text, &schemas()).unwrap();
-        let mut world = scenario.world();
-        world.advance(&scenario, scenario.ticks()[1]);
-        assert_eq!(world.pending(INVITATION).len(), 1);
-        assert_eq!(world.pending(INVITATION)[0]["id"], "i1");
-        assert!(world.pending("parcel").is_empty());
-        world.answered("invitation:i2");
-        assert_eq!(world.pending(INVITATION).len(), 1, "another item");
-        world.answered("invitationi1");
-        assert_eq!(world.pending(INVITATION).len(), 1, "not an item's name");
-        world.answered("invitation:i1");
-        assert!(world.pending(INVITATION).is_empty());
-    }
-
-    #[test]
-    fn quiet_hours_wrap_midnight_in_local_time() {
-        let scenario = Scenario::parse(SMALL, &schemas()).unwrap();
-        let at = |s: &str| OffsetDateTime::parse(s, &Rfc3339).unwrap();
-        // 22:00–06:30 local (+01:00).
-        assert!(scenario.is_quiet(at("2026-11-23T05:29:00Z"))); // 06:29 local
-        assert!(!scenario.is_quiet(at("2026-11-23T05:30:00Z"))); // 06:30 local
-        assert!(!scenario.is_quiet(at("2026-11-23T20:59:00Z"))); // 21:59 local
-        assert!(scenario.is_quiet(at("2026-11-23T21:00:00Z"))); // 22:00 local
-        assert!(scenario.is_quiet(at("2026-11-23T23:30:00Z"))); // 00:30 local
-    }
-
-    #[test]
-    fn bad_scenarios_get_typed_errors() {
-        let schemas = schemas();
-        assert!(matches!(
-            Scenario::parse("{", &schemas),
-            Err(ScenarioError::Json(_))
-        ));
-        let no_signals = SMALL.replace("\"signals\"", "\"signalz\"");
-        assert!(matches!(
-            Scenario::parse(&no_signals, &schemas),
-            Err(ScenarioError::Schema(_))
-        ));
-        let backwards = SMALL.replace("\"end\": \"2026-11-23T07", "\"end\": \"2026-11-23T05");
-        assert!(matches!(
-            Scenario::parse(&backwards, &schemas),
-            Err(ScenarioError::Inconsistent(_))
-        ));
-        let unknown_kind = SMALL.replace("\"cancel_event\"", "\"teleport\"");
-        assert!(matches!(
-            Scenario::parse(&unknown_kind, &schemas),
-            Err(ScenarioError::Schema(_))
-        ));
-    }
-}
+mod tests;

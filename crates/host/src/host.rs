@@ -27,8 +27,9 @@ use crate::config::HostConfig;
 use crate::journal::{Appended, Journal, JournalError};
 use crate::shared::Shared;
 
-/// The host: catalogue-checked plugins behind the crossing.
-#[derive(Debug)]
+/// The host: catalogue-checked plugins behind the crossing. A clone is another handle on the
+/// same host (for a front's tasks); the host closes when the last one is dropped.
+#[derive(Debug, Clone)]
 pub struct Host {
     pub(crate) shared: Arc<Shared>,
 }

@@ -15,7 +15,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::limits::AGENTS_MAX;
-use crate::schema::SchemaSource;
+use crate::schema::{DerivedSchema, SchemaSource};
 use crate::schema_source;
 
 mod calendar;
@@ -325,6 +325,42 @@ pub const PROPOSALS_SCHEMA: SchemaSource = schema_source!("proposals.v1.json");
 pub const SCENARIO_SCHEMA: SchemaSource = schema_source!("scenario.v1.json");
 /// See [`SCENARIO_SCHEMA`].
 pub const TRACE_SCHEMA: SchemaSource = schema_source!("trace.v1.json");
+
+/// One signal as `aura live` takes it (scenario.v1's `$defs/signal`, its `at` filled in with
+/// the arrival time when the sender gave none).
+pub const LIVE_SIGNAL_SCHEMA: DerivedSchema = DerivedSchema {
+    path: "live/signal.v1.json",
+    from: SCENARIO_SCHEMA,
+    make: |scenario| {
+        serde_json::json!({
+            "title": "live signal.v1",
+            "$ref": "#/$defs/signal",
+            "$defs": scenario["$defs"],
+        })
+    },
+};
+
+/// What `aura live` starts from (live.v1): a scenario's setup without its day (no start, end
+/// or signals: the clock and the channels give those).
+pub const LIVE_SETUP_SCHEMA: DerivedSchema = DerivedSchema {
+    path: "live.v1.json",
+    from: SCENARIO_SCHEMA,
+    make: |mut scenario| {
+        if let Some(properties) = scenario["properties"].as_object_mut() {
+            for day in ["start", "end", "signals", "unfinished"] {
+                properties.remove(day);
+            }
+        }
+        scenario["title"] = "live.v1".into();
+        scenario["description"] = "What `aura live` starts from: a person's profile and initial state, their offset, the tick interval and the kinds of signal that tick at once; the day itself comes as it happens.".into();
+        scenario["required"] =
+            serde_json::json!(["scenario", "tick_minutes", "utc_offset_minutes", "profile"]);
+        scenario
+    },
+};
+
+/// The schemas made from others when a registry is built.
+pub const DERIVED_SCHEMAS: [DerivedSchema; 2] = [LIVE_SIGNAL_SCHEMA, LIVE_SETUP_SCHEMA];
 
 /// What a refused call tells its caller to do next (the recovery module's output).
 pub const RECOVERY_SCHEMA: SchemaSource = schema_source!("recovery.v1.json");

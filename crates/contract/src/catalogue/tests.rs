@@ -121,6 +121,56 @@ fn every_schema_compiles() {
 }
 
 #[test]
+fn the_live_schemas_are_the_scenario_s_parts_and_its_bounds_are_the_limits() {
+    let crossing = crate::crossing::Crossing::new().unwrap();
+    let schemas = crossing.schemas();
+    schemas.compile_all().unwrap();
+    // A live signal is a scenario's signal: `at` required (the session fills it in), the kinds
+    // and their data checked as in a scenario.
+    let signal = serde_json::json!({"at": "2026-11-23T08:00:00+01:00", "kind": "reading",
+        "data": {"hrv_ms": 40}});
+    schemas
+        .validate(LIVE_SIGNAL_SCHEMA.path, &signal, "")
+        .unwrap();
+    for bad in [
+        serde_json::json!({"kind": "reading", "data": {"hrv_ms": 40}}),
+        serde_json::json!({"at": "2026-11-23T08:00:00+01:00", "kind": "teleport", "data": {}}),
+        serde_json::json!({"at": "2026-11-23T08:00:00+01:00", "kind": "reading", "data": {"hrv_ms": "x"}}),
+        serde_json::json!({"at": "2026-11-23T08:00:00+01:00", "kind": "answer",
+            "data": {"question": "t_0123456789", "reply": "maybe"}}),
+    ] {
+        assert!(
+            schemas.validate(LIVE_SIGNAL_SCHEMA.path, &bad, "").is_err(),
+            "{bad}"
+        );
+    }
+    let by_question = serde_json::json!({"at": "2026-11-23T08:00:00+01:00", "kind": "answer",
+        "data": {"question": "t_0123456789", "reply": "later"}});
+    schemas
+        .validate(LIVE_SIGNAL_SCHEMA.path, &by_question, "")
+        .unwrap();
+    // live.v1: a setup without a day; a day's fields are refused.
+    let setup = serde_json::json!({"scenario": "me", "tick_minutes": 15, "utc_offset_minutes": 60,
+        "profile": {}, "tick_on": ["message"]});
+    schemas
+        .validate(LIVE_SETUP_SCHEMA.path, &setup, "")
+        .unwrap();
+    let mut with_day = setup.clone();
+    with_day["signals"] = serde_json::json!([]);
+    assert!(
+        schemas
+            .validate(LIVE_SETUP_SCHEMA.path, &with_day, "")
+            .is_err()
+    );
+    // The scenario's signal bound is the limit's.
+    let scenario: Value = serde_json::from_str(SCENARIO_SCHEMA.text).unwrap();
+    assert_eq!(
+        scenario["properties"]["signals"]["maxItems"].as_u64(),
+        Some(crate::limits::SCENARIO_SIGNALS_MAX as u64)
+    );
+}
+
+#[test]
 fn every_tool_has_its_lead_and_a_summary_that_reads_any_result() {
     let mut leads = BTreeSet::new();
     for agent in CATALOGUE {

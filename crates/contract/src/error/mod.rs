@@ -24,6 +24,8 @@ pub enum Phase {
     Agent,
     /// An agent's tick output (proposals.v1), agent → host.
     Tick,
+    /// A signal or an answer into the live assistant, the person's world → host.
+    Signal,
 }
 
 impl Phase {
@@ -36,6 +38,7 @@ impl Phase {
             Phase::Result => "result",
             Phase::Agent => "agent",
             Phase::Tick => "tick",
+            Phase::Signal => "signal",
         }
     }
 
@@ -48,6 +51,7 @@ impl Phase {
             Phase::Result,
             Phase::Agent,
             Phase::Tick,
+            Phase::Signal,
         ]
         .into_iter()
         .find(|phase| phase.as_str() == name)

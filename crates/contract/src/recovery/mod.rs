@@ -230,7 +230,7 @@ impl Recovery {
     pub fn for_refusal(error: &CrossingError, agent: Option<&str>, tool: Option<&str>) -> Self {
         match error {
             CrossingError::Schema { phase, violation }
-                if matches!(phase, Phase::Envelope | Phase::Args) =>
+                if matches!(phase, Phase::Envelope | Phase::Args | Phase::Signal) =>
             {
                 let strip = if *phase == Phase::Args { "/args" } else { "" };
                 let mut issues = Vec::new();
@@ -266,7 +266,7 @@ impl Recovery {
             }
             // Text that is not I-JSON, or too big or deep: the caller sends other text.
             CrossingError::Json {
-                phase: Phase::Envelope,
+                phase: Phase::Envelope | Phase::Signal,
                 ..
             } => Self::plain(Action::CorrectCall),
             CrossingError::Busy { .. } | CrossingError::Unreachable { .. } => Self {

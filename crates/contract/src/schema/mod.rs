@@ -44,6 +44,19 @@ impl SchemaSource {
     }
 }
 
+/// A schema made from an embedded one when the registry is built: a part of it, or it with
+/// other requirements, so the two can never drift apart (`make` gets the source's JSON and
+/// returns the derived schema; the registry gives it its `$id` and `$schema`).
+#[derive(Debug, Clone, Copy)]
+pub struct DerivedSchema {
+    /// The path it is registered under, as if it were a file under `schemas/`.
+    pub path: &'static str,
+    /// What it is made from.
+    pub from: SchemaSource,
+    /// How.
+    pub make: fn(Value) -> Value,
+}
+
 /// Embeds `schemas/<path>` into the binary as a [`SchemaSource`].
 #[macro_export]
 macro_rules! schema_source {
@@ -172,6 +185,41 @@ impl SchemaRegistry {
             );
         }
         Ok(Self { by_path })
+    }
+
+    /// Registers each of `derived`, made from its source (compiled when first used, like the
+    /// rest).
+    pub fn derive(&mut self, derived: &[DerivedSchema]) -> Result<(), SchemaCompileError> {
+        for schema in derived {
+            if self.by_path.contains_key(schema.path) {
+                return Err(SchemaCompileError::Duplicate { path: schema.path });
+            }
+            let from: Value = serde_json::from_str(schema.from.text).map_err(|e| {
+                SchemaCompileError::NotJson {
+                    path: schema.from.path,
+                    message: e.to_string(),
+                }
+            })?;
+            let id = format!("{SCHEMA_ID_PREFIX}{}", schema.path);
+            let mut made = (schema.make)(from);
+            if let Some(object) = made.as_object_mut() {
+                object.insert("$id".to_owned(), Value::String(id.clone()));
+                object.insert(
+                    "$schema".to_owned(),
+                    Value::String(SCHEMA_DRAFT_URI.to_owned()),
+                );
+            }
+            self.by_path.insert(
+                schema.path,
+                Compiled {
+                    path: schema.path,
+                    id,
+                    schema: made,
+                    validator: OnceLock::new(),
+                },
+            );
+        }
+        Ok(())
     }
 
     /// Compiles every schema not compiled yet; the first that does not compile. What a test

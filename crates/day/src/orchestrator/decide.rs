@@ -21,10 +21,10 @@ use aura_host::{Host, Proposal};
 
 use super::arbitrate::{Choice, content_key};
 use super::memory::{Fresh, HeldBack, Interruption, Memory, untold_items};
-use super::questions::{Question, questions_answered};
+use super::questions::{Question, questions_answered, traced};
 use super::summary::RunSummary;
 use super::{RunError, RunEvent};
-use crate::scenario::{Answer, Scenario, World};
+use crate::scenario::{Answer, Reply, Scenario, World};
 
 /// One tick's decisions as they are made.
 pub(super) struct TickRun<'a> {
@@ -50,22 +50,31 @@ impl TickRun<'_> {
         summary: &mut RunSummary,
         report: &mut impl FnMut(RunEvent<'_>),
     ) -> Result<(), RunError> {
-        let traced = TracedAnswer {
-            agent: answer.agent.clone(),
-            tool: answer.tool.clone(),
-            item: answer.signal.clone(),
-            confirm: answer.confirm,
-        };
         let questions = questions_answered(&memory.pending, answer);
+        let reached = match questions[..] {
+            [found] => memory.pending.get(found),
+            _ => None,
+        };
+        let traced = traced(answer, reached);
+        if let (
+            Answer::Question {
+                reply: Reply::Later,
+                ..
+            },
+            Some(_),
+        ) = (answer, reached)
+        {
+            // Not now: the question stays pending, as asked.
+            summary.answers_later += 1;
+            return Ok(());
+        }
         let [found] = questions[..] else {
             match questions.len() {
                 0 => summary.answers_unmatched += 1,
                 _ => summary.answers_ambiguous += 1,
             }
             tracing::warn!(
-                agent = %answer.agent,
-                tool = %answer.tool,
-                item = %visible(&answer.signal),
+                item = %visible(&traced.item),
                 questions = questions.len(),
                 "answer matches no single pending question"
             );
@@ -75,10 +84,12 @@ impl TickRun<'_> {
         memory
             .answered
             .insert(question.proposal.call.call().call_id.clone());
-        world.answered(&answer.signal);
+        if let Some(item) = &question.about {
+            world.answered(item);
+        }
         let choice = Choice {
             proposal: question.proposal,
-            decision: match answer.confirm {
+            decision: match traced.confirm {
                 true => Decision::Confirmed,
                 false => Decision::Declined,
             },

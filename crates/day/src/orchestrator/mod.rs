@@ -52,8 +52,8 @@ use aura_host::journal::{Journal, JournalError};
 use aura_host::{Host, TraceRecordError};
 
 pub use crate::checkpoint::Start;
-use crate::checkpoint::{self, Checkpoint, CheckpointError, RunIdentity};
-use crate::scenario::{Scenario, World};
+use crate::checkpoint::{self, Checkpoint, CheckpointError, DayInput, RunIdentity};
+use crate::scenario::{Answer, Reply, Scenario, World};
 use arbitrate::arbitrate;
 use decide::TickRun;
 use memory::Memory;
@@ -75,6 +75,9 @@ pub enum RunError {
     /// stops; the next start repairs the file and resumes.
     #[error("the run stopped: {0}")]
     Journal(#[from] JournalError),
+    /// The scenario cannot be run (its signals and setup disagree with the run asked for).
+    #[error(transparent)]
+    Scenario(#[from] crate::scenario::ScenarioError),
     /// The resumed tick did not produce every trace its interrupted run had written.
     #[error(
         "the resumed run diverged: tick {tick} left {traces} trace(s) on disk it does not produce again"
@@ -96,8 +99,8 @@ pub enum RunEvent<'a> {
         run: &'a str,
         /// The tick it goes on from, when it resumes an interrupted run.
         resumed_at_tick: Option<usize>,
-        /// How many ticks the run has.
-        of: usize,
+        /// How many ticks the run has (a live session: not known).
+        of: Option<usize>,
         /// Where the data dir's earlier run was set aside, if it was.
         set_aside: Option<&'a str>,
     },
@@ -105,8 +108,8 @@ pub enum RunEvent<'a> {
     Tick {
         /// Its number, from 0.
         index: usize,
-        /// How many ticks the run has.
-        of: usize,
+        /// How many ticks the run has (a live session: not known).
+        of: Option<usize>,
         /// Its time, RFC 3339 in the user's offset.
         at: &'a str,
     },
@@ -134,55 +137,48 @@ pub async fn run(
     start: Start,
     mut report: impl FnMut(RunEvent<'_>),
 ) -> Result<RunSummary, RunError> {
-    // The day ticks every agent: admit them all now, so a host that loads on first use ticks
-    // exactly the agents an eagerly loaded one would (a refused plugin is never ticked).
-    host.admit_all().await;
-    let agents = host.agents();
-    let identity = RunIdentity {
-        scenario: scenario.name.clone(),
-        scenario_sha256: scenario.sha256.clone(),
+    let ticks = scenario.ticks();
+    let input = DayInput::Scenario(scenario.sha256.clone());
+    let (mut day, lock) = Day::begin(
+        host,
+        scenario.clone(),
         seed,
-        guest_seed: host.guest_seed(),
-        fuel_per_ms: host.fuel_per_ms(),
-        aura: env!("CARGO_PKG_VERSION").to_owned(),
-        plugins: host.plugin_sources(),
-    };
-    let journal = host.journal();
-    // However the run ends (from `begin` on), records left expected are not taken as written
-    // afterwards.
-    let _expecting = Expecting(journal);
-    let begun = checkpoint::begin(journal, &identity, start)?;
-    let mut day = Day::open(host, scenario, seed, identity, begun.resume)?;
-    day.summary.set_aside = begun.set_aside;
-    report(RunEvent::Started {
-        run: &day.run_id,
-        resumed_at_tick: day.summary.resumed_at_tick,
-        of: day.ticks.len(),
-        set_aside: day.summary.set_aside.as_deref(),
-    });
-    // A new run's first checkpoint, before it writes anything. Not when resuming, even at
-    // tick 0: the checkpoint on disk already seals what came before the interrupted tick, and
-    // sealing now would take the interrupted tick's records for what came before it.
-    if !day.resumed {
-        day.checkpoint(0)?;
-    }
-    for index in day.first_tick..day.ticks.len() {
-        day.tick(index, &agents, &mut report).await?;
+        input,
+        start,
+        Some(ticks.len()),
+    )
+    .await?;
+    day.started(&mut report);
+    let agents = host.agents();
+    let closes = !scenario.unfinished;
+    for (index, now) in ticks.iter().enumerate().skip(day.next_tick) {
+        let last = closes && index + 1 == ticks.len();
+        day.tick(*now, last, &agents, &mut report).await?;
     }
     let summary = day.finish();
-    drop(begun.lock);
+    drop(lock);
     Ok(summary)
 }
 
 /// A run between its ticks: what it is, where it stands, and what it carries to the next tick.
-struct Day<'a> {
+/// `aura run` moves it through a scenario's ticks; a live session through its clock's.
+pub(crate) struct Day<'a> {
     host: &'a Host,
-    scenario: &'a Scenario,
+    /// The setup and the signals so far (a live session adds them as they come).
+    pub(crate) scenario: Scenario,
     seed: u64,
     identity: RunIdentity,
+    input: DayInput,
     run_id: String,
-    ticks: Vec<OffsetDateTime>,
-    /// The tick this process goes on from.
+    /// The ticks a scenario's run has; `None`: a live session, which has as many as it lives.
+    ticks: Option<usize>,
+    /// The next tick's number.
+    pub(crate) next_tick: usize,
+    /// When the last tick ran.
+    pub(crate) last_tick: Option<OffsetDateTime>,
+    /// Whether the day's last tick ran (its closing digest told).
+    ended: bool,
+    /// The tick this process went on from.
     first_tick: usize,
     /// Whether it resumed an interrupted run.
     resumed: bool,
@@ -197,68 +193,173 @@ struct Day<'a> {
     quarantined_earlier: u64,
     /// Wall time of each tick of all agents, in µs.
     tick_us: Vec<u64>,
+    /// Records left expected are not taken as written once the run ends however it ends.
+    _expecting: Expecting<'a>,
 }
 
 impl<'a> Day<'a> {
-    /// The run from its start, or from the checkpoint of the interrupted run it resumes.
-    fn open(
+    /// Starts or resumes the run of `scenario` (its setup, and for a scenario's run its day)
+    /// on `host`'s data dir: the run's identity, the checkpoint to go on from, the state it
+    /// restores. `ticks`: how many a scenario's run has (`None` for a live session). The lock
+    /// returned keeps other runs out of the data dir until dropped.
+    pub(crate) async fn begin(
         host: &'a Host,
-        scenario: &'a Scenario,
+        scenario: Scenario,
         seed: u64,
-        identity: RunIdentity,
-        resume: Option<Checkpoint>,
-    ) -> Result<Self, RunError> {
-        let ticks = scenario.ticks();
+        input: DayInput,
+        start: Start,
+        ticks: Option<usize>,
+    ) -> Result<(Self, checkpoint::RunLock), RunError> {
+        // The day ticks every agent: admit them all now, so a host that loads on first use
+        // ticks exactly the agents an eagerly loaded one would (a refused plugin is never
+        // ticked).
+        host.admit_all().await;
+        let identity = RunIdentity {
+            scenario: scenario.name.clone(),
+            setup_sha256: scenario.setup_sha256.clone(),
+            seed,
+            guest_seed: host.guest_seed(),
+            fuel_per_ms: host.fuel_per_ms(),
+            aura: env!("CARGO_PKG_VERSION").to_owned(),
+            plugins: host.plugin_sources(),
+        };
+        let journal = host.journal();
+        // However the run ends (from `begin` on), records left expected are not taken as
+        // written afterwards.
+        let expecting = Expecting(journal);
+        let begun = checkpoint::begin(journal, &identity, &input, start)?;
         let run_id = identity.id();
         let mut day = Day {
             host,
-            scenario,
             seed,
             identity,
-            run_id,
+            input,
+            run_id: run_id.clone(),
+            ticks,
+            next_tick: 0,
+            last_tick: None,
+            ended: false,
             first_tick: 0,
-            resumed: resume.is_some(),
+            resumed: begun.resume.is_some(),
             world: scenario.world(),
             memory: Memory {
                 // The day starts with nothing held back: the first digest is due a digest
                 // interval in.
-                last_digest: ticks.first().copied(),
+                last_digest: Some(scenario.start),
                 ..Memory::default()
             },
             was_quiet: false,
-            summary: RunSummary::default(),
+            summary: RunSummary {
+                run: run_id,
+                scenario: scenario.name.clone(),
+                seed,
+                set_aside: begun.set_aside,
+                ..RunSummary::default()
+            },
             quarantined_before: host.quarantined(),
             quarantined_earlier: 0,
-            tick_us: Vec::with_capacity(ticks.len()),
-            ticks,
+            tick_us: Vec::new(),
+            scenario,
+            _expecting: expecting,
         };
-        day.summary = RunSummary {
-            run: day.run_id.clone(),
-            scenario: scenario.name.clone(),
-            seed,
-            ..RunSummary::default()
-        };
-        if let Some(found) = resume {
-            if found.ticks != day.ticks.len() || found.next_tick > day.ticks.len() {
-                return Err(CheckpointError::Unreadable {
-                    reason: format!(
-                        "tick {} of {}, and the scenario has {}",
-                        found.next_tick,
-                        found.ticks,
-                        day.ticks.len()
-                    ),
-                }
-                .into());
-            }
-            let (world, memory, was_quiet, summary) =
-                RunState::restore(found.state, host, found.next_tick)?;
-            (day.world, day.memory, day.was_quiet, day.summary) =
-                (world, memory, was_quiet, summary);
-            day.first_tick = found.next_tick;
-            day.quarantined_earlier = found.quarantined;
+        if let Some(found) = begun.resume {
+            day.restore(found)?;
         }
         day.summary.resumed_at_tick = (day.first_tick > 0).then_some(day.first_tick);
-        Ok(day)
+        // A new run's first checkpoint, before it writes anything. Not when resuming, even at
+        // tick 0: the checkpoint on disk already seals what came before the interrupted tick,
+        // and sealing now would take the interrupted tick's records for what came before it.
+        if !day.resumed {
+            day.checkpoint()?;
+        }
+        Ok((day, begun.lock))
+    }
+
+    /// Goes on from the checkpoint of the interrupted run.
+    fn restore(&mut self, found: Checkpoint) -> Result<(), RunError> {
+        let fits = match self.ticks {
+            Some(ticks) => found.ticks == ticks && found.next_tick <= ticks,
+            None => found.ticks == found.next_tick,
+        };
+        if !fits {
+            let reason = match self.ticks {
+                Some(ticks) => format!(
+                    "tick {} of {}, and the scenario has {ticks}",
+                    found.next_tick, found.ticks
+                ),
+                None => format!(
+                    "tick {} of {}, where a live session counts the ticks it ran",
+                    found.next_tick, found.ticks
+                ),
+            };
+            return Err(CheckpointError::Unreadable { reason }.into());
+        }
+        let (world, memory, was_quiet, summary) =
+            RunState::restore(found.state, self.host, found.next_tick)?;
+        let set_aside = self.summary.set_aside.take();
+        (self.world, self.memory, self.was_quiet, self.summary) =
+            (world, memory, was_quiet, summary);
+        self.summary.set_aside = set_aside;
+        self.first_tick = found.next_tick;
+        self.next_tick = found.next_tick;
+        if let DayInput::Live { last_tick } = found.day {
+            self.last_tick = last_tick;
+        }
+        self.ended = found.finished;
+        self.quarantined_earlier = found.quarantined;
+        Ok(())
+    }
+
+    /// Reports that the run starts, or resumes.
+    pub(crate) fn started(&self, report: &mut impl FnMut(RunEvent<'_>)) {
+        report(RunEvent::Started {
+            run: &self.run_id,
+            resumed_at_tick: self.summary.resumed_at_tick,
+            of: self.ticks,
+            set_aside: self.summary.set_aside.as_deref(),
+        });
+    }
+
+    /// Traces recorded so far (the next decision's place among the run's).
+    pub(crate) fn decisions(&self) -> usize {
+        self.summary.decisions
+    }
+
+    /// The call_ids of the pending questions `answer` reaches now (one is an answer).
+    pub(crate) fn reaches(&self, answer: &Answer) -> Vec<String> {
+        questions::questions_answered(&self.memory.pending, answer)
+            .into_iter()
+            .map(|index| {
+                self.memory.pending[index]
+                    .proposal
+                    .call
+                    .call()
+                    .call_id
+                    .clone()
+            })
+            .collect()
+    }
+
+    /// The questions answered yes or no by signals taken and not applied yet.
+    pub(crate) fn answered_unapplied(&self) -> std::collections::BTreeSet<String> {
+        self.scenario.signals[self
+            .world
+            .signals_applied()
+            .min(self.scenario.signals.len())..]
+            .iter()
+            .filter(|signal| signal.kind == "answer")
+            .map(|signal| Answer::of(&signal.data))
+            .filter(|answer| {
+                !matches!(
+                    answer,
+                    Answer::Question {
+                        reply: Reply::Later,
+                        ..
+                    }
+                )
+            })
+            .flat_map(|answer| self.reaches(&answer))
+            .collect()
     }
 
     /// Quarantine records of the whole run: the interrupted run's and this process's.
@@ -270,17 +371,24 @@ impl<'a> Day<'a> {
         )
     }
 
-    /// Checkpoints the run as it stands before tick `next_tick`.
-    fn checkpoint(&self, next_tick: usize) -> Result<(), CheckpointError> {
+    /// Checkpoints the run as it stands before its next tick.
+    fn checkpoint(&self) -> Result<(), CheckpointError> {
         let journal = self.host.journal();
         let (traces, quarantine) = journal.marks();
+        let ticks = self.ticks.unwrap_or(self.next_tick);
         let checkpoint = Checkpoint {
             format: checkpoint::CHECKPOINT_FORMAT.to_owned(),
             run: self.run_id.clone(),
             identity: self.identity.clone(),
-            ticks: self.ticks.len(),
-            next_tick,
-            finished: next_tick == self.ticks.len(),
+            day: match &self.input {
+                DayInput::Scenario(digest) => DayInput::Scenario(digest.clone()),
+                DayInput::Live { .. } => DayInput::Live {
+                    last_tick: self.last_tick,
+                },
+            },
+            ticks,
+            next_tick: self.next_tick,
+            finished: self.ended || self.ticks == Some(self.next_tick),
             traces,
             quarantine,
             quarantined: self.quarantined(),
@@ -289,24 +397,26 @@ impl<'a> Day<'a> {
         checkpoint::save(journal, &checkpoint)
     }
 
-    /// Tick `index`: the digest if one is due, the person's answers, every agent's tick, the
-    /// decisions, the day's last digest at its end; then the checkpoint that seals the tick.
-    async fn tick(
+    /// The next tick, at `now`: the digest if one is due, the person's answers, every agent's
+    /// tick, the decisions, and when it is the `last` of the day the day's last digest; then
+    /// the checkpoint that seals the tick.
+    pub(crate) async fn tick(
         &mut self,
-        index: usize,
+        now: OffsetDateTime,
+        last: bool,
         agents: &[&str],
         report: &mut impl FnMut(RunEvent<'_>),
     ) -> Result<(), RunError> {
-        let now = self.ticks[index];
+        let index = self.next_tick;
         let at = self.scenario.format(now);
         report(RunEvent::Tick {
             index,
-            of: self.ticks.len(),
+            of: self.ticks,
             at: &at,
         });
         let mut tick = TickRun {
             host: self.host,
-            scenario: self.scenario,
+            scenario: &self.scenario,
             run: &self.run_id,
             seed: self.seed,
             index,
@@ -330,10 +440,10 @@ impl<'a> Day<'a> {
             tick.digest(quiet, memory, summary, report)?;
         }
         self.was_quiet = quiet;
-        for answer in world.advance(self.scenario, now) {
+        for answer in world.advance(&self.scenario, now) {
             tick.answer(&answer, world, memory, summary, report).await?;
         }
-        let context = world.context(self.scenario, now);
+        let context = world.context(&self.scenario, now);
         let started = std::time::Instant::now();
         let outcomes = self.host.tick_all(agents, &context).await;
         self.tick_us
@@ -353,12 +463,15 @@ impl<'a> Day<'a> {
             tick.decide(choice, world, memory, summary, report).await?;
         }
         // The end of the day: what it kept back and never told.
-        if index + 1 == self.ticks.len() {
+        if last {
             tick.digest(quiet, memory, summary, report)?;
         }
         summary.ticks += 1;
         self.seal(index)?;
-        self.checkpoint(index + 1)?;
+        self.next_tick = index + 1;
+        self.last_tick = Some(now);
+        self.ended = last;
+        self.checkpoint()?;
         Ok(())
     }
 
@@ -392,7 +505,7 @@ impl<'a> Day<'a> {
     }
 
     /// The summary of the run as it ended.
-    fn finish(mut self) -> RunSummary {
+    pub(crate) fn finish(mut self) -> RunSummary {
         self.summary.signals = self.world.signals_applied();
         self.summary.quarantined = self.quarantined();
         self.tick_us.sort_unstable();

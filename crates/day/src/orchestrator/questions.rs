@@ -9,7 +9,9 @@
 use aura_contract::envelope::Surface;
 use aura_host::Proposal;
 
-use crate::scenario::{Answer, World};
+use aura_contract::trace::TracedAnswer;
+
+use crate::scenario::{Answer, Reply, World};
 
 /// A question put to the user, waiting for an answer.
 #[derive(Debug, Clone)]
@@ -20,20 +22,61 @@ pub(super) struct Question {
     pub(super) about: Option<String>,
 }
 
-/// Where in `pending` the questions `answer` is about are: those the host bound to the item it
-/// names, of its agent and tool. One is an answer; none, or several, run nothing.
+/// Where in `pending` the questions `answer` is about are: by item, those the host bound to
+/// the item it names, of its agent and tool; by question, the one with its call_id. One is an
+/// answer; none, or several, run nothing.
 pub(super) fn questions_answered(pending: &[Question], answer: &Answer) -> Vec<usize> {
     pending
         .iter()
         .enumerate()
         .filter(|(_, q)| {
             let call = q.proposal.call.call();
-            q.about.as_deref() == Some(answer.signal.as_str())
-                && call.agent == answer.agent
-                && call.tool == answer.tool
+            match answer {
+                Answer::Item {
+                    agent,
+                    tool,
+                    signal,
+                    ..
+                } => {
+                    q.about.as_deref() == Some(signal.as_str())
+                        && call.agent == *agent
+                        && call.tool == *tool
+                }
+                Answer::Question { question, .. } => call.call_id == *question,
+            }
         })
         .map(|(index, _)| index)
         .collect()
+}
+
+/// The answer as its trace records it, given the question it reached, if one: by item, as
+/// said; by question, that question's agent, tool and item (`question:<call_id>` where the
+/// host bound it to none, or where no question has that call_id).
+pub(super) fn traced(answer: &Answer, reached: Option<&Question>) -> TracedAnswer {
+    match answer {
+        Answer::Item {
+            agent,
+            tool,
+            signal,
+            confirm,
+        } => TracedAnswer {
+            agent: agent.clone(),
+            tool: tool.clone(),
+            item: signal.clone(),
+            confirm: *confirm,
+        },
+        Answer::Question { question, reply } => {
+            let call = reached.map(|q| q.proposal.call.call());
+            TracedAnswer {
+                agent: call.map(|c| c.agent.clone()).unwrap_or_default(),
+                tool: call.map(|c| c.tool.clone()).unwrap_or_default(),
+                item: reached
+                    .and_then(|q| q.about.clone())
+                    .unwrap_or_else(|| format!("question:{question}")),
+                confirm: *reply == Reply::Yes,
+            }
+        }
+    }
 }
 
 /// The user's pending item a question of `proposal` is about, as the host binds it: the item
@@ -74,7 +117,7 @@ mod tests {
     }
 
     fn yes(item: &str) -> Answer {
-        Answer {
+        Answer::Item {
             agent: "calendar".into(),
             tool: "schedule_event".into(),
             signal: item.into(),
@@ -96,9 +139,36 @@ mod tests {
             questions_answered(&pending, &yes("invitation:i9")),
             Vec::<usize>::new()
         );
-        let mut other_tool = yes("invitation:i1");
-        other_tool.tool = "find_free_slots".into();
+        let other_tool = Answer::Item {
+            agent: "calendar".into(),
+            tool: "find_free_slots".into(),
+            signal: "invitation:i1".into(),
+            confirm: true,
+        };
         assert!(questions_answered(&pending, &other_tool).is_empty());
+        // By question: the one with that call_id, whatever it is bound to.
+        let by_question = |id: &str| Answer::Question {
+            question: id.into(),
+            reply: Reply::Yes,
+        };
+        assert_eq!(
+            questions_answered(&pending, &by_question("t_forged0001")),
+            [0]
+        );
+        assert!(questions_answered(&pending, &by_question("t_nothing001")).is_empty());
+        let unbound = traced(&by_question("t_forged0001"), Some(&pending[0]));
+        assert_eq!(
+            (
+                unbound.agent.as_str(),
+                unbound.item.as_str(),
+                unbound.confirm
+            ),
+            ("calendar", "question:t_forged0001", true)
+        );
+        assert_eq!(
+            traced(&by_question("t_real000001"), Some(&pending[2])).item,
+            "invitation:i1"
+        );
         // Two bound to the same item (the orchestrator asks only one, but the rule does not
         // lean on that): ambiguous, so nothing runs.
         let twice = [

@@ -41,6 +41,9 @@ pub struct RunSummary {
     pub answers_unmatched: usize,
     /// Answers that matched more than one pending question (each traced; nothing ran).
     pub answers_ambiguous: usize,
+    /// "Later" to a pending question: it stays pending (no trace).
+    #[serde(default)]
+    pub answers_later: usize,
     /// Proposals suppressed as repeats of something already shown or asked.
     pub repeats: usize,
     /// Proposals not run because the user had been told all their news already.

@@ -39,6 +39,12 @@ use log::{Already, Log, hash_prefix};
 pub const QUARANTINE_PATH: &str = "errors/quarantine_calls.jsonl";
 /// The reasoning traces, relative to the data dir.
 pub const TRACES_PATH: &str = "traces.jsonl";
+/// A live session's signals and answers as it acknowledged them, each a scenario.v1 signal:
+/// the day it lives, in the order it took them.
+pub const SIGNALS_PATH: &str = "signals.jsonl";
+/// What a live session's sinks were handed: one record per delivery and sink, once it was
+/// delivered or given up on.
+pub const DELIVERIES_PATH: &str = "deliveries.jsonl";
 
 /// Why the journal could not be opened or written.
 #[derive(Debug, thiserror::Error)]
@@ -109,6 +115,9 @@ pub struct Journal {
     dir_file: std::fs::File,
     quarantine: Log,
     traces: Log,
+    /// A live session's logs ([`SIGNALS_PATH`], [`DELIVERIES_PATH`]), opened by
+    /// [`Journal::open_live`] once it holds the run lock.
+    live: std::sync::OnceLock<[Log; 2]>,
     /// Quarantine records appended (or found already there, see [`Journal::expect`]) since
     /// this journal was opened.
     quarantined: std::sync::atomic::AtomicU64,
@@ -171,6 +180,7 @@ impl Journal {
             quarantine: Log::open(&dir, QUARANTINE_PATH, false, repair, faults.clone())?,
             traces: Log::open(&dir, TRACES_PATH, true, repair, faults.clone())?,
             dir,
+            live: std::sync::OnceLock::new(),
             quarantined: std::sync::atomic::AtomicU64::new(0),
             faults,
             replacements: std::sync::atomic::AtomicU64::new(0),
@@ -197,9 +207,85 @@ impl Journal {
         self.traces.append_value(trace)
     }
 
-    /// The first failure of either log, if one failed: the journal writes nothing more.
+    /// Opens (creating) a live session's logs, repairing a torn last line. The session calls
+    /// it once it holds the run lock ([`Journal::lock_run`]): their tails are its own.
+    pub fn open_live(&self) -> Result<(), JournalError> {
+        if self.live.get().is_some() {
+            return Ok(());
+        }
+        let logs = [
+            Log::open(&self.dir, SIGNALS_PATH, false, true, self.faults.clone())?,
+            Log::open(&self.dir, DELIVERIES_PATH, false, true, self.faults.clone())?,
+        ];
+        self.sync_dir().map_err(|source| JournalError::Open {
+            path: ".".to_owned(),
+            source,
+        })?;
+        // Only the session that holds the run lock opens them; a second call keeps the first.
+        let _ = self.live.set(logs);
+        Ok(())
+    }
+
+    /// The live log at `path`, once [`Journal::open_live`] opened it.
+    fn live_log(&self, path: &'static str) -> Result<&Log, JournalError> {
+        self.live
+            .get()
+            .and_then(|logs| logs.iter().find(|log| log.path == path))
+            .ok_or_else(|| JournalError::Open {
+                path: path.to_owned(),
+                source: std::io::Error::other("the live logs are not open"),
+            })
+    }
+
+    /// Appends one acknowledged signal (a scenario.v1 signal), durable before this returns.
+    pub fn signal(&self, signal: &serde_json::Value) -> Result<Appended, JournalError> {
+        self.live_log(SIGNALS_PATH)?.append_value(signal)
+    }
+
+    /// Appends one delivery record, durable before this returns.
+    pub fn delivery(&self, record: &serde_json::Value) -> Result<Appended, JournalError> {
+        self.live_log(DELIVERIES_PATH)?.append_value(record)
+    }
+
+    /// The complete lines of one of the data dir's logs (the traces, a live log), oldest
+    /// first, after the first `skip`: at most `max` bytes of the file, or an error that says
+    /// it is larger than a run writes.
+    pub fn lines(
+        &self,
+        path: &'static str,
+        skip: usize,
+        max: u64,
+    ) -> Result<Vec<String>, JournalError> {
+        let log = match path {
+            TRACES_PATH => &self.traces,
+            QUARANTINE_PATH => &self.quarantine,
+            _ => self.live_log(path)?,
+        };
+        let mut state = log.lock();
+        let read = |source| JournalError::Open {
+            path: path.to_owned(),
+            source,
+        };
+        if state.len > max {
+            return Err(read(std::io::Error::other(format!(
+                "{} bytes, more than the {max} a run writes",
+                state.len
+            ))));
+        }
+        let len = state.len;
+        state.file.seek(SeekFrom::Start(0)).map_err(read)?;
+        let mut text = String::new();
+        (&state.file)
+            .take(len)
+            .read_to_string(&mut text)
+            .map_err(read)?;
+        Ok(text.lines().skip(skip).map(str::to_owned).collect())
+    }
+
+    /// The first failure of any log, if one failed: the journal writes nothing more.
     pub fn failure(&self) -> Option<JournalError> {
-        for log in [&self.traces, &self.quarantine] {
+        let live = self.live.get().into_iter().flatten();
+        for log in [&self.traces, &self.quarantine].into_iter().chain(live) {
             if let Some(first) = &log.lock().failed {
                 return Some(JournalError::Stopped {
                     path: log.path,
@@ -357,9 +443,10 @@ impl Journal {
         self.dir_file.sync_all()
     }
 
-    /// Moves the traces and `also` (if there) aside as `traces.<n>.jsonl` and `<stem>.<n>.<ext>`,
-    /// `n` the first number free, and starts an empty traces.jsonl. The name the traces went to.
-    pub fn set_aside(&self, also: &'static str) -> Result<String, JournalError> {
+    /// Moves the traces and each of `also` (if there) aside as `traces.<n>.jsonl` and
+    /// `<stem>.<n>.<ext>`, `n` the first number free for all, and starts an empty traces.jsonl.
+    /// The name the traces went to. A live log among `also` must not be open yet.
+    pub fn set_aside(&self, also: &[&'static str]) -> Result<String, JournalError> {
         let error = |path: &str| {
             let path = path.to_owned();
             move |source| JournalError::Open { path, source }
@@ -370,7 +457,9 @@ impl Journal {
         };
         let n = (1..)
             .find(|&n| {
-                !self.dir.exists(numbered(TRACES_PATH, n)) && !self.dir.exists(numbered(also, n))
+                std::iter::once(&TRACES_PATH)
+                    .chain(also)
+                    .all(|path| !self.dir.exists(numbered(path, n)))
             })
             .unwrap_or(u32::MAX);
         let mut state = self.traces.lock();
@@ -378,10 +467,12 @@ impl Journal {
         self.dir
             .rename(TRACES_PATH, &self.dir, &aside)
             .map_err(error(TRACES_PATH))?;
-        if self.dir.exists(also) {
-            self.dir
-                .rename(also, &self.dir, numbered(also, n))
-                .map_err(error(also))?;
+        for path in also {
+            if self.dir.exists(path) {
+                self.dir
+                    .rename(path, &self.dir, numbered(path, n))
+                    .map_err(error(path))?;
+            }
         }
         let mut options = OpenOptions::new();
         options.read(true).append(true).create(true);

@@ -1,0 +1,246 @@
+//! What comes into a live session: one signal or answer as its sender wrote it, checked like
+//! any crossing, or refused with a reason.
+//!
+//! It owns the checks an input passes before it is taken (size, I-JSON, the live signal
+//! schema, when it takes effect, whether an answer reaches a question) and the refusal each
+//! failed check gets ([`InputRefusal`]: its kind, what to fix, what to do next), and the rate
+//! bound ([`Bucket`]). It must not write anything (the session journals what it takes and
+//! quarantines what it refuses) nor read the machine's clock: the session's clock is given.
+
+use serde_json::Value;
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+
+use aura_contract::canonical::parse_i_json;
+use aura_contract::catalogue::LIVE_SIGNAL_SCHEMA;
+use aura_contract::error::{CrossingError, Phase};
+use aura_contract::limits::{
+    LIVE_SIGNAL_AHEAD_MAX_MINUTES, LIVE_SIGNAL_BYTES_MAX, LIVE_SIGNALS_PER_SECOND_MAX,
+};
+use aura_contract::quarantine::InputRefusal;
+use aura_contract::recovery::{Action, Recovery};
+use aura_contract::schema::SchemaRegistry;
+
+use crate::scenario::{Answer, Reply, Scenario, Signal};
+
+/// An input as the session takes it: the signal, and its record for the journal (a
+/// scenario.v1 signal, `at` as it takes effect).
+#[derive(Debug)]
+pub(crate) struct Taken {
+    pub(crate) signal: Signal,
+    pub(crate) record: Value,
+}
+
+/// Where the session stands when an input arrives: what the checks of time and answers need.
+pub(crate) struct Standing<'a> {
+    /// The session's clock now.
+    pub(crate) now: OffsetDateTime,
+    /// When its last tick ran, if one has.
+    pub(crate) last_tick: Option<OffsetDateTime>,
+    /// Its last tick, if the day has an end.
+    pub(crate) end: Option<OffsetDateTime>,
+    /// The call_ids of the pending questions an answer reaches (none, one, or several).
+    pub(crate) reaches: &'a dyn Fn(&Answer) -> Vec<String>,
+    /// Questions answered yes or no by inputs taken and not yet applied (a second answer to
+    /// one is refused).
+    pub(crate) answered: &'a std::collections::BTreeSet<String>,
+}
+
+/// Checks `text` (one signal or answer as sent) against the live signal schema and the
+/// session's `standing`.
+pub(crate) fn check(
+    text: &str,
+    schemas: &SchemaRegistry,
+    scenario: &Scenario,
+    standing: &Standing<'_>,
+) -> Result<Taken, InputRefusal> {
+    if text.len() > LIVE_SIGNAL_BYTES_MAX {
+        return Err(refusal(
+            "too_large",
+            format!(
+                "the input is {} bytes, more than the {LIVE_SIGNAL_BYTES_MAX} one signal may have",
+                text.len()
+            ),
+            Action::CorrectCall,
+        ));
+    }
+    let mut value = parse_i_json(text, LIVE_SIGNAL_BYTES_MAX).map_err(|error| {
+        crossing_refusal(&CrossingError::Json {
+            phase: Phase::Signal,
+            error,
+        })
+    })?;
+    // `at` defaults to the arrival time.
+    if let Some(object) = value.as_object_mut()
+        && !object.contains_key("at")
+    {
+        object.insert(
+            "at".to_owned(),
+            Value::String(scenario.format(standing.now)),
+        );
+    }
+    schemas
+        .validate(LIVE_SIGNAL_SCHEMA.path, &value, "")
+        .map_err(|violation| {
+            crossing_refusal(&CrossingError::Schema {
+                phase: Phase::Signal,
+                violation,
+            })
+        })?;
+    // The schema checked the format; a time `time` cannot hold is refused all the same.
+    let given = value["at"].as_str().unwrap_or_default();
+    let at = OffsetDateTime::parse(given, &Rfc3339).map_err(|e| {
+        refusal(
+            "schema_error",
+            format!("`at` {given}: {e}"),
+            Action::CorrectCall,
+        )
+    })?;
+    let at = effective_at(at, standing)?;
+    let signal = Signal {
+        at,
+        kind: value["kind"].as_str().unwrap_or_default().to_owned(),
+        data: value["data"].clone(),
+    };
+    if signal.kind == "answer" {
+        check_answer(&Answer::of(&signal.data), standing)?;
+    }
+    let record = serde_json::json!({
+        "at": scenario.format(at),
+        "kind": signal.kind,
+        "data": signal.data,
+    });
+    Ok(Taken { signal, record })
+}
+
+/// When a signal stamped `at` takes effect: then, unless a tick has already run at or after
+/// it (then 1 ms after that tick: no tick runs again). Refused past the day's end and too far
+/// ahead of the clock.
+fn effective_at(
+    at: OffsetDateTime,
+    standing: &Standing<'_>,
+) -> Result<OffsetDateTime, InputRefusal> {
+    if let Some(end) = standing.end
+        && at > end
+    {
+        return Err(refusal(
+            "after_end",
+            format!("it is stamped after the day's end ({end})"),
+            Action::Finish,
+        ));
+    }
+    let ahead = time::Duration::minutes(LIVE_SIGNAL_AHEAD_MAX_MINUTES);
+    if at > standing.now + ahead {
+        return Err(refusal(
+            "too_far_ahead",
+            format!(
+                "it is stamped more than {LIVE_SIGNAL_AHEAD_MAX_MINUTES} minutes after the session's clock ({})",
+                standing.now
+            ),
+            Action::CorrectCall,
+        ));
+    }
+    Ok(match standing.last_tick {
+        Some(last) if at <= last => last + time::Duration::milliseconds(1),
+        _ => at,
+    })
+}
+
+/// An answer by question must reach a pending question not answered since it was asked.
+/// An answer by item (scenario.v1's other form) is taken as it is: its tick records it, and
+/// traces it as reaching no question or several where it does (as `aura run` does).
+fn check_answer(answer: &Answer, standing: &Standing<'_>) -> Result<(), InputRefusal> {
+    let Answer::Question { question, reply } = answer else {
+        return Ok(());
+    };
+    if !(standing.reaches)(answer).contains(question) {
+        return Err(refusal(
+            "answer_unplaced",
+            format!(
+                "question {question} is not pending: nothing asked it, or it was answered or expired"
+            ),
+            Action::Finish,
+        ));
+    }
+    if *reply != Reply::Later && standing.answered.contains(question) {
+        return Err(refusal(
+            "answer_unplaced",
+            format!(
+                "question {question} was answered already; that answer waits for the next tick"
+            ),
+            Action::Finish,
+        ));
+    }
+    Ok(())
+}
+
+/// The refusal of a crossing error of phase `signal`: its kind, words, pointers and the
+/// recovery the crossing would give.
+fn crossing_refusal(error: &CrossingError) -> InputRefusal {
+    InputRefusal {
+        kind: error.kind(),
+        reason: error.to_string(),
+        instance_path: error.instance_path().map(str::to_owned),
+        schema_path: error.schema_path().map(str::to_owned),
+        recovery: Box::new(Recovery::for_refusal(error, None, None)),
+    }
+}
+
+/// A refusal of `kind` with no field to point at.
+pub(crate) fn refusal(kind: &'static str, reason: String, action: Action) -> InputRefusal {
+    InputRefusal {
+        kind,
+        reason,
+        instance_path: None,
+        schema_path: None,
+        recovery: Box::new(Recovery::plain(action)),
+    }
+}
+
+/// The refusal of an input that came faster than [`LIVE_SIGNALS_PER_SECOND_MAX`], or found
+/// the session's queue full: retry after `retry_after_ms`.
+pub(crate) fn busy(reason: String, retry_after_ms: u64) -> InputRefusal {
+    InputRefusal {
+        recovery: Box::new(Recovery {
+            retry_after_ms: Some(retry_after_ms),
+            ..Recovery::plain(Action::Retry)
+        }),
+        ..refusal("busy", reason, Action::Retry)
+    }
+}
+
+/// The rate bound: a bucket of [`LIVE_SIGNALS_PER_SECOND_MAX`] tokens that refills at that
+/// rate per second of the machine's monotonic clock (the rate is the machine's to protect,
+/// whatever the session's clock says).
+#[derive(Debug)]
+pub(crate) struct Bucket {
+    tokens: f64,
+    last: std::time::Instant,
+}
+
+impl Bucket {
+    pub(crate) fn new() -> Self {
+        Self {
+            tokens: f64::from(LIVE_SIGNALS_PER_SECOND_MAX),
+            last: std::time::Instant::now(),
+        }
+    }
+
+    /// Takes a token, or says how long until one is there.
+    pub(crate) fn take(&mut self) -> Result<(), InputRefusal> {
+        let rate = f64::from(LIVE_SIGNALS_PER_SECOND_MAX);
+        let now = std::time::Instant::now();
+        let elapsed = now.duration_since(self.last).as_secs_f64();
+        self.last = now;
+        self.tokens = (self.tokens + elapsed * rate).min(rate);
+        if self.tokens >= 1.0 {
+            self.tokens -= 1.0;
+            return Ok(());
+        }
+        let wait_ms = ((1.0 - self.tokens) / rate * 1000.0).ceil() as u64;
+        Err(busy(
+            format!("more than {LIVE_SIGNALS_PER_SECOND_MAX} signals a second"),
+            wait_ms.max(1),
+        ))
+    }
+}

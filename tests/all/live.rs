@@ -1,0 +1,430 @@
+//! `aura live` as a user starts it: a recorded day's signals fed on stdin leave the traces
+//! `aura run` leaves, urgent signals tick at once, the journal is a scenario, questions are
+//! answered by their id, bad input is refused and quarantined while the session goes on, and
+//! each surface's command gets its decisions.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output};
+
+use serde_json::{Value, json};
+
+use crate::support::{quarantine_lines, temp_dir};
+
+fn day() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/day.json")
+}
+
+fn short() -> PathBuf {
+    crate::orchestrator::scenario_path("short")
+}
+
+fn aura(data: &Path, args: &[&str]) -> Command {
+    let mut command = crate::support::aura_command(data);
+    command.args(args);
+    command
+}
+
+/// `aura live --stdin --clock replay --tick-on none`, then `extra`, then `setup`: a recorded
+/// day's setup on its grid only, as `aura run` ticks a scenario that names no `tick_on`.
+fn replayed<'a>(extra: &[&'a str], setup: &'a Path) -> Vec<&'a str> {
+    let mut args = vec!["live", "--stdin", "--clock", "replay", "--tick-on", "none"];
+    args.extend_from_slice(extra);
+    args.push(setup.to_str().unwrap());
+    args
+}
+
+/// Runs `aura … args` with `input` on stdin to its end.
+fn run(data: &Path, args: &[&str], input: &[u8]) -> Output {
+    let mut child = aura(data, args).spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_vec();
+    // Written from a thread: the child's stdout must be read meanwhile.
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let output = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    assert!(
+        output.status.success(),
+        "aura {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
+}
+
+/// A scenario's signals as JSON lines, in the order they happen (ties: file order).
+fn signal_lines(scenario: &Path) -> String {
+    let scenario: Value =
+        serde_json::from_str(&std::fs::read_to_string(scenario).unwrap()).unwrap();
+    let mut signals: Vec<&Value> = scenario["signals"].as_array().unwrap().iter().collect();
+    let at = |s: &Value| {
+        time::OffsetDateTime::parse(
+            s["at"].as_str().unwrap(),
+            &time::format_description::well_known::Rfc3339,
+        )
+        .unwrap()
+    };
+    signals.sort_by_key(|s| at(s));
+    signals.iter().map(|s| format!("{s}\n")).collect()
+}
+
+/// stdout's JSON lines with `key`.
+fn lines_with(output: &[u8], key: &str) -> Vec<Value> {
+    String::from_utf8_lossy(output)
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).expect("every stdout line is JSON"))
+        .filter(|line| line.get(key).is_some())
+        .map(|line| line[key].clone())
+        .collect()
+}
+
+fn traces(data: &Path) -> String {
+    std::fs::read_to_string(data.join(aura_host::journal::TRACES_PATH)).unwrap()
+}
+
+#[test]
+fn the_day_fed_on_stdin_at_a_replayed_clock_leaves_the_traces_of_aura_run() {
+    let work = temp_dir("live-day");
+    let input = signal_lines(&day());
+    let (live, ran) = (work.join("live"), work.join("run"));
+    let day = day();
+    // Only the grid ticks, as `aura run` of day.json (which names no tick_on).
+    let output = run(&live, &replayed(&["--seed", "7"], &day), input.as_bytes());
+    let day = day.to_str().unwrap();
+    run(&ran, &["run", day, "--seed", "7", "--json"], b"");
+    assert_eq!(traces(&live), traces(&ran), "byte for byte");
+    // Every signal acknowledged, in order, none refused; every decision handed to stdout.
+    let acks = lines_with(&output.stdout, "ack");
+    assert_eq!(acks.len(), 215);
+    assert!(acks.iter().enumerate().all(|(i, ack)| ack["seq"] == i));
+    assert!(lines_with(&output.stdout, "refused").is_empty());
+    let decisions = lines_with(&output.stdout, "decision");
+    assert_eq!(decisions.len(), traces(&ran).lines().count());
+    let summary = &lines_with(&output.stdout, "summary")[0];
+    assert_eq!(
+        (summary["ticks"].as_u64(), summary["signals"].as_u64()),
+        (Some(69), Some(215))
+    );
+}
+
+#[test]
+fn urgent_signals_tick_at_once_and_the_journal_is_the_scenario_aura_run_repeats() {
+    let work = temp_dir("live-urgent");
+    let input = signal_lines(&day());
+    let (live, ran) = (work.join("live"), work.join("run"));
+    let day_path = day();
+    let args = [
+        "live",
+        "--stdin",
+        "--clock",
+        "replay",
+        "--seed",
+        "7",
+        day_path.to_str().unwrap(),
+    ];
+    let output = run(&live, &args, input.as_bytes());
+    // The live default ticks at once on message, transaction, invitation and answer: the
+    // grid's 69 ticks (06:30 to 23:30 every 15 minutes) and one at each other minute such a
+    // signal of the day's comes at, between the start and the end. Worked out from the file.
+    let scenario: Value =
+        serde_json::from_str(&std::fs::read_to_string(&day_path).unwrap()).unwrap();
+    let minute_of_day = |at: &str| {
+        let (h, m) = (
+            at[11..13].parse::<u32>().unwrap(),
+            at[14..16].parse::<u32>().unwrap(),
+        );
+        h * 60 + m
+    };
+    let off_grid: std::collections::BTreeSet<u32> = scenario["signals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| {
+            ["message", "transaction", "invitation", "answer"]
+                .contains(&s["kind"].as_str().unwrap())
+        })
+        .map(|s| s["at"].as_str().unwrap())
+        // The day is 2026-11-23 06:30 (minute 390) to 23:30 (1410); two messages came the
+        // night before and tick nothing of their own (the first tick takes them).
+        .filter(|at| at.starts_with("2026-11-23"))
+        .map(minute_of_day)
+        .filter(|m| (390..=1410).contains(m) && (m - 390) % 15 != 0)
+        .collect();
+    let summary = &lines_with(&output.stdout, "summary")[0];
+    assert_eq!(summary["ticks"].as_u64(), Some(69 + off_grid.len() as u64));
+    // The first message after the start (06:44) is decided at 06:44, not at 06:45.
+    let traced = traces(&live);
+    assert!(
+        traced.contains("\"at\":\"2026-11-23T06:44:00+01:00\""),
+        "no tick at 06:44"
+    );
+    // The journal as a scenario: the same traces again through `aura run`.
+    let exported = work.join("journal.json");
+    run(
+        &live,
+        &["live", "--export", exported.to_str().unwrap()],
+        b"",
+    );
+    let journal: Value =
+        serde_json::from_str(&std::fs::read_to_string(&exported).unwrap()).unwrap();
+    assert_eq!(journal["signals"].as_array().unwrap().len(), 215);
+    assert_eq!(
+        journal["tick_on"],
+        json!(["message", "transaction", "invitation", "answer"])
+    );
+    assert_eq!(journal.get("unfinished"), None, "the replayed day ended");
+    run(
+        &ran,
+        &["run", exported.to_str().unwrap(), "--seed", "7", "--json"],
+        b"",
+    );
+    assert_eq!(traced, traces(&ran), "byte for byte");
+}
+
+/// Reads stdout lines of `child` until one has `key` and satisfies `wanted`.
+fn read_until(
+    lines: &mut impl Iterator<Item = std::io::Result<String>>,
+    key: &str,
+    wanted: impl Fn(&Value) -> bool,
+) -> Value {
+    for line in lines.by_ref() {
+        let line: Value = serde_json::from_str(&line.unwrap()).unwrap();
+        if let Some(found) = line.get(key)
+            && wanted(found)
+        {
+            return found.clone();
+        }
+    }
+    panic!("stdout ended before a `{key}` line came");
+}
+
+fn send(child: &mut Child, line: &str) {
+    let stdin = child.stdin.as_mut().unwrap();
+    writeln!(stdin, "{line}").unwrap();
+    stdin.flush().unwrap();
+}
+
+#[test]
+fn a_question_is_answered_by_its_id_as_the_day_goes_on() {
+    let work = temp_dir("live-answer");
+    let (live, ran) = (work.join("live"), work.join("run"));
+    let short = short();
+    let mut child = aura(&live, &replayed(&[], &short)).spawn().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut lines = BufReader::new(stdout).lines();
+    // The short scenario's two signals of 08:40, then the same reading again at 08:50 (it
+    // changes nothing): the clock passes 08:45, whose tick asks about the invitation.
+    let signals = signal_lines(&short);
+    let (reading, invitation) = (
+        signals.lines().next().unwrap(),
+        signals.lines().nth(1).unwrap(),
+    );
+    send(&mut child, reading);
+    send(&mut child, invitation);
+    let again = reading.replace("08:40:00", "08:50:00");
+    send(&mut child, &again);
+    let asked = read_until(&mut lines, "decision", |d| d.get("question").is_some());
+    let question = asked["question"].as_str().unwrap().to_owned();
+    assert_eq!(asked["surface"], "PHONE_CARD");
+    assert_eq!(asked["trace"]["decision"], "asked");
+    assert_eq!(asked["trace"]["call"]["call_id"], question.as_str());
+    // An answer to no question is refused, with a reason; a yes to this one is taken; a second
+    // yes before it is applied is refused; "later" to it is taken (it stays pending).
+    let answer = |id: &str, reply: &str, at: &str| {
+        json!({"at": format!("2026-11-23T{at}:00+01:00"), "kind": "answer",
+            "data": {"question": id, "reply": reply}})
+        .to_string()
+    };
+    send(&mut child, &answer("t_0000000000", "yes", "09:01"));
+    let refused = read_until(&mut lines, "refused", |_| true);
+    assert_eq!(refused["kind"], "answer_unplaced");
+    assert_eq!(refused["phase"], "signal");
+    assert!(
+        refused["message"]
+            .as_str()
+            .unwrap()
+            .contains("t_0000000000 is not pending")
+    );
+    send(&mut child, &answer(&question, "later", "09:02"));
+    read_until(&mut lines, "ack", |ack| ack["kind"] == "answer");
+    // The short scenario's own answer is at 09:05: the same answer, by the question's id.
+    send(&mut child, &answer(&question, "yes", "09:05"));
+    read_until(&mut lines, "ack", |ack| {
+        ack["at"] == "2026-11-23T09:05:00+01:00"
+    });
+    send(&mut child, &answer(&question, "no", "09:06"));
+    let twice = read_until(&mut lines, "refused", |_| true);
+    assert!(
+        twice["message"]
+            .as_str()
+            .unwrap()
+            .contains("answered already"),
+        "{twice}"
+    );
+    drop(child.stdin.take());
+    let confirmed = read_until(&mut lines, "decision", |d| {
+        d["trace"]["decision"] == "confirmed"
+    });
+    assert_eq!(
+        confirmed["trace"]["answer"],
+        json!({"agent": "calendar", "tool": "schedule_event",
+        "item": "invitation:i1", "confirm": true})
+    );
+    assert!(child.wait().unwrap().success());
+    // The two refusals are quarantined, as received.
+    let records = quarantine_lines(&live);
+    assert_eq!(records.len(), 2, "{records:?}");
+    assert!(
+        records
+            .iter()
+            .all(|r| r["phase"] == "signal" && r["kind"] == "answer_unplaced")
+    );
+    assert!(
+        records[0]["offending"]
+            .as_str()
+            .unwrap()
+            .contains("t_0000000000")
+    );
+    // Asked at 08:45, confirmed at 09:15 with the same words and answer: the decisions of the
+    // short scenario, where the same yes was written in the file.
+    run(&ran, &["run", short.to_str().unwrap(), "--json"], b"");
+    assert_eq!(traces(&live), traces(&ran), "byte for byte");
+}
+
+#[test]
+fn bad_input_is_refused_and_quarantined_and_the_session_goes_on() {
+    let work = temp_dir("live-bad");
+    let data = work.join("data");
+    let short = short();
+    let signals = signal_lines(&short);
+    let huge = format!(
+        "{{\"kind\":\"message\",\"data\":{{\"body\":\"{}\"}}}}",
+        "x".repeat(10 << 20)
+    );
+    let mut input = Vec::new();
+    for bad in [
+        "not json".to_owned(),
+        r#"{"kind":"teleport","data":{}}"#.to_owned(),
+        r#"{"kind":"reading","data":{"hrv_ms":"forty"}}"#.to_owned(),
+        r#"{"at":"2026-11-23T08:41:00+01:00","kind":"reading","data":{},"kind":"message"}"#
+            .to_owned(),
+        huge,
+        r#"{"kind":"answer","data":{"question":"t_nobodyaskd","reply":"yes"}}"#.to_owned(),
+        r#"{"at":"2026-11-24T09:00:00+01:00","kind":"reading","data":{"hrv_ms":40}}"#.to_owned(),
+    ] {
+        input.extend_from_slice(bad.as_bytes());
+        input.push(b'\n');
+    }
+    input.extend_from_slice(b"\xff\xfe not utf-8\n");
+    // Then the short scenario's own signals: taken, and its day decided as without them.
+    input.extend_from_slice(signals.as_bytes());
+    let output = run(&data, &replayed(&[], &short), &input);
+    let refused = lines_with(&output.stdout, "refused");
+    let kinds: Vec<&str> = refused
+        .iter()
+        .map(|r| r["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "malformed_json",
+            "schema_error",
+            "schema_error",
+            "duplicate_key",
+            "too_large",
+            "answer_unplaced",
+            "after_end",
+            "malformed_json"
+        ]
+    );
+    // What to fix, read from the schema: the reading's hrv_ms is a number.
+    let reading = &refused[2];
+    assert_eq!(reading["recovery"]["action"], "correct_call");
+    assert!(
+        reading["recovery"]["issues"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|i| i["field"] == "/data/hrv_ms"),
+        "{reading}"
+    );
+    assert_eq!(refused[4]["recovery"]["action"], "correct_call");
+    // One quarantine record each, phase signal, the input as received (cut to its bound).
+    let records = quarantine_lines(&data);
+    assert_eq!(records.len(), 8);
+    assert!(records.iter().all(|r| r["phase"] == "signal"));
+    assert_eq!(records[0]["offending"], "not json");
+    assert!(records[4]["offending_truncated"].as_bool().unwrap());
+    // The good signals after them: taken, and the day decided as `aura run` decides it.
+    assert_eq!(lines_with(&output.stdout, "ack").len(), 3);
+    let ran = work.join("run");
+    run(&ran, &["run", short.to_str().unwrap(), "--json"], b"");
+    assert_eq!(traces(&data), traces(&ran), "the bad input changed nothing");
+}
+
+#[test]
+fn each_surface_s_command_gets_its_decisions_once_and_a_failing_one_is_retried_and_recorded() {
+    let work = temp_dir("live-sinks");
+    let data = work.join("data");
+    let cards = work.join("cards.txt");
+    let on_card = format!(
+        "PHONE_CARD=printf '%s ' \"$AURA_DELIVERY_ID\" >> {0}; cat >> {0}",
+        cards.display()
+    );
+    let short = short();
+    let watch = "WATCH=echo the watch is off >&2; exit 3";
+    let args = replayed(&["--on", &on_card, "--on", watch], &short);
+    let output = run(&data, &args, signal_lines(&short).as_bytes());
+    let decisions = lines_with(&output.stdout, "decision");
+    let on = |surface: &str| -> Vec<&Value> {
+        decisions
+            .iter()
+            .filter(|d| d["surface"] == surface)
+            .collect()
+    };
+    // Each PHONE_CARD decision once, its id then its text, in order.
+    let expected: String = on("PHONE_CARD")
+        .iter()
+        .map(|d| {
+            format!(
+                "{} {}\n",
+                d["id"].as_str().unwrap(),
+                d["text"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert!(!expected.is_empty(), "the short scenario shows cards");
+    assert_eq!(std::fs::read_to_string(&cards).unwrap(), expected);
+    // The watch's command fails: three attempts, then a record saying why.
+    let records: Vec<Value> =
+        std::fs::read_to_string(data.join(aura_host::journal::DELIVERIES_PATH))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+    let watch: Vec<&Value> = records.iter().filter(|r| r["sink"] == "on:WATCH").collect();
+    assert_eq!(watch.len(), on("WATCH").len());
+    assert!(!watch.is_empty(), "the short scenario taps the watch");
+    for record in &watch {
+        assert_eq!(
+            (record["status"].as_str(), record["attempts"].as_u64()),
+            (Some("failed"), Some(3))
+        );
+        assert!(
+            record["error"]
+                .as_str()
+                .unwrap()
+                .contains("the watch is off"),
+            "{record}"
+        );
+    }
+    let delivered = |sink: &str| {
+        records
+            .iter()
+            .filter(|r| r["sink"] == sink && r["status"] == "delivered")
+            .count()
+    };
+    assert_eq!(delivered("on:PHONE_CARD"), on("PHONE_CARD").len());
+    assert_eq!(delivered("stdout"), decisions.len());
+}
