@@ -428,3 +428,161 @@ fn each_surface_s_command_gets_its_decisions_once_and_a_failing_one_is_retried_a
     assert_eq!(delivered("on:PHONE_CARD"), on("PHONE_CARD").len());
     assert_eq!(delivered("stdout"), decisions.len());
 }
+
+/// Where a live session is killed: before a signal's acknowledgement (not yet written, written
+/// and not synced, durable), after it (the next signal's write), mid-tick (a trace not yet
+/// written, not synced, durable), at a checkpoint (written, renamed and the dir not synced),
+/// mid-delivery (a sink done, its record not written or written), and at the start.
+const KILL_POINTS: [&str; 13] = [
+    "live.json:write:1",
+    "signals.jsonl:write:60",
+    "signals.jsonl:sync:60",
+    "signals.jsonl:synced:60",
+    "signals.jsonl:write:61",
+    "traces.jsonl:write:20",
+    "traces.jsonl:sync:20",
+    "traces.jsonl:synced:20",
+    "run.json:write:30",
+    "run.json:synced:30",
+    "deliveries.jsonl:write:8",
+    "deliveries.jsonl:synced:8",
+    "deliveries.jsonl:synced:40",
+];
+
+/// A PHONE_CARD command that keeps each delivery's effect once, by its id (what the
+/// deliveries' ids are for), and counts every time it was run.
+fn once_per_id(dir: &Path) -> String {
+    format!(
+        "PHONE_CARD=echo \"$AURA_DELIVERY_ID\" >> {runs}; grep -qxF \"$AURA_DELIVERY_ID\" {ids} 2>/dev/null || echo \"$AURA_DELIVERY_ID\" >> {ids}",
+        runs = dir.join("runs").display(),
+        ids = dir.join("ids").display()
+    )
+}
+
+#[test]
+fn a_session_killed_anywhere_loses_no_acknowledged_signal_and_keeps_each_effect_once() {
+    use std::sync::{Arc, Mutex};
+    let work = temp_dir("live-kill");
+    let day = day();
+    // Each signal with the sender's id, so one sent again after a kill is taken once.
+    let input: Vec<String> = signal_lines(&day)
+        .lines()
+        .enumerate()
+        .map(|(i, line)| {
+            let mut signal: Value = serde_json::from_str(line).unwrap();
+            signal["id"] = json!(format!("s{i}"));
+            signal.to_string()
+        })
+        .collect();
+    let all = input.join("\n") + "\n";
+    // The uninterrupted session.
+    let reference = work.join("reference");
+    std::fs::create_dir_all(&reference).unwrap();
+    let sink = once_per_id(&reference);
+    run(
+        &reference.join("data"),
+        &replayed(&["--on", &sink], &day),
+        all.as_bytes(),
+    );
+    let read = |path: PathBuf| std::fs::read_to_string(path).unwrap_or_default();
+    let expected_traces = traces(&reference.join("data"));
+    let expected_signals = read(
+        reference
+            .join("data")
+            .join(aura_host::journal::SIGNALS_PATH),
+    );
+    let expected_ids = read(reference.join("ids"));
+    assert!(!expected_ids.is_empty(), "the day shows cards");
+
+    for point in KILL_POINTS {
+        let dir = work.join(point.replace([':', '.'], "-"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let data = dir.join("data");
+        let sink = once_per_id(&dir);
+        let args = replayed(&["--on", &sink], &day);
+        let mut child = aura(&data, &args)
+            .env("AURA_STOP_AT", point)
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let sent = all.clone();
+        // Blocks once the stopped session stops reading; the kill ends it.
+        let writer = std::thread::spawn(move || {
+            let _ = stdin.write_all(sent.as_bytes());
+        });
+        let acks = Arc::new(Mutex::new(Vec::new()));
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        let reader = {
+            let acks = acks.clone();
+            std::thread::spawn(move || {
+                for line in stdout.lines().map_while(Result::ok) {
+                    let line: Value = serde_json::from_str(&line).unwrap();
+                    if let Some(ack) = line.get("ack") {
+                        acks.lock().unwrap().push(ack["seq"].as_u64().unwrap());
+                    }
+                }
+            })
+        };
+        let stopped = BufReader::new(child.stderr.take().unwrap())
+            .lines()
+            .map_while(Result::ok)
+            .any(|line| line == format!("aura: stopped at {point}"));
+        // SIGKILL: no destructor, no flush, no chance to finish anything.
+        child.kill().unwrap();
+        child.wait().unwrap();
+        writer.join().unwrap();
+        reader.join().unwrap();
+        assert!(stopped, "the session never reached {point}");
+        let acked = acks.lock().unwrap().clone();
+        assert!(
+            acked.iter().enumerate().all(|(i, seq)| *seq == i as u64),
+            "{point}: acknowledged in order"
+        );
+        // Every signal acknowledged is in the journal, at its place.
+        let journal = read(data.join(aura_host::journal::SIGNALS_PATH));
+        assert!(
+            journal.lines().count() >= acked.len(),
+            "{point}: an acknowledged signal was lost"
+        );
+        // The sender sends again what it had no acknowledgement for; the session goes on.
+        let rest = input[acked.len()..].join("\n") + "\n";
+        let output = run(&data, &args, rest.as_bytes());
+        let again = lines_with(&output.stdout, "ack");
+        assert_eq!(
+            again.len(),
+            input.len() - acked.len(),
+            "{point}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let seqs: Vec<&Value> = again.iter().map(|ack| &ack["seq"]).collect();
+        assert!(
+            seqs.iter()
+                .enumerate()
+                .all(|(i, seq)| **seq == acked.len() + i),
+            "{point}: acknowledged {} before the kill, then {seqs:?}",
+            acked.len()
+        );
+        // Killed with signal 60 durable and not acknowledged: sent again, it is acknowledged
+        // again (not taken twice).
+        if point == "signals.jsonl:synced:60" {
+            assert_eq!((acked.len(), &again[0]["again"]), (60, &json!(true)));
+        }
+        // The day as if never interrupted: the same journal (each signal once), the same
+        // traces, and each card's effect once.
+        assert_eq!(
+            read(data.join(aura_host::journal::SIGNALS_PATH)),
+            expected_signals,
+            "{point}"
+        );
+        assert!(
+            traces(&data) == expected_traces,
+            "{point}: the traces differ"
+        );
+        let ids = read(dir.join("ids"));
+        let mut sorted: Vec<&str> = ids.lines().collect();
+        sorted.sort_unstable();
+        let mut expected: Vec<&str> = expected_ids.lines().collect();
+        expected.sort_unstable();
+        assert_eq!(sorted, expected, "{point}: each card's effect once");
+    }
+}

@@ -326,16 +326,23 @@ pub const SCENARIO_SCHEMA: SchemaSource = schema_source!("scenario.v1.json");
 /// See [`SCENARIO_SCHEMA`].
 pub const TRACE_SCHEMA: SchemaSource = schema_source!("trace.v1.json");
 
-/// One signal as `aura live` takes it (scenario.v1's `$defs/signal`, its `at` filled in with
-/// the arrival time when the sender gave none).
+/// One signal as `aura live` takes it: scenario.v1's `$defs/signal` (its `at` filled in with
+/// the arrival time when the sender gave none) and the sender's optional `id`.
 pub const LIVE_SIGNAL_SCHEMA: DerivedSchema = DerivedSchema {
     path: "live/signal.v1.json",
     from: SCENARIO_SCHEMA,
     make: |scenario| {
+        let mut defs = scenario["$defs"].clone();
+        let mut signal = defs["signal"].clone();
+        signal["properties"]["id"] = serde_json::json!({
+            "type": "string", "minLength": 1, "maxLength": 128,
+            "description": "The sender's id for this signal: the same signal sent again with the same id (no acknowledgement came) is acknowledged again and applied once."
+        });
+        defs["live_signal"] = signal;
         serde_json::json!({
             "title": "live signal.v1",
-            "$ref": "#/$defs/signal",
-            "$defs": scenario["$defs"],
+            "$ref": "#/$defs/live_signal",
+            "$defs": defs,
         })
     },
 };

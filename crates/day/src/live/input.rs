@@ -26,9 +26,36 @@ use crate::scenario::{Answer, Reply, Scenario, Signal};
 /// An input as the session takes it: the signal, and its record for the journal (a
 /// scenario.v1 signal, `at` as it takes effect).
 #[derive(Debug)]
-pub(crate) struct Taken {
-    pub(crate) signal: Signal,
-    pub(crate) record: Value,
+pub(crate) enum Taken {
+    /// A new input: the signal, its record for the journal (a scenario.v1 signal, `at` as it
+    /// takes effect, plus the sender's `id`, `sent` when that is not the time it was sent
+    /// with, or `stamped` when it was sent with none) and, when it has an id, the id and what
+    /// was sent under it.
+    New {
+        signal: Signal,
+        record: Value,
+        sent: Option<(String, Sent)>,
+    },
+    /// The same signal again under its id (a sender sending again what it had no
+    /// acknowledgement for): the id.
+    Again(String),
+}
+
+/// What was sent under an id: sha256 of its time as sent (an instant; none when stamped on
+/// arrival), kind and data.
+pub(crate) type Sent = [u8; 32];
+
+/// What a signal sent at `at` (none: stamped on arrival) with `kind` and `data` is.
+pub(crate) fn sent(at: Option<OffsetDateTime>, kind: &str, data: &Value) -> Sent {
+    use sha2::Digest;
+    let value = serde_json::json!({
+        "at_ns": at.map(|at| at.unix_timestamp_nanos().to_string()),
+        "kind": kind,
+        "data": data,
+    });
+    // An I-JSON value (its parts came through the checks): it has a canonical form.
+    let canonical = aura_contract::canonical::to_canonical_string(&value).unwrap_or_default();
+    sha2::Sha256::digest(canonical.as_bytes()).into()
 }
 
 /// Where the session stands when an input arrives: what the checks of time and answers need.
@@ -44,6 +71,8 @@ pub(crate) struct Standing<'a> {
     /// Questions answered yes or no by inputs taken and not yet applied (a second answer to
     /// one is refused).
     pub(crate) answered: &'a std::collections::BTreeSet<String>,
+    /// What was taken under an id before, if anything was.
+    pub(crate) seen: &'a dyn Fn(&str) -> Option<Sent>,
 }
 
 /// Checks `text` (one signal or answer as sent) against the live signal schema and the
@@ -71,8 +100,9 @@ pub(crate) fn check(
         })
     })?;
     // `at` defaults to the arrival time.
+    let stamped = value.get("at").is_none();
     if let Some(object) = value.as_object_mut()
-        && !object.contains_key("at")
+        && stamped
     {
         object.insert(
             "at".to_owned(),
@@ -96,21 +126,59 @@ pub(crate) fn check(
             Action::CorrectCall,
         )
     })?;
-    let at = effective_at(at, standing)?;
+    let kind = value["kind"].as_str().unwrap_or_default().to_owned();
+    let id = value["id"].as_str().map(str::to_owned);
+    let what = sent((!stamped).then_some(at), &kind, &value["data"]);
+    if let Some(id) = &id
+        && let Some(before) = (standing.seen)(id)
+    {
+        return match before == what {
+            true => Ok(Taken::Again(id.clone())),
+            false => Err(refusal(
+                "id_reused",
+                format!(
+                    "id `{}` was taken before for another signal",
+                    visible_id(id)
+                ),
+                Action::CorrectCall,
+            )),
+        };
+    }
+    let effective = effective_at(at, standing)?;
     let signal = Signal {
-        at,
-        kind: value["kind"].as_str().unwrap_or_default().to_owned(),
+        at: effective,
+        kind,
         data: value["data"].clone(),
     };
     if signal.kind == "answer" {
         check_answer(&Answer::of(&signal.data), standing)?;
     }
-    let record = serde_json::json!({
-        "at": scenario.format(at),
+    let mut record = serde_json::json!({
+        "at": scenario.format(effective),
         "kind": signal.kind,
         "data": signal.data,
     });
-    Ok(Taken { signal, record })
+    if stamped {
+        record["stamped"] = Value::Bool(true);
+    } else if effective != at {
+        record["sent"] = Value::String(scenario.format(at));
+    }
+    if let Some(id) = &id {
+        record["id"] = Value::String(id.clone());
+    }
+    Ok(Taken::New {
+        signal,
+        record,
+        sent: id.map(|id| (id, what)),
+    })
+}
+
+/// A sender's id as a message shows it (visible, cut).
+fn visible_id(id: &str) -> String {
+    aura_contract::visible::visible(id)
+        .chars()
+        .take(64)
+        .collect()
 }
 
 /// When a signal stamped `at` takes effect: then, unless a tick has already run at or after

@@ -38,7 +38,7 @@ pub use setup::export;
 
 use crate::checkpoint::{CheckpointError, DayInput, Start};
 use crate::orchestrator::{Day, RunError, RunEvent, RunSummary};
-use crate::scenario::ScenarioError;
+use crate::scenario::{Scenario, ScenarioError, Signal};
 use clock::Reading;
 use deliver::Deliveries;
 use input::{Bucket, Standing, Taken};
@@ -104,6 +104,22 @@ pub struct Ack {
     pub at: String,
     /// Its kind.
     pub kind: String,
+    /// It was taken before under its id: this is that acknowledgement again, and it is
+    /// applied once.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub again: bool,
+}
+
+impl Ack {
+    /// The acknowledgement of `signal`, the `seq`th of the journal.
+    fn of(seq: usize, signal: &Signal, scenario: &Scenario) -> Self {
+        Self {
+            seq,
+            at: scenario.format(signal.at),
+            kind: signal.kind.clone(),
+            again: false,
+        }
+    }
 }
 
 /// An input refused, as its sender reads it (recovery.v1, phase `signal`); its quarantine
@@ -287,12 +303,17 @@ pub async fn live(
     let journal = host.journal();
     journal.open_live()?;
     setup::save_setup(host, &day.scenario)?;
+    let mut seen = std::collections::HashMap::new();
     for (seq, line) in journal
         .lines(SIGNALS_PATH, 0, SCENARIO_BYTES_MAX as u64)?
         .into_iter()
         .enumerate()
     {
-        day.scenario.accept(setup::read_signal(&line, seq)?);
+        let (signal, id) = setup::read_signal(&line, seq)?;
+        if let Some((id, what)) = id {
+            seen.insert(id, (what, Ack::of(seq, &signal, &day.scenario)));
+        }
+        day.scenario.accept(signal);
     }
     day.started(&mut report);
     let session = Session {
@@ -301,6 +322,7 @@ pub async fn live(
         reading: Reading::new(config.clock, day.last_tick.unwrap_or(day.scenario.start)),
         clock: config.clock,
         bucket: Bucket::new(),
+        seen,
         closed: false,
         deliveries: Deliveries::start(host, sinks)?,
         decisions: inbox.decisions,
@@ -321,6 +343,9 @@ struct Session {
     /// A replayed clock's now: the latest time an input was stamped with.
     horizon: OffsetDateTime,
     bucket: Bucket,
+    /// The senders' ids of the signals taken, what was sent under each, and its
+    /// acknowledgement.
+    seen: std::collections::HashMap<String, (input::Sent, Ack)>,
     /// Whether the inputs ended.
     closed: bool,
     deliveries: Deliveries,
@@ -474,16 +499,29 @@ impl Session {
         let now = self.reading.now().unwrap_or(self.horizon);
         let reaches = |answer: &crate::scenario::Answer| day.reaches(answer);
         let answered = day.answered_unapplied();
+        let seen = |id: &str| self.seen.get(id).map(|(what, _)| *what);
         let standing = Standing {
             now,
             last_tick: day.last_tick,
             end: self.end,
             reaches: &reaches,
             answered: &answered,
+            seen: &seen,
         };
-        let Taken { signal, record } =
-            input::check(text, host.crossing().schemas(), &day.scenario, &standing)
-                .map_err(refused)?;
+        let taken = input::check(text, host.crossing().schemas(), &day.scenario, &standing)
+            .map_err(refused)?;
+        let (signal, record, key) = match taken {
+            Taken::New {
+                signal,
+                record,
+                sent,
+            } => (signal, record, sent),
+            Taken::Again(id) => {
+                let mut ack = self.seen[&id].1.clone();
+                ack.again = true;
+                return Ok(ack);
+            }
+        };
         if let Err(error) = host.journal().signal(&record) {
             let refusal = input::refusal(
                 "not_durable",
@@ -492,11 +530,10 @@ impl Session {
             );
             return Err(Box::new((refuse(host, &refusal, text), Some(error))));
         }
-        let ack = Ack {
-            seq: day.scenario.signals.len(),
-            at: day.scenario.format(signal.at),
-            kind: signal.kind.clone(),
-        };
+        let ack = Ack::of(day.scenario.signals.len(), &signal, &day.scenario);
+        if let Some((id, what)) = key {
+            self.seen.insert(id, (what, ack.clone()));
+        }
         self.horizon = self.horizon.max(signal.at);
         day.scenario.accept(signal);
         Ok(ack)

@@ -18,6 +18,7 @@ use aura_host::Host;
 use aura_host::journal::SIGNALS_PATH;
 
 use super::clock::{Clock, Reading};
+use super::input::{Sent, sent};
 use super::{LIVE_TICK_ON, LiveConfig, LiveError};
 use crate::checkpoint::{LIVE_SETUP_PATH, Start};
 use crate::scenario::{Scenario, ScenarioError, Signal};
@@ -133,20 +134,47 @@ pub(super) fn save_setup(host: &Host, scenario: &Scenario) -> Result<(), LiveErr
         .replace_file(LIVE_SETUP_PATH, text.as_bytes())?)
 }
 
-/// One line of the session's journal as the signal it recorded.
-pub(super) fn read_signal(line: &str, seq: usize) -> Result<Signal, LiveError> {
+/// One line of the session's journal: the signal it recorded, and the sender's id and what it
+/// sent under it, if it gave an id.
+pub(super) fn read_signal(
+    line: &str,
+    seq: usize,
+) -> Result<(Signal, Option<(String, Sent)>), LiveError> {
     let damaged = |why: String| LiveError::Damaged(format!("signal {seq}: {why}"));
     let value =
         parse_i_json(line, LIVE_SIGNAL_BYTES_MAX * 2).map_err(|e| damaged(e.to_string()))?;
-    let at = value["at"].as_str().unwrap_or_default();
-    Ok(Signal {
-        at: OffsetDateTime::parse(at, &Rfc3339).map_err(|e| damaged(format!("`at`: {e}")))?,
+    let time = |field: &str| {
+        let text = value[field].as_str().unwrap_or_default();
+        OffsetDateTime::parse(text, &Rfc3339).map_err(|e| damaged(format!("`{field}`: {e}")))
+    };
+    let signal = Signal {
+        at: time("at")?,
         kind: value["kind"]
             .as_str()
             .ok_or_else(|| damaged("no kind".to_owned()))?
             .to_owned(),
         data: value["data"].clone(),
-    })
+    };
+    let at = match (value.get("stamped"), value.get("sent")) {
+        (Some(_), _) => None,
+        (None, Some(_)) => Some(time("sent")?),
+        (None, None) => Some(signal.at),
+    };
+    let id = value["id"].as_str().map(|id| {
+        let what = sent(at, &signal.kind, &signal.data);
+        (id.to_owned(), what)
+    });
+    Ok((signal, id))
+}
+
+/// A journal line as the scenario.v1 signal it is (what the session added to it taken off).
+fn scenario_signal(mut record: Value) -> Value {
+    if let Some(object) = record.as_object_mut() {
+        for added in ["id", "sent", "stamped"] {
+            object.remove(added);
+        }
+    }
+    record
 }
 
 /// The data dir's live session as a scenario.v1: its setup as it started, its signals as
@@ -179,7 +207,7 @@ pub fn export(host: &Host) -> Result<Value, LiveError> {
     {
         let value = parse_i_json(&line, LIVE_SIGNAL_BYTES_MAX * 2)
             .map_err(|e| LiveError::Damaged(format!("signal {seq}: {e}")))?;
-        signals.push(value);
+        signals.push(scenario_signal(value));
     }
     Ok(scenario.to_value(&signals))
 }
