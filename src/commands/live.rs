@@ -49,6 +49,12 @@ pub struct LiveCommand {
     /// Start over: set the data dir's session aside instead of resuming it.
     #[arg(long)]
     fresh: bool,
+    /// Also take signals and answers, and stream decisions, over HTTP at a loopback address
+    /// (`127.0.0.1:PORT`; port 0 picks a free one) or a unix socket (`unix:PATH`):
+    /// `POST /signals`, `POST /answers`, `GET /decisions`.
+    #[cfg(feature = "http")]
+    #[arg(long, value_name = "ADDRESS")]
+    listen: Option<String>,
     /// Write the data dir's session as a scenario (what `aura run` runs to the same traces)
     /// to this file, and exit.
     #[arg(long, value_name = "FILE")]
@@ -105,11 +111,30 @@ impl LiveCommand {
                 sinks.push(Arc::new(CommandSink::new(*surface, command)));
             }
             let (handle, inbox) = live::channel(&host);
+            // Ends the HTTP front, if there is one, once the session has ended.
+            #[allow(unused_mut)]
+            let mut http_stop: Option<tokio::sync::oneshot::Sender<()>> = None;
             let stop = handle.clone();
             tokio::spawn(async move {
                 super::shutdown_signal().await;
                 stop.stop().await;
             });
+            #[cfg(feature = "http")]
+            if let Some(address) = &self.listen {
+                let listener = aura_live_http::bind(address).await?;
+                eprintln!("aura: live at {}", listener.shown());
+                let front = handle.clone();
+                let (stopped, stop) = tokio::sync::oneshot::channel::<()>();
+                http_stop = Some(stopped);
+                tokio::spawn(async move {
+                    let shutdown = async move {
+                        let _ = stop.await;
+                    };
+                    if let Err(error) = aura_live_http::serve(front, listener, shutdown).await {
+                        eprintln!("aura: {error}");
+                    }
+                });
+            }
             if self.stdin {
                 let reader = handle.clone();
                 tokio::spawn(async move {
@@ -118,7 +143,9 @@ impl LiveCommand {
                     reader.close().await;
                 });
             }
-            let summary = live::live(&host, live_config, sinks, inbox, report).await?;
+            let summary = live::live(&host, live_config, sinks, inbox, report).await;
+            drop(http_stop);
+            let summary = summary?;
             println!("{}", serde_json::json!({ "summary": summary }));
             drop(handle);
             drop(host);

@@ -586,3 +586,142 @@ fn a_session_killed_anywhere_loses_no_acknowledged_signal_and_keeps_each_effect_
         assert_eq!(sorted, expected, "{point}: each card's effect once");
     }
 }
+
+/// One HTTP/1.1 request to `address` (`Connection: close`): the status and the body.
+fn http(
+    address: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> (u16, Vec<u8>) {
+    use std::io::Read;
+    let mut stream = std::net::TcpStream::connect(address).unwrap();
+    let mut request = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str("\r\n");
+    stream.write_all(request.as_bytes()).unwrap();
+    // A server may answer before it has read a body it refuses.
+    let _ = stream.write_all(body);
+    let mut response = Vec::new();
+    let _ = stream.read_to_end(&mut response);
+    let text = String::from_utf8_lossy(&response);
+    let status = text
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let start = response
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .map_or(response.len(), |at| at + 4);
+    (status, response[start..].to_vec())
+}
+
+#[test]
+fn the_day_posted_over_http_leaves_the_traces_of_aura_run_and_streams_its_decisions() {
+    let work = temp_dir("live-http");
+    let (live, ran) = (work.join("live"), work.join("run"));
+    let day = day();
+    let mut child = aura(
+        &live,
+        &replayed(&["--seed", "7", "--listen", "127.0.0.1:0"], &day),
+    )
+    .spawn()
+    .unwrap();
+    let stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut said = stderr.lines().map_while(Result::ok);
+    let address = said
+        .find_map(|line| {
+            line.strip_prefix("aura: live at http://")
+                .map(str::to_owned)
+        })
+        .expect("the session says where it listens");
+    // Follows the decisions as they are made, on a connection of its own.
+    let follower = {
+        let address = address.clone();
+        std::thread::spawn(move || {
+            let (status, body) = http(&address, "GET", "/decisions", &[], b"");
+            (status, String::from_utf8(body).unwrap())
+        })
+    };
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let mut acks = 0;
+    for line in signal_lines(&day).lines() {
+        let json = [("Content-Type", "application/json")];
+        let (status, body) = http(&address, "POST", "/signals", &json, line.as_bytes());
+        assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
+        let body: Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(body["ack"]["seq"], acks);
+        acks += 1;
+    }
+    // Refusals: a bad signal (400, what to fix), an answer to nothing (409), another site's
+    // page (403), a body past the bound (413).
+    let (status, body) = http(
+        &address,
+        "POST",
+        "/signals",
+        &[],
+        br#"{"kind":"reading","data":{"hrv_ms":"x"}}"#,
+    );
+    assert_eq!(status, 400);
+    let body: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(
+        body["refused"]["recovery"]["issues"][0]["field"],
+        "/data/hrv_ms"
+    );
+    let (status, body) = http(
+        &address,
+        "POST",
+        "/answers",
+        &[],
+        br#"{"question":"t_0000000000","reply":"yes"}"#,
+    );
+    assert_eq!(status, 409, "{}", String::from_utf8_lossy(&body));
+    let (status, _) = http(
+        &address,
+        "POST",
+        "/signals",
+        &[("Origin", "http://evil.example")],
+        b"{}",
+    );
+    assert_eq!(status, 403);
+    let (status, _) = http(
+        &address,
+        "POST",
+        "/signals",
+        &[],
+        &vec![b' '; (1 << 20) + 7],
+    );
+    assert_eq!(status, 413);
+    // The inputs end with stdin: the day runs to its end.
+    drop(child.stdin.take());
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success());
+    run(
+        &ran,
+        &["run", day.to_str().unwrap(), "--seed", "7", "--json"],
+        b"",
+    );
+    assert_eq!(traces(&live), traces(&ran), "byte for byte");
+    // The follower saw every decision, in order, then the end of the stream.
+    let (status, streamed) = follower.join().unwrap();
+    assert_eq!(status, 200);
+    let streamed: Vec<Value> = streamed
+        .lines()
+        .filter(|l| l.starts_with('{'))
+        .map(|l| serde_json::from_str::<Value>(l).unwrap()["decision"]["trace"].clone())
+        .collect();
+    let recorded: Vec<Value> = traces(&live)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(streamed, recorded);
+    // Four refusals, each quarantined.
+    assert_eq!(quarantine_lines(&live).len(), 4);
+}

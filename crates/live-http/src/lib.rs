@@ -1,0 +1,256 @@
+//! aura's live HTTP front: a live session's inputs and decisions over local HTTP.
+//!
+//! It owns three routes on a loopback address or a unix socket: `POST /signals` (one
+//! scenario.v1 signal, `at` and `id` optional), `POST /answers` (`{"question", "reply"}`, `at`
+//! and `id` optional) and `GET /decisions` (each decision as it is delivered, one JSON line
+//! each, for as long as the client reads). A body is read up to the session's bound and no
+//! further; what the session answers becomes the status: 200 with the acknowledgement, or the
+//! refusal's recovery.v1 with 400 (correct it), 409 (nothing to do), 413 (too large), 429
+//! (busy: `Retry-After`) or 503 (stopped). Requests whose `Host` or `Origin` is not a loopback
+//! name are refused (DNS rebinding). It must not check, journal or decide anything: every input
+//! goes through the session's one handle ([`aura_day::live::Live`]), and it has no
+//! authentication (the issue that locks the fronts adds it), so it never listens beyond the
+//! machine.
+
+use std::sync::Arc;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use http_body_util::BodyExt;
+use serde_json::{Value, json};
+
+use aura_contract::limits::LIVE_SIGNAL_BYTES_MAX;
+use aura_contract::recovery::Action;
+use aura_day::live::{Ack, Delivery, Live, Refused};
+
+/// Where the front listens.
+#[derive(Debug)]
+pub enum Listener {
+    /// A loopback TCP address.
+    Tcp(tokio::net::TcpListener),
+    /// A unix socket.
+    Unix(tokio::net::UnixListener),
+}
+
+/// Why the front could not serve.
+#[derive(Debug, thiserror::Error)]
+pub enum HttpError {
+    /// The address is not loopback.
+    #[error(
+        "aura live listens on loopback or a unix socket only (it has no authentication yet): {0}"
+    )]
+    NotLoopback(std::net::SocketAddr),
+    /// Serving failed.
+    #[error("the live HTTP front failed: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Binds `address`: `unix:<path>` for a unix socket (an old socket file at the path is
+/// replaced), else a loopback `ip:port` (port 0 picks a free one).
+pub async fn bind(address: &str) -> Result<Listener, HttpError> {
+    if let Some(path) = address.strip_prefix("unix:") {
+        match std::fs::remove_file(path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e.into()),
+            _ => {}
+        }
+        return Ok(Listener::Unix(tokio::net::UnixListener::bind(path)?));
+    }
+    let address: std::net::SocketAddr = address.parse().map_err(|e| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("`{address}`: ip:port or unix:PATH ({e})"),
+        )
+    })?;
+    if !address.ip().is_loopback() {
+        return Err(HttpError::NotLoopback(address));
+    }
+    Ok(Listener::Tcp(tokio::net::TcpListener::bind(address).await?))
+}
+
+impl Listener {
+    /// Where it listens, as a URL or a socket path.
+    pub fn shown(&self) -> String {
+        match self {
+            Listener::Tcp(tcp) => tcp
+                .local_addr()
+                .map_or_else(|e| e.to_string(), |a| format!("http://{a}")),
+            Listener::Unix(unix) => unix
+                .local_addr()
+                .ok()
+                .and_then(|a| a.as_pathname().map(|p| format!("unix:{}", p.display())))
+                .unwrap_or_else(|| "unix socket".to_owned()),
+        }
+    }
+}
+
+/// Serves `live`'s routes on `listener` until `shutdown` completes.
+pub async fn serve(
+    live: Live,
+    listener: Listener,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), HttpError> {
+    let router = axum::Router::new()
+        .route("/signals", post(signals))
+        .route("/answers", post(answers))
+        .route("/decisions", get(decisions))
+        .layer(axum::middleware::from_fn(loopback_only))
+        .with_state(Arc::new(live));
+    match listener {
+        Listener::Tcp(tcp) => {
+            axum::serve(tcp, router)
+                .with_graceful_shutdown(shutdown)
+                .await?;
+        }
+        Listener::Unix(unix) => {
+            axum::serve(unix, router)
+                .with_graceful_shutdown(shutdown)
+                .await?;
+        }
+    }
+    Ok(())
+}
+
+/// Refuses a request whose `Host` or `Origin` names another machine: a page a browser loaded
+/// from elsewhere must not reach the person's assistant through a rebound name.
+async fn loopback_only(request: Request, next: axum::middleware::Next) -> Response {
+    let headers = request.headers();
+    let named = |value: Option<&HeaderValue>, origin: bool| {
+        let Some(value) = value else {
+            return true;
+        };
+        let text = value.to_str().unwrap_or_default();
+        let authority = match origin {
+            true => match text.split_once("://") {
+                Some((_, rest)) => rest,
+                None => return false,
+            },
+            false => text,
+        };
+        let host = match authority.strip_prefix('[') {
+            Some(rest) => rest.split(']').next().unwrap_or_default(),
+            None => authority.split(':').next().unwrap_or_default(),
+        };
+        matches!(host, "localhost" | "127.0.0.1" | "::1" | "")
+    };
+    if !named(headers.get(header::HOST), false) || !named(headers.get(header::ORIGIN), true) {
+        return (
+            StatusCode::FORBIDDEN,
+            "aura live answers loopback names only (Host and Origin)\n",
+        )
+            .into_response();
+    }
+    next.run(request).await
+}
+
+/// `POST /signals`: one signal.
+async fn signals(State(live): State<Arc<Live>>, request: Request) -> Response {
+    match body(&live, request).await {
+        Ok(bytes) => answer(live.push(&bytes).await),
+        Err(refused) => answer(Err(refused)),
+    }
+}
+
+/// `POST /answers`: `{"question": …, "reply": …}` (and `at`, `id`), as the answer signal it is.
+async fn answers(State(live): State<Arc<Live>>, request: Request) -> Response {
+    let bytes = match body(&live, request).await {
+        Ok(bytes) => bytes,
+        Err(refused) => return answer(Err(refused)),
+    };
+    // What is not a JSON object goes as it came, to be refused as what it is.
+    let signal = match serde_json::from_slice::<Value>(&bytes) {
+        Ok(Value::Object(mut data)) => {
+            let mut signal = json!({"kind": "answer"});
+            for outer in ["at", "id"] {
+                if let Some(value) = data.remove(outer) {
+                    signal[outer] = value;
+                }
+            }
+            signal["data"] = Value::Object(data);
+            Bytes::from(signal.to_string())
+        }
+        _ => bytes,
+    };
+    answer(live.push(&signal).await)
+}
+
+/// `GET /decisions`: each decision from now on, a JSON line each (`{"decision": …}`, or
+/// `{"missed": n}` for a reader that fell behind).
+async fn decisions(State(live): State<Arc<Live>>) -> Response {
+    let receiver = live.subscribe();
+    let stream = futures_util::stream::unfold(receiver, |mut receiver| async move {
+        use tokio::sync::broadcast::error::RecvError;
+        let line = match receiver.recv().await {
+            Ok(delivery) => line(&delivery),
+            Err(RecvError::Lagged(missed)) => format!("{}\n", json!({ "missed": missed })),
+            Err(RecvError::Closed) => return None,
+        };
+        Some((
+            Ok::<_, std::convert::Infallible>(Bytes::from(line)),
+            receiver,
+        ))
+    });
+    let mut response = Body::from_stream(stream).into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/x-ndjson"),
+    );
+    response
+}
+
+/// A decision as one JSON line.
+fn line(delivery: &Delivery) -> String {
+    format!("{}\n", json!({ "decision": delivery }))
+}
+
+/// The request's body, read up to [`LIVE_SIGNAL_BYTES_MAX`] and no further (a longer one is
+/// refused with what was read of it).
+async fn body(live: &Live, request: Request) -> Result<Bytes, Refused> {
+    let mut body = request.into_body();
+    let mut read = Vec::new();
+    let mut total: u64 = 0;
+    while let Some(frame) = body.frame().await {
+        let Ok(frame) = frame else {
+            break;
+        };
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        total += data.len() as u64;
+        if read.len() <= LIVE_SIGNAL_BYTES_MAX {
+            let room = LIVE_SIGNAL_BYTES_MAX + 1 - read.len();
+            read.extend_from_slice(&data[..data.len().min(room)]);
+        }
+        if total > LIVE_SIGNAL_BYTES_MAX as u64 {
+            // Stop reading: the connection is closed after the answer.
+            return Err(live.refuse_unread(total, &read));
+        }
+    }
+    Ok(Bytes::from(read))
+}
+
+/// The session's answer as an HTTP response.
+fn answer(taken: Result<Ack, Refused>) -> Response {
+    match taken {
+        Ok(ack) => (StatusCode::OK, axum::Json(json!({ "ack": ack }))).into_response(),
+        Err(refused) => {
+            let status = match (refused.kind.as_str(), &refused.recovery.action) {
+                ("too_large", _) => StatusCode::PAYLOAD_TOO_LARGE,
+                ("busy", _) => StatusCode::TOO_MANY_REQUESTS,
+                ("closed" | "not_durable", _) => StatusCode::SERVICE_UNAVAILABLE,
+                (_, Action::Finish) => StatusCode::CONFLICT,
+                _ => StatusCode::BAD_REQUEST,
+            };
+            let mut headers = HeaderMap::new();
+            if let Some(ms) = refused.recovery.retry_after_ms {
+                let seconds = ms.div_ceil(1000).max(1);
+                if let Ok(value) = HeaderValue::from_str(&seconds.to_string()) {
+                    headers.insert(header::RETRY_AFTER, value);
+                }
+            }
+            (status, headers, axum::Json(json!({ "refused": refused }))).into_response()
+        }
+    }
+}
