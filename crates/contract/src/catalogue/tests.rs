@@ -122,8 +122,8 @@ fn every_schema_compiles() {
 
 #[test]
 fn the_live_schemas_are_the_scenario_s_parts_and_its_bounds_are_the_limits() {
-    let crossing = crate::crossing::Crossing::new().unwrap();
-    let schemas = crossing.schemas();
+    let mut schemas = crate::schema::SchemaRegistry::compile(all_schemas()).unwrap();
+    schemas.derive(&DERIVED_SCHEMAS).unwrap();
     schemas.compile_all().unwrap();
     // A live signal is a scenario's signal: `at` required (the session fills it in), the kinds
     // and their data checked as in a scenario.

@@ -1,0 +1,234 @@
+//! The assistant embedded as an app embeds it: through the Rust API, from a C program
+//! compiled against the generated header, and from Python through ctypes. Each leaves the
+//! traces `aura run` leaves with the same signals.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+
+use aura_day::orchestrator;
+use aura_day::scenario::Scenario;
+use aura_embed::{Assistant, AssistantConfig};
+use aura_host::{Host, HostConfig};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn short() -> PathBuf {
+    root().join("tests/data/scenarios/short.json")
+}
+
+fn day() -> PathBuf {
+    root().join("scenarios/day.json")
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir()
+        .join("aura-tests")
+        .join(format!("embed-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The compilation cache the workspace's tests share.
+fn cache_dir() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join("aura-code-cache")
+}
+
+/// The configuration of an assistant over a recorded day, replayed on its grid only (as
+/// `aura run` ticks a scenario that names no `tick_on`).
+fn config(setup: &Path, data: &Path, seed: u64) -> Value {
+    json!({
+        "setup": setup, "data_dir": data, "plugins_dir": aura_agents::PLUGINS_DIR,
+        "cache_dir": cache_dir(), "clock": "replay", "tick_on": [], "seed": seed,
+    })
+}
+
+/// A scenario's signals as JSON lines, in the order they happen.
+fn signal_lines(scenario: &Path) -> Vec<String> {
+    let scenario: Value =
+        serde_json::from_str(&std::fs::read_to_string(scenario).unwrap()).unwrap();
+    let mut signals: Vec<Value> = scenario["signals"].as_array().unwrap().clone();
+    let at = |s: &Value| {
+        time::OffsetDateTime::parse(
+            s["at"].as_str().unwrap(),
+            &time::format_description::well_known::Rfc3339,
+        )
+        .unwrap()
+    };
+    signals.sort_by_key(at);
+    signals.iter().map(Value::to_string).collect()
+}
+
+/// `aura run`'s traces of `scenario` with `seed`, in a data dir of their own.
+async fn reference(scenario: &Path, seed: u64, name: &str) -> String {
+    let data = temp_dir(&format!("reference-{name}"));
+    let mut config = HostConfig::new(aura_agents::PLUGINS_DIR, &data);
+    config.cache_dir = Some(cache_dir());
+    config.guest_seed = seed;
+    let host = Host::open(&config).await.unwrap();
+    let scenario = Scenario::load(scenario, host.crossing().schemas()).unwrap();
+    orchestrator::run(&host, &scenario, seed, orchestrator::Start::Fresh, |_| {})
+        .await
+        .unwrap();
+    traces(&data)
+}
+
+fn traces(data: &Path) -> String {
+    std::fs::read_to_string(data.join(aura_host::journal::TRACES_PATH)).unwrap()
+}
+
+fn reference_blocking(scenario: &Path, seed: u64, name: &str) -> String {
+    tokio::runtime::Runtime::new()
+        .unwrap()
+        .block_on(reference(scenario, seed, name))
+}
+
+/// The shared library the build wrote next to the tests (target/<profile>/).
+fn library() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let profile = exe.parent().unwrap().parent().unwrap();
+    let library = profile.join("libaura_embed.so");
+    assert!(library.exists(), "no {}", library.display());
+    library
+}
+
+#[test]
+fn the_rust_api_lives_a_morning_and_answers_its_question_by_id() {
+    let data = temp_dir("rust");
+    let config: AssistantConfig = serde_json::from_value(config(&short(), &data, 0)).unwrap();
+    let decisions: Arc<Mutex<Vec<aura_embed::Delivery>>> = Arc::default();
+    let seen = decisions.clone();
+    let assistant = Assistant::open(config, move |d| seen.lock().unwrap().push(d.clone())).unwrap();
+    let signals = signal_lines(&short());
+    // The two signals of 08:40, the same reading again at 08:50 (it changes nothing): the
+    // clock passes 08:45, whose tick asks about the invitation.
+    for signal in [
+        &signals[0],
+        &signals[1],
+        &signals[0].replace("08:40:00", "08:50:00"),
+    ] {
+        assistant.push(signal).unwrap();
+    }
+    let question = (0..600)
+        .find_map(|_| {
+            let found = decisions
+                .lock()
+                .unwrap()
+                .iter()
+                .find_map(|d| d.question.clone());
+            if found.is_none() {
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+            found
+        })
+        .expect("the 08:45 tick asks");
+    let refused = assistant.answer("t_0000000000", "yes").unwrap_err();
+    assert_eq!(refused.kind, "answer_unplaced");
+    let at_0905 = json!({"at": "2026-11-23T09:05:00+01:00", "kind": "answer",
+        "data": {"question": question, "reply": "yes"}});
+    assistant.push(&at_0905.to_string()).unwrap();
+    let summary = assistant.finish().unwrap();
+    assert_eq!((summary.asked, summary.confirmed), (1, 1));
+    assert_eq!(traces(&data), reference_blocking(&short(), 0, "rust"));
+    // Each decision reached the callback once.
+    assert_eq!(decisions.lock().unwrap().len(), summary.decisions);
+}
+
+#[test]
+fn the_header_apps_read_is_the_one_the_build_generates() {
+    let generated = std::fs::read_to_string(aura_embed::HEADER).unwrap();
+    let shipped = std::fs::read_to_string(root().join("crates/embed/include/aura.h")).unwrap();
+    assert!(
+        generated == shipped,
+        "crates/embed/include/aura.h is stale: copy {} over it",
+        aura_embed::HEADER
+    );
+}
+
+#[test]
+fn a_c_program_built_against_the_header_lives_a_morning() {
+    let work = temp_dir("c");
+    let program = work.join("short");
+    let library = library();
+    let built = Command::new("cc")
+        .arg(root().join("crates/embed/tests/short.c"))
+        .arg("-I")
+        .arg(root().join("crates/embed/include"))
+        .arg("-L")
+        .arg(library.parent().unwrap())
+        .args(["-laura_embed", "-lpthread", "-o"])
+        .arg(&program)
+        .output()
+        .expect("cc runs (the C compiler Rust links with)");
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let data = work.join("data");
+    let signals = signal_lines(&short());
+    let output = Command::new(&program)
+        .arg(config(&short(), &data, 0).to_string())
+        .arg(&signals[0])
+        .arg(&signals[1])
+        .arg(signals[0].replace("08:40:00", "08:50:00"))
+        .arg("2026-11-23T09:05:00+01:00")
+        .env("LD_LIBRARY_PATH", library.parent().unwrap())
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{said}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    // The refusal came back as recovery.v1, the acknowledgements in order, the unknown
+    // question refused, and the day closed with its summary.
+    assert!(
+        said.contains(r#"push 1 {"refused":{"kind":"malformed_json""#),
+        "{said}"
+    );
+    assert!(said.contains(r#""seq":2"#), "{said}");
+    assert!(said.contains("answer_unplaced"), "{said}");
+    assert!(said.contains("close 0 {\"summary\":"), "{said}");
+    assert_eq!(traces(&data), reference_blocking(&short(), 0, "c"));
+}
+
+#[test]
+fn python_through_ctypes_lives_the_day_as_aura_run_does() {
+    let work = temp_dir("python");
+    let data = work.join("data");
+    let signals = work.join("signals.jsonl");
+    std::fs::write(&signals, signal_lines(&day()).join("\n") + "\n").unwrap();
+    let output = Command::new("python3")
+        .arg(root().join("crates/embed/tests/day.py"))
+        .arg(library())
+        .arg(config(&day(), &data, 7).to_string())
+        .arg(&signals)
+        .output()
+        .expect("python3 runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let said: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(
+        (said["acks"].as_u64(), said["refused"].as_u64()),
+        (Some(215), Some(0))
+    );
+    assert_eq!(said["closed"], 0);
+    let decisions = said["summary"]["summary"]["decisions"].as_u64().unwrap();
+    assert_eq!(
+        said["decisions"].as_u64(),
+        Some(decisions),
+        "each decision to the callback"
+    );
+    assert_eq!(said["distinct"].as_u64(), Some(decisions), "and once");
+    assert_eq!(traces(&data), reference_blocking(&day(), 7, "python"));
+}
