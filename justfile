@@ -84,6 +84,16 @@ phone-check seed="7": build-phone build-pulley
     cmp target/phone-check/x86_64/traces.jsonl target/phone-check/aarch64/traces.jsonl
     cmp target/phone-check/x86_64/traces.jsonl target/phone-check/pulley/traces.jsonl
     @echo "aarch64 (qemu) and Pulley reproduce the x86_64 traces byte for byte"
+    # The day lived: its signals on stdin as they happen (urgent kinds ticking at once), at a
+    # replayed clock, on each build.
+    python3 -c 'import json, sys, datetime; d = json.load(open("scenarios/day.json")); [print(json.dumps(s)) for s in sorted(d["signals"], key=lambda s: datetime.datetime.fromisoformat(s["at"]))]' > target/phone-check/day-signals.jsonl
+    ./target/debug/aura --data-dir target/phone-check/live-x86_64 live --stdin --clock replay --seed {{seed}} scenarios/day.json < target/phone-check/day-signals.jsonl > /dev/null
+    qemu-aarch64 target/{{phone_target}}/phone/aura --data-dir target/phone-check/live-aarch64 --plugins-dir plugins/{{phone_target}} live --stdin --clock replay --seed {{seed}} scenarios/day.json < target/phone-check/day-signals.jsonl > /dev/null
+    target/phone/aura --data-dir target/phone-check/live-pulley --plugins-dir plugins/pulley64 live --stdin --clock replay --seed {{seed}} scenarios/day.json < target/phone-check/day-signals.jsonl > /dev/null
+    sha256sum target/phone-check/live-*/traces.jsonl
+    cmp target/phone-check/live-x86_64/traces.jsonl target/phone-check/live-aarch64/traces.jsonl
+    cmp target/phone-check/live-x86_64/traces.jsonl target/phone-check/live-pulley/traces.jsonl
+    @echo "aura live --stdin: aarch64 (qemu) and Pulley reproduce the x86_64 traces byte for byte"
     # Both phone binaries check signatures: the same .cwasm without signatures.json, or with
     # its last byte cut after signing, is refused before it is mapped.
     for dir in plugins/{{phone_target}} plugins/pulley64; do \

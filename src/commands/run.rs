@@ -129,6 +129,7 @@ fn print_decision(
         Decision::Confirmed => "confirmed: ",
         Decision::Declined => "declined: ",
         Decision::Held => "held: ",
+        Decision::Expired => "expired: ",
         Decision::AnswerUnmatched | Decision::AnswerAmbiguous => "answer: ",
         Decision::Digest => "",
     };

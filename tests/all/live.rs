@@ -723,3 +723,70 @@ fn the_day_posted_over_http_leaves_the_traces_of_aura_run_and_streams_its_decisi
     // Four refusals, each quarantined.
     assert_eq!(quarantine_lines(&live).len(), 4);
 }
+
+/// A two-day scenario: an invitation for Friday arrives Monday 07:50, the calendar asks about
+/// it at 08:00, and (with `answers`) the person answers.
+fn two_days(dir: &Path, answers: &[Value]) -> PathBuf {
+    let short: Value = serde_json::from_str(&std::fs::read_to_string(short()).unwrap()).unwrap();
+    let mut signals = vec![
+        json!({"at": "2026-11-23T07:50:00+01:00", "kind": "invitation",
+        "data": {"id": "i9", "from": "ana@example.com", "title": "Design review",
+            "start": "2026-11-27T14:00:00+01:00", "end": "2026-11-27T15:00:00+01:00"}}),
+    ];
+    signals.extend_from_slice(answers);
+    let scenario = json!({"scenario": "two-days", "start": "2026-11-23T08:00:00+01:00",
+        "end": "2026-11-25T08:00:00+01:00", "tick_minutes": 60, "utc_offset_minutes": 60,
+        "profile": short["profile"], "signals": signals});
+    let path = dir.join(format!("two-days-{}.json", answers.len()));
+    std::fs::write(&path, scenario.to_string()).unwrap();
+    path
+}
+
+#[tokio::test]
+async fn an_unanswered_question_expires_after_a_day_into_the_digest_and_later_postpones_it() {
+    let dir = temp_dir("live-expiry");
+    let (_, traces, _) = crate::orchestrator::run("expiry", &two_days(&dir, &[]), 0).await;
+    let traces: Vec<Value> = traces
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let asked = traces.iter().find(|t| t["decision"] == "asked").unwrap();
+    assert_eq!(asked["at"], "2026-11-23T08:00:00+01:00");
+    let question = asked["call"]["call_id"].as_str().unwrap();
+    // A day later, with no answer: expired, not run, recorded SILENT.
+    let expired: Vec<&Value> = traces
+        .iter()
+        .filter(|t| t["decision"] == "expired")
+        .collect();
+    assert_eq!(expired.len(), 1);
+    assert_eq!(expired[0]["at"], "2026-11-24T08:00:00+01:00");
+    assert_eq!(
+        (
+            expired[0]["call"]["call_id"].as_str(),
+            expired[0]["surface"].as_str()
+        ),
+        (Some(question), Some("SILENT"))
+    );
+    assert_eq!(expired[0]["fuel_used"], 0, "never run");
+    // A digest after it tells it.
+    assert!(traces.iter().any(|t| {
+        t["decision"] == "digest"
+            && t["at"].as_str().unwrap() > "2026-11-24T08"
+            && t["outcome"]["summary"]
+                .as_str()
+                .unwrap()
+                .contains("No answer to: Add \"Design review\"")
+    }));
+    // "Later" at 20:00 the same day: it waits from then, and expires the next day at 20:00.
+    let later = json!({"at": "2026-11-23T19:30:00+01:00", "kind": "answer",
+        "data": {"question": question, "reply": "later"}});
+    let (summary, traces, _) =
+        crate::orchestrator::run("expiry-later", &two_days(&dir, &[later]), 0).await;
+    assert_eq!((summary.answers_later, summary.expired), (1, 1));
+    let expired = traces
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|t| t["decision"] == "expired")
+        .unwrap();
+    assert_eq!(expired["at"], "2026-11-24T20:00:00+01:00");
+}

@@ -524,10 +524,11 @@ async fn the_weekend_decides_as_worked_out_by_hand() {
             (
                 t["at"].as_str().unwrap().to_owned(),
                 t["decision"].as_str().unwrap().to_owned(),
+                // The digest is the orchestrator's own card, about no call.
                 format!(
                     "{}.{}",
-                    t["call"]["agent"].as_str().unwrap(),
-                    t["call"]["tool"].as_str().unwrap()
+                    t["call"]["agent"].as_str().unwrap_or("aura"),
+                    t["call"]["tool"].as_str().unwrap_or("digest")
                 ),
                 t["surface"].as_str().unwrap().to_owned(),
             )
@@ -561,6 +562,12 @@ async fn the_weekend_decides_as_worked_out_by_hand() {
             // 100), sleep 480 of 480 (→ 0): (500·100 + 300·100 + 200·0)/1000 = 80, high. The
             // 10:00 tick, on the watch. No break: Saturday is not a working day.
             d("10:00", "executed", "wellness.stress_score", "WATCH"),
+            // No answer came: at 11:30 the board games it asks about start, so the question
+            // expires (not run, recorded SILENT) and waits for the digest.
+            d("11:30", "expired", "calendar.schedule_event", "SILENT"),
+            // 12:00 is the weekend's last tick: its closing digest tells what was kept, the
+            // unanswered question, on the phone (12:00 is not in quiet hours).
+            d("12:00", "digest", "aura.digest", "PHONE_CARD"),
         ]
     );
     assert_eq!(traces[0]["signals"][2], "interrupt:m-0110-dana-urgent");
@@ -571,14 +578,29 @@ async fn the_weekend_decides_as_worked_out_by_hand() {
     );
     assert_eq!(traces[5]["outcome"]["summary"], "Stress 80 (high)");
     assert_eq!(
+        traces[6]["outcome"]["summary"],
+        "No answer in time to: Add \"Board games\" today 11:30-13:00? It overlaps Brunch with Alex. Nothing was done."
+    );
+    assert_eq!(
+        traces[7]["outcome"]["summary"],
+        "Held back (1): No answer to: Add \"Board games\" today 11:30-13:00? It overlaps Brunch with Alex."
+    );
+    assert_eq!(
+        traces[7]["signals"],
+        serde_json::json!([format!(
+            "question:{}",
+            traces[4]["call"]["call_id"].as_str().unwrap()
+        )])
+    );
+    assert_eq!(
         (
             summary.shown.WATCH,
             summary.shown.PHONE_CARD,
             summary.shown.EARBUD_TTS
         ),
-        (2, 0, 0)
+        (2, 1, 0)
     );
-    assert_eq!((summary.asked, summary.held), (1, 1));
+    assert_eq!((summary.asked, summary.held, summary.expired), (1, 1, 1));
 }
 
 /// Each agent's tick sees only the context members its `tick_reads` lists (aura_sdk::tick_json

@@ -286,6 +286,10 @@ pub const INTERRUPT_IMPORTANCE_MIN: u8 = 40;
 pub const BUDGET_EXEMPT_IMPORTANCE_MIN: u8 = 85;
 /// An action item asked of the user due within this many minutes cannot wait for a digest.
 pub const ACTION_DUE_SOON_MINUTES: i64 = 90;
+/// A question no answer came to in this long expires (not run, told in the next digest): a
+/// day, time to answer tomorrow morning what was asked this morning. It expires earlier when
+/// what it asks about starts (an invitation to a meeting that has begun).
+pub const QUESTION_EXPIRY_MINUTES: i64 = 24 * 60;
 /// A digest of what was kept back is shown at most this often during the day (and always at
 /// the end of quiet hours and of the run): a few times a day is what a person reads.
 pub const DIGEST_INTERVAL_MINUTES: i64 = 240;

@@ -38,6 +38,8 @@ pub enum Decision {
     /// What was kept from the user (quiet hours, the interruption budget) and not told
     /// since, gathered on one card.
     Digest,
+    /// A question no answer came to in time: not run, and told in the next digest.
+    Expired,
 }
 
 /// An answer of the user's, as the scenario gave it.
@@ -88,6 +90,8 @@ pub enum Status {
     Ambiguous,
     /// A digest of what was held back.
     Digest,
+    /// A question no answer came to in time.
+    Expired,
 }
 
 impl Status {
@@ -103,6 +107,7 @@ impl Status {
             Self::Unmatched => "unmatched",
             Self::Ambiguous => "ambiguous",
             Self::Digest => "digest",
+            Self::Expired => "expired",
         }
     }
 
@@ -154,6 +159,15 @@ impl Outcome {
             Status::Declined,
             None,
             "You said no; nothing was done".into(),
+        )
+    }
+
+    /// A question no answer came to in time (`question`: what it asked).
+    pub fn expired(question: &str) -> Self {
+        Self::new(
+            Status::Expired,
+            None,
+            format!("No answer in time to: {question} Nothing was done."),
         )
     }
 
@@ -388,6 +402,9 @@ pub fn rationale(facts: &RationaleFacts<'_>) -> String {
             "; the answer reached no single question, so nothing was run".to_owned()
         }
         Decision::Digest => format!("; shown on {surface}"),
+        Decision::Expired => {
+            "; no answer came in time, so it was not run and waits for the digest".to_owned()
+        }
     };
     text.push_str(&tail);
     text.push('.');

@@ -51,6 +51,7 @@ pub(super) const AGENT: AgentSpec = AgentSpec {
         about: Some(About {
             kind: "invitation",
             matches: event_is_invitation,
+            moot_at: event_start,
         }),
         news: &[],
         news_in_result: None),
@@ -132,6 +133,12 @@ fn event_is_invitation(args: &Value, invitation: &Value) -> bool {
     ["title", "start", "end"]
         .iter()
         .all(|field| event[*field].is_string() && event[*field] == invitation[*field])
+}
+
+/// When the event a call would add starts (a question to add it is moot then).
+fn event_start(args: &Value) -> Option<time::OffsetDateTime> {
+    let start = args["event"]["start"].as_str()?;
+    time::OffsetDateTime::parse(start, &time::format_description::well_known::Rfc3339).ok()
 }
 
 /// The scheduled event joins the calendar (when the result names it).

@@ -203,6 +203,9 @@ pub struct About {
     pub kind: &'static str,
     /// Whether a call with these args asks about this pending item (as the scenario gave it).
     pub matches: fn(args: &Value, item: &Value) -> bool,
+    /// When a question about a call with these args can no longer be carried out (the event
+    /// it adds has started): it expires then, if no answer came.
+    pub moot_at: fn(args: &Value) -> Option<time::OffsetDateTime>,
 }
 
 impl ToolSpec {

@@ -11,7 +11,9 @@ use time::OffsetDateTime;
 
 use aura_contract::catalogue::Telling;
 use aura_contract::envelope::Surface;
-use aura_contract::limits::{INTERRUPT_IMPORTANCE_MIN, TRACE_SIGNAL_CHARS_MAX, TRACE_SIGNALS_MAX};
+use aura_contract::limits::{
+    INTERRUPT_IMPORTANCE_MIN, QUESTION_EXPIRY_MINUTES, TRACE_SIGNAL_CHARS_MAX, TRACE_SIGNALS_MAX,
+};
 use aura_contract::trace::{
     Decision, Moved, Outcome, RationaleFacts, Status, Trace, TracedAnswer, TracedCall,
     digest_rationale, rationale, unplaced_answer_rationale,
@@ -61,10 +63,11 @@ impl TickRun<'_> {
                 reply: Reply::Later,
                 ..
             },
-            Some(_),
-        ) = (answer, reached)
+            [found],
+        ) = (answer, &questions[..])
         {
-            // Not now: the question stays pending, as asked.
+            // Not now: the question stays pending, its time to expire counted from now.
+            memory.pending[*found].asked_at = self.now;
             summary.answers_later += 1;
             return Ok(());
         }
@@ -102,6 +105,48 @@ impl TickRun<'_> {
             moved: None,
         };
         self.decide(choice, world, memory, summary, report).await
+    }
+
+    /// Expires the pending questions no answer came to in time ([`QUESTION_EXPIRY_MINUTES`],
+    /// or what they ask about has started): each is traced, never run, and waits for the
+    /// digest.
+    pub(super) async fn expire(
+        &mut self,
+        world: &mut World,
+        memory: &mut Memory,
+        summary: &mut RunSummary,
+        report: &mut impl FnMut(RunEvent<'_>),
+    ) -> Result<(), RunError> {
+        let now = self.now;
+        let expired = |q: &Question| {
+            let waited = now - q.asked_at >= time::Duration::minutes(QUESTION_EXPIRY_MINUTES);
+            let moot = q.proposal.call.spec().about.is_some_and(|about| {
+                (about.moot_at)(&q.proposal.call.call().args).is_some_and(|at| at <= now)
+            });
+            waited || moot
+        };
+        let (gone, pending): (Vec<Question>, Vec<Question>) = std::mem::take(&mut memory.pending)
+            .into_iter()
+            .partition(expired);
+        memory.pending = pending;
+        for question in gone {
+            memory
+                .answered
+                .insert(question.proposal.call.call().call_id.clone());
+            let choice = Choice {
+                proposal: question.proposal,
+                decision: Decision::Expired,
+                requested: question.surface,
+                surface: Surface::Silent,
+                beaten: Vec::new(),
+                about: question.about,
+                answer: None,
+                fresh: None,
+                moved: None,
+            };
+            self.decide(choice, world, memory, summary, report).await?;
+        }
+        Ok(())
     }
 
     /// Records an answer that matched `questions` pending questions (none, or several).
@@ -270,6 +315,7 @@ impl TickRun<'_> {
                     proposal: choice.proposal.clone(),
                     surface: choice.surface,
                     about: choice.about.clone(),
+                    asked_at: self.now,
                 });
                 summary.asked += 1;
                 let call = choice.proposal.call.call();
@@ -283,6 +329,22 @@ impl TickRun<'_> {
             Decision::Held => {
                 summary.held += 1;
                 (Outcome::held(), 0)
+            }
+            Decision::Expired => {
+                summary.expired += 1;
+                let call = choice.proposal.call.call();
+                let asked = spec.question_text(&call.agent, &call.args, &telling);
+                // What was asked, without the answers it offered.
+                let question = asked.trim_end_matches(" (yes / no)").to_owned();
+                // The next digest tells it: what was asked, and that nothing was done.
+                let subject = (format!("question:{}", call.call_id), 0);
+                memory.kept.insert(subject.0.clone());
+                memory.held_back.push(HeldBack {
+                    subjects: vec![subject],
+                    summary: format!("No answer to: {question}"),
+                    at: self.now,
+                });
+                (Outcome::expired(&question), 0)
             }
             // Answers that reach no single question never come here (`record_unplaced`), nor
             // digests (`digest`).

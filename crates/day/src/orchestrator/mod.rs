@@ -443,6 +443,7 @@ impl<'a> Day<'a> {
         for answer in world.advance(&self.scenario, now) {
             tick.answer(&answer, world, memory, summary, report).await?;
         }
+        tick.expire(world, memory, summary, report).await?;
         let context = world.context(&self.scenario, now);
         let started = std::time::Instant::now();
         let outcomes = self.host.tick_all(agents, &context).await;

@@ -20,6 +20,8 @@ pub(super) struct Question {
     pub(super) surface: Surface,
     /// The user's item it is about (`<kind>:<id>`), as the host bound it.
     pub(super) about: Option<String>,
+    /// When it was asked (or answered "later"): it expires a bound time after.
+    pub(super) asked_at: time::OffsetDateTime,
 }
 
 /// Where in `pending` the questions `answer` is about are: by item, those the host bound to
@@ -113,6 +115,7 @@ mod tests {
             },
             surface: Surface::PhoneCard,
             about: about.map(str::to_owned),
+            asked_at: time::macros::datetime!(2026-11-23 08:00 UTC),
         }
     }
 

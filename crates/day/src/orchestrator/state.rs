@@ -32,6 +32,8 @@ struct SavedQuestion {
     priority: u8,
     surface: Surface,
     about: Option<String>,
+    #[serde(with = "time::serde::rfc3339")]
+    asked_at: time::OffsetDateTime,
 }
 
 /// Everything a run carries from one tick to the next: what a checkpoint saves.
@@ -63,6 +65,7 @@ impl RunState {
                 priority: q.proposal.priority,
                 surface: q.surface,
                 about: q.about.clone(),
+                asked_at: q.asked_at,
             })
             .collect();
         /// [`RunState`] borrowed, to write.
@@ -133,6 +136,7 @@ impl RunState {
                 },
                 surface: saved.surface,
                 about: saved.about,
+                asked_at: saved.asked_at,
             });
         }
         Ok((state.world, memory, state.was_quiet, state.summary))

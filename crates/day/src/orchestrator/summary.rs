@@ -44,6 +44,9 @@ pub struct RunSummary {
     /// "Later" to a pending question: it stays pending (no trace).
     #[serde(default)]
     pub answers_later: usize,
+    /// Questions no answer came to in time (each traced, none run).
+    #[serde(default)]
+    pub expired: usize,
     /// Proposals suppressed as repeats of something already shown or asked.
     pub repeats: usize,
     /// Proposals not run because the user had been told all their news already.
