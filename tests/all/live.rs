@@ -790,3 +790,122 @@ async fn an_unanswered_question_expires_after_a_day_into_the_digest_and_later_po
         .unwrap();
     assert_eq!(expired["at"], "2026-11-24T20:00:00+01:00");
 }
+
+#[test]
+fn the_shipped_live_setup_is_a_live_v1_of_the_day_s_person() {
+    let crossing = aura_contract::crossing::Crossing::new().unwrap();
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/live.json");
+    let config =
+        aura_day::live::LiveConfig::load(&path, crossing.schemas(), 0, aura_day::live::Clock::Wall)
+            .unwrap();
+    assert!(!config.is_scenario);
+    let day: Value = serde_json::from_str(&std::fs::read_to_string(day()).unwrap()).unwrap();
+    assert_eq!(config.setup["profile"], day["profile"]);
+    assert_eq!(config.setup["initial"], day["initial"]);
+    // A scenario's day is refused as a live.v1 (its own schema takes it).
+    let mut with_day = config.setup.clone();
+    with_day["signals"] = json!([]);
+    assert!(
+        crossing
+            .schemas()
+            .validate("live.v1.json", &with_day, "")
+            .is_err()
+    );
+}
+
+/// A WAV file's length in seconds and its samples' root mean square (16-bit mono).
+fn sound_of(path: &Path) -> (f64, f64) {
+    let bytes = std::fs::read(path).unwrap();
+    assert_eq!(&bytes[..4], b"RIFF", "{} is a WAV", path.display());
+    let rate = u32::from_le_bytes(bytes[24..28].try_into().unwrap());
+    assert_eq!(
+        u16::from_le_bytes(bytes[34..36].try_into().unwrap()),
+        16,
+        "16-bit"
+    );
+    let data = bytes.windows(4).position(|w| w == b"data").unwrap() + 8;
+    let samples: Vec<f64> = bytes[data..]
+        .chunks_exact(2)
+        .map(|s| f64::from(i16::from_le_bytes([s[0], s[1]])))
+        .collect();
+    let rms = (samples.iter().map(|s| s * s).sum::<f64>() / samples.len().max(1) as f64).sqrt();
+    (samples.len() as f64 / f64::from(rate), rms)
+}
+
+#[test]
+fn the_earbud_speaks_each_of_its_decisions_into_sound() {
+    let work = temp_dir("live-speech");
+    let (data, spoken) = (work.join("data"), work.join("spoken"));
+    std::fs::create_dir_all(&spoken).unwrap();
+    let python = crate::tools::speech_python();
+    let speak = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/speech/speak.py");
+    let earbud = format!(
+        "EARBUD_TTS={} {} {}/\"$AURA_DELIVERY_ID\".wav",
+        python.display(),
+        speak.display(),
+        spoken.display()
+    );
+    let day = day();
+    let args = replayed(&["--seed", "7", "--on", &earbud], &day);
+    let output = run(&data, &args, signal_lines(&day).as_bytes());
+    let said: Vec<Value> = lines_with(&output.stdout, "decision")
+        .into_iter()
+        .filter(|d| d["surface"] == "EARBUD_TTS")
+        .collect();
+    assert!(!said.is_empty(), "the day speaks in the earbuds");
+    for decision in &said {
+        let wav = spoken.join(format!("{}.wav", decision["id"].as_str().unwrap()));
+        let (seconds, rms) = sound_of(&wav);
+        // A sentence of a few words: more than a second of speech, and not silence (eSpeak's
+        // speech sits in the thousands; silence is 0).
+        let words = decision["text"]
+            .as_str()
+            .unwrap()
+            .split_whitespace()
+            .count();
+        assert!(
+            seconds > 1.0 && seconds < 2.0 * words as f64,
+            "{seconds} s for {words} words"
+        );
+        assert!(rms > 300.0, "{} holds no sound (RMS {rms})", wav.display());
+    }
+    assert_eq!(
+        std::fs::read_dir(&spoken).unwrap().count(),
+        said.len(),
+        "one each"
+    );
+}
+
+#[test]
+fn ten_thousand_signals_in_a_second_are_refused_past_the_bound_and_the_day_goes_on() {
+    let work = temp_dir("live-flood");
+    let data = work.join("data");
+    let short = short();
+    // 10,000 readings written at once (about a second's worth for the session, each answered
+    // in turn), then the short scenario's own signals.
+    let mut input = String::new();
+    for i in 0..10_000 {
+        input.push_str(&format!(
+            "{{\"at\":\"2026-11-23T08:41:00+01:00\",\"kind\":\"reading\",\"data\":{{\"hrv_ms\":{}}}}}\n",
+            30 + i % 50
+        ));
+    }
+    input.push_str(&signal_lines(&short));
+    let output = run(&data, &replayed(&[], &short), input.as_bytes());
+    let acks = lines_with(&output.stdout, "ack");
+    let refused = lines_with(&output.stdout, "refused");
+    assert_eq!(acks.len() + refused.len(), 10_003, "each answered");
+    // The bucket holds 100 and refills 100 a second: most of the flood is told to retry.
+    assert!(acks.len() >= 100, "{}", acks.len());
+    assert!(refused.len() > 5_000, "{}", refused.len());
+    for refusal in &refused {
+        assert_eq!(refusal["kind"], "busy");
+        assert_eq!(refusal["recovery"]["action"], "retry");
+        assert!(refusal["recovery"]["retry_after_ms"].as_u64().unwrap() >= 1);
+    }
+    // Each refusal quarantined, each acknowledged signal applied, and the day ran to its end.
+    assert_eq!(quarantine_lines(&data).len(), refused.len());
+    let summary = &lines_with(&output.stdout, "summary")[0];
+    assert_eq!(summary["ticks"], 3);
+    assert_eq!(summary["signals"].as_u64(), Some(acks.len() as u64));
+}

