@@ -135,6 +135,14 @@ impl LiveCommand {
                     }
                 });
             }
+            // A replayed day with no channel to feed it has all its input already: none.
+            #[cfg(feature = "http")]
+            let fed = self.stdin || self.listen.is_some();
+            #[cfg(not(feature = "http"))]
+            let fed = self.stdin;
+            if !fed && self.clock.replays() {
+                handle.close().await;
+            }
             if self.stdin {
                 let reader = handle.clone();
                 tokio::spawn(async move {

@@ -720,8 +720,21 @@ fn the_day_posted_over_http_leaves_the_traces_of_aura_run_and_streams_its_decisi
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     assert_eq!(streamed, recorded);
-    // Four refusals, each quarantined.
-    assert_eq!(quarantine_lines(&live).len(), 4);
+    // The four refusals, each quarantined (the foreign page's with its Origin), and the day's
+    // own record (the agent call cycle `aura run` quarantines too).
+    let records = quarantine_lines(&live);
+    assert_eq!(records.len(), 5);
+    assert_eq!(records.iter().filter(|r| r["phase"] == "signal").count(), 4);
+    let origin = records
+        .iter()
+        .find(|r| r["kind"] == "forbidden_origin")
+        .unwrap();
+    assert!(
+        origin["offending"]
+            .as_str()
+            .unwrap()
+            .contains("Origin: http://evil.example")
+    );
 }
 
 /// A two-day scenario: an invitation for Friday arrives Monday 07:50, the calendar asks about
@@ -908,4 +921,76 @@ fn ten_thousand_signals_in_a_second_are_refused_past_the_bound_and_the_day_goes_
     let summary = &lines_with(&output.stdout, "summary")[0];
     assert_eq!(summary["ticks"], 3);
     assert_eq!(summary["signals"].as_u64(), Some(acks.len() as u64));
+}
+
+#[test]
+fn on_the_machine_s_clock_sigterm_ends_it_cleanly_and_it_resumes_where_it_stood() {
+    let work = temp_dir("live-wall");
+    let data = work.join("data");
+    let setup = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/live.json");
+    let setup = setup.to_str().unwrap();
+    let start_session = |said_first: &str| {
+        let mut child = aura(&data, &["live", "--stdin", setup]).spawn().unwrap();
+        let stderr = BufReader::new(child.stderr.take().unwrap());
+        let started = stderr
+            .lines()
+            .map_while(Result::ok)
+            .next()
+            .unwrap_or_default();
+        assert!(started.contains(said_first), "{started}");
+        child
+    };
+    let terminate = |mut child: Child| -> Output {
+        let killed = Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        drop(child.stdin.take());
+        let output = child.wait_with_output().unwrap();
+        assert!(
+            output.status.success(),
+            "SIGTERM ends it with 0: {output:?}"
+        );
+        output
+    };
+    let mut child = start_session("starts");
+    let stdin = child.stdin.as_mut().unwrap();
+    writeln!(
+        stdin,
+        r#"{{"id":"r1","kind":"reading","data":{{"hrv_ms":44}}}}"#
+    )
+    .unwrap();
+    stdin.flush().unwrap();
+    let mut lines = BufReader::new(child.stdout.as_mut().unwrap()).lines();
+    read_until(&mut lines, "ack", |ack| ack["seq"] == 0);
+    drop(lines);
+    // The first tick, at the start, has run (it ran before the reading was taken).
+    let output = terminate(child);
+    let summary = &lines_with(&output.stdout, "summary")[0];
+    assert!(summary["ticks"].as_u64().unwrap() >= 1);
+    let first = traces(&data);
+    // Again on the same data dir: the same session goes on (the same run, its start kept).
+    let child = start_session(&format!(
+        "{} resumes at tick",
+        summary["run"].as_str().unwrap()
+    ));
+    terminate(child);
+    // Its journal as a scenario: unfinished, the one signal, and `aura run` decides the same.
+    let exported = work.join("journal.json");
+    run(
+        &data,
+        &["live", "--export", exported.to_str().unwrap()],
+        b"",
+    );
+    let journal: Value =
+        serde_json::from_str(&std::fs::read_to_string(&exported).unwrap()).unwrap();
+    assert_eq!(journal["unfinished"], true);
+    assert_eq!(journal["signals"].as_array().unwrap().len(), 1);
+    let ran = work.join("run");
+    let output = run(&ran, &["run", exported.to_str().unwrap(), "--json"], b"");
+    let ran_summary = &lines_with(&output.stdout, "summary")[0];
+    assert_eq!(ran_summary["run"], summary["run"], "the same run");
+    assert_eq!(traces(&ran), first);
+    assert_eq!(traces(&data), first, "the restart decided nothing twice");
 }

@@ -267,6 +267,16 @@ pub const SINK_RETRY_AFTER_MS: u64 = 250;
 /// Decisions waiting for one sink: past it (a sink that stopped taking them), a decision is
 /// recorded as not delivered rather than queued without bound, and the ticks go on.
 pub const SINK_QUEUE_MAX: usize = 1024;
+/// How long a stopping live session waits for its sinks to take what they were handed: what
+/// is left is handed over again at the next start, so a stop never waits on a hung notifier
+/// for long.
+pub const LIVE_STOP_WAIT_MS: u64 = 5_000;
+/// Longest a live session sleeps before it looks at the clock again, in seconds: a tick a
+/// week away is waited for a day at a time (and a paced clock's arithmetic stays small).
+pub const LIVE_WAKE_AFTER_SECONDS_MAX: f64 = 86_400.0;
+/// Largest traces file a live session reads back at start, to hand its sinks what they were
+/// not handed: a week of ticks every minute, a few decisions each, at under 2 KiB a trace.
+pub const LIVE_TRACES_BYTES_MAX: u64 = 256 * 1024 * 1024;
 /// Largest deliveries log a live session reads back at start (what its sinks were handed):
 /// a record is under 1 KiB and a week of decisions is a few thousand.
 pub const DELIVERIES_BYTES_MAX: u64 = 64 * 1024 * 1024;

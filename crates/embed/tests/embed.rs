@@ -88,13 +88,16 @@ fn reference_blocking(scenario: &Path, seed: u64, name: &str) -> String {
         .block_on(reference(scenario, seed, name))
 }
 
-/// The shared library the build wrote next to the tests (target/<profile>/).
+/// The shared library cargo built with this test (target/<profile>/deps/, where `cargo test`
+/// leaves it; `cargo build` also copies it to target/<profile>/).
 fn library() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
-    let profile = exe.parent().unwrap().parent().unwrap();
-    let library = profile.join("libaura_embed.so");
-    assert!(library.exists(), "no {}", library.display());
-    library
+    let deps = exe.parent().unwrap();
+    [deps, deps.parent().unwrap()]
+        .iter()
+        .map(|dir| dir.join("libaura_embed.so"))
+        .find(|library| library.exists())
+        .unwrap_or_else(|| panic!("no libaura_embed.so next to {}", exe.display()))
 }
 
 #[test]

@@ -96,7 +96,10 @@ pub async fn serve(
         .route("/signals", post(signals))
         .route("/answers", post(answers))
         .route("/decisions", get(decisions))
-        .layer(axum::middleware::from_fn(loopback_only))
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::new(live.clone()),
+            loopback_only,
+        ))
         .with_state(Arc::new(live));
     match listener {
         Listener::Tcp(tcp) => {
@@ -115,7 +118,11 @@ pub async fn serve(
 
 /// Refuses a request whose `Host` or `Origin` names another machine: a page a browser loaded
 /// from elsewhere must not reach the person's assistant through a rebound name.
-async fn loopback_only(request: Request, next: axum::middleware::Next) -> Response {
+async fn loopback_only(
+    State(live): State<Arc<Live>>,
+    request: Request,
+    next: axum::middleware::Next,
+) -> Response {
     let headers = request.headers();
     let named = |value: Option<&HeaderValue>, origin: bool| {
         let Some(value) = value else {
@@ -136,9 +143,27 @@ async fn loopback_only(request: Request, next: axum::middleware::Next) -> Respon
         matches!(host, "localhost" | "127.0.0.1" | "::1" | "")
     };
     if !named(headers.get(header::HOST), false) || !named(headers.get(header::ORIGIN), true) {
+        let shown = |name| {
+            headers
+                .get(name)
+                .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+                .unwrap_or_default()
+        };
+        let offending = format!(
+            "{} {} Host: {} Origin: {}",
+            request.method(),
+            request.uri().path(),
+            shown(header::HOST),
+            shown(header::ORIGIN)
+        );
+        let refused = live.refuse_request(
+            "forbidden_origin",
+            "aura live answers loopback names only (Host and Origin)".to_owned(),
+            &offending,
+        );
         return (
             StatusCode::FORBIDDEN,
-            "aura live answers loopback names only (Host and Origin)\n",
+            axum::Json(json!({ "refused": refused })),
         )
             .into_response();
     }

@@ -93,7 +93,7 @@ impl Reading {
         };
         // A day ahead at most: the loop wakes and looks again.
         Some(std::time::Duration::from_secs_f64(
-            machine_seconds.min(86_400.0),
+            machine_seconds.min(aura_contract::limits::LIVE_WAKE_AFTER_SECONDS_MAX),
         ))
     }
 }

@@ -20,7 +20,7 @@ use tokio::sync::mpsc;
 
 use aura_contract::envelope::Surface;
 use aura_contract::limits::{
-    DELIVERIES_BYTES_MAX, REPORT_LINE_BYTES_MAX, SINK_ATTEMPTS_MAX, SINK_COMMAND_TIMEOUT_MS,
+    DELIVERIES_BYTES_MAX, LIVE_TRACES_BYTES_MAX, SINK_ATTEMPTS_MAX, SINK_COMMAND_TIMEOUT_MS,
     SINK_QUEUE_MAX, SINK_RETRY_AFTER_MS,
 };
 use aura_contract::trace::{Decision, Trace};
@@ -276,12 +276,16 @@ impl Deliveries {
             .map(|h| h.map_or(0, |seq| seq + 1))
             .min()
             .unwrap_or(0);
-        let traces_max =
-            aura_contract::limits::REPORT_RECORDS_MAX as u64 * REPORT_LINE_BYTES_MAX as u64;
-        let lines = journal.lines(TRACES_PATH, from as usize, traces_max)?;
+        let lines = journal.lines(TRACES_PATH, from as usize, LIVE_TRACES_BYTES_MAX)?;
         for (offset, line) in lines.iter().enumerate() {
-            if let Some(delivery) = Delivery::read(line, from + offset as u64) {
-                deliveries.hand(delivery);
+            let seq = from + offset as u64;
+            match Delivery::read(line, seq) {
+                Some(delivery) => deliveries.hand(delivery),
+                // The journal checked each trace against trace.v1 before writing it.
+                None => tracing::error!(
+                    seq,
+                    "a trace in traces.jsonl is not one this host wrote; not handed over"
+                ),
             }
         }
         Ok(deliveries)

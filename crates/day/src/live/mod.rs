@@ -47,10 +47,6 @@ use input::{Bucket, Standing, Taken};
 /// may need the person now (a message, a charge, an invitation) and their answers.
 pub const LIVE_TICK_ON: [&str; 4] = ["message", "transaction", "invitation", "answer"];
 
-/// How long a stopping session waits for its sinks to take what they were handed: what is
-/// left is handed over again at the next start.
-const STOP_WAIT_MS: u64 = 5_000;
-
 /// Why a live session could not start or stopped.
 #[derive(Debug, thiserror::Error)]
 pub enum LiveError {
@@ -235,6 +231,16 @@ impl Live {
         refuse(&self.host, &refusal, &String::from_utf8_lossy(start))
     }
 
+    /// Refuses a request a front turned away before it became an input (another site's page,
+    /// say), with the reason and what it said: quarantined like any refusal.
+    pub fn refuse_request(&self, kind: &'static str, reason: String, offending: &str) -> Refused {
+        refuse(
+            &self.host,
+            &input::refusal(kind, reason, Action::Finish),
+            offending,
+        )
+    }
+
     /// Tells the session one front will send nothing more.
     pub async fn close(&self) {
         let _ = self.queue.send(Input::Closed).await;
@@ -412,7 +418,7 @@ impl Session {
                 let _ = reply.send(Err(refuse(host, &closed(), &text)));
             }
         }
-        let stop_wait = std::time::Duration::from_millis(STOP_WAIT_MS);
+        let stop_wait = std::time::Duration::from_millis(aura_contract::limits::LIVE_STOP_WAIT_MS);
         if tokio::time::timeout(stop_wait, self.deliveries.finish())
             .await
             .is_err()
