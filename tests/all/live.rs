@@ -927,7 +927,12 @@ fn ten_thousand_signals_in_a_second_are_refused_past_the_bound_and_the_day_goes_
 fn on_the_machine_s_clock_sigterm_ends_it_cleanly_and_it_resumes_where_it_stood() {
     let work = temp_dir("live-wall");
     let data = work.join("data");
-    let setup = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/live.json");
+    // A live.v1 with no more than it must have (no initial state, the default tick_on).
+    let day: Value = serde_json::from_str(&std::fs::read_to_string(day()).unwrap()).unwrap();
+    let setup = work.join("me.json");
+    let me = json!({"scenario": "me", "tick_minutes": 15, "utc_offset_minutes": 60,
+        "profile": day["profile"]});
+    std::fs::write(&setup, me.to_string()).unwrap();
     let setup = setup.to_str().unwrap();
     let start_session = |said_first: &str| {
         let mut child = aura(&data, &["live", "--stdin", setup]).spawn().unwrap();

@@ -111,11 +111,16 @@ fn started_at(host: &Host, setup: &Value) -> Option<OffsetDateTime> {
         .journal()
         .read_file(LIVE_SETUP_PATH, SCENARIO_BYTES_MAX as u64)
         .ok()??;
-    let mut saved: Value = serde_json::from_slice(&bytes).ok()?;
-    let start = saved.as_object_mut()?.remove("start")?;
-    (saved == *setup)
-        .then(|| OffsetDateTime::parse(start.as_str()?, &Rfc3339).ok())
-        .flatten()
+    let saved: Value = serde_json::from_slice(&bytes).ok()?;
+    let start = OffsetDateTime::parse(saved["start"].as_str()?, &Rfc3339).ok()?;
+    // The same setup, defaults filled in the same way (a file without `initial` and the saved
+    // `"initial": {}` are one setup), started then.
+    let digest = |value: &Value| {
+        Scenario::setup_of(value, start)
+            .ok()
+            .map(|s| s.setup_sha256)
+    };
+    (digest(&saved)? == digest(setup)?).then_some(start)
 }
 
 /// Writes the session's setup with its start into the data dir (what [`export`] makes a
