@@ -27,10 +27,17 @@ fn day() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/day.json")
 }
 
-/// `aura run scenarios/day.json --seed 7` on `data`, as a user starts it.
-fn aura_run(data: &Path, extra: &[&str]) -> Command {
-    let mut command = crate::support::aura_command(data);
+/// `aura run scenarios/day.json --seed 7` on `data` over `plugins`, as a user starts it.
+fn aura_run(data: &Path, plugins: &Path, extra: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_aura"));
     command
+        .arg("--data-dir")
+        .arg(data)
+        .arg("--plugins-dir")
+        .arg(plugins)
+        .arg("--cache-dir")
+        .arg(crate::support::shared_cache_dir())
+        .env_remove("RUST_LOG")
         .args(["run", day().to_str().unwrap(), "--seed", "7", "--json"])
         .args(extra)
         .env_remove("AURA_STOP_AT")
@@ -59,9 +66,9 @@ struct Reference {
     checkpoints: u64,
 }
 
-fn reference() -> Reference {
+fn reference(plugins: &Path) -> Reference {
     let data = temp_dir("resume-reference");
-    let output = aura_run(&data, &[]).output().unwrap();
+    let output = aura_run(&data, plugins, &[]).output().unwrap();
     assert!(output.status.success(), "{output:?}");
     let traces = std::fs::read_to_string(data.join(TRACES_PATH)).unwrap();
     let scenario: serde_json::Value =
@@ -85,7 +92,8 @@ fn reference() -> Reference {
 /// Kills a real `aura run` at 20 points spread over the day and starts it again each time.
 #[test]
 fn a_run_killed_at_any_of_20_points_resumes_to_the_same_bytes() {
-    let reference = reference();
+    let plugins = crate::support::day_with_a_hostile_neighbour("resume-kill");
+    let reference = reference(&plugins);
     let traces = reference.traces.lines().count() as u64;
     let quarantined: u64 = reference.quarantine.values().sum::<usize>() as u64;
     assert!(traces > 50 && quarantined >= 1, "{traces} {quarantined}");
@@ -112,7 +120,7 @@ fn a_run_killed_at_any_of_20_points_resumes_to_the_same_bytes() {
     let mut resumed_from = Vec::new();
     for point in &points {
         let data = temp_dir(&format!("resume-{}", point.replace(['/', ':'], "-")));
-        let mut child = aura_run(&data, &[])
+        let mut child = aura_run(&data, &plugins, &[])
             .env("AURA_STOP_AT", point)
             .spawn()
             .unwrap();
@@ -134,7 +142,7 @@ fn a_run_killed_at_any_of_20_points_resumes_to_the_same_bytes() {
             .map(|bytes| serde_json::from_slice::<serde_json::Value>(&bytes).unwrap())
             .map_or(0, |checkpoint| checkpoint["next_tick"].as_u64().unwrap());
 
-        let output = aura_run(&data, &[]).output().unwrap();
+        let output = aura_run(&data, &plugins, &[]).output().unwrap();
         let said = String::from_utf8_lossy(&output.stderr);
         assert!(output.status.success(), "after {point}: {said}");
         let resumed = std::fs::read_to_string(data.join(TRACES_PATH)).unwrap();
@@ -188,8 +196,8 @@ impl StorageFaults for FailOnce {
 
 /// A host over the built plugins on `data`, as the runs here use it (seed 7, the built-in
 /// fuel rate), its journal's writes open to `faults`.
-async fn open_host(data: &Path, faults: Option<Arc<dyn StorageFaults>>) -> Host {
-    let mut config = crate::support::config(plugins_dir(), data);
+async fn open_host(data: &Path, plugins: &Path, faults: Option<Arc<dyn StorageFaults>>) -> Host {
+    let mut config = crate::support::config(plugins, data);
     config.guest_seed = 7;
     config.fuel_per_ms = Some(aura_contract::limits::FUEL_PER_MS_DEFAULT);
     config.storage_faults = faults;
@@ -198,10 +206,11 @@ async fn open_host(data: &Path, faults: Option<Arc<dyn StorageFaults>>) -> Host 
 
 async fn run_in(
     data: &Path,
+    plugins: &Path,
     faults: Option<Arc<dyn StorageFaults>>,
     start: Start,
 ) -> Result<RunSummary, RunError> {
-    let host = open_host(data, faults).await;
+    let host = open_host(data, plugins, faults).await;
     let scenario = Scenario::load(&day(), host.crossing().schemas()).unwrap();
     orchestrator::run(&host, &scenario, 7, start, |_| {}).await
 }
@@ -218,8 +227,9 @@ fn eio() -> std::io::Error {
 /// the next start (no fault) resumes to the uninterrupted bytes.
 #[tokio::test]
 async fn storage_faults_stop_the_run_cleanly_and_the_next_start_resumes() {
+    let plugins = crate::support::day_with_a_hostile_neighbour("resume-faults");
     let data = temp_dir("faults-reference");
-    run_in(&data, None, Start::Fresh).await.unwrap();
+    run_in(&data, &plugins, None, Start::Fresh).await.unwrap();
     let expected = std::fs::read_to_string(data.join(TRACES_PATH)).unwrap();
     let quarantine = line_counts(&data.join(QUARANTINE_PATH));
     let lines = expected.lines().count() as u64;
@@ -293,7 +303,7 @@ async fn storage_faults_stop_the_run_cleanly_and_the_next_start_resumes() {
             ordinal,
             fault: Mutex::new(Some(fault)),
         });
-        let error = run_in(&data, Some(faults), Start::Resume)
+        let error = run_in(&data, &plugins, Some(faults), Start::Resume)
             .await
             .expect_err(name);
         let said = error.to_string();
@@ -321,7 +331,7 @@ async fn storage_faults_stop_the_run_cleanly_and_the_next_start_resumes() {
             expected.starts_with(&left),
             "{name}: a record not the reference's"
         );
-        let resumed = run_in(&data, None, Start::Resume).await.unwrap();
+        let resumed = run_in(&data, &plugins, None, Start::Resume).await.unwrap();
         assert_eq!(
             std::fs::read_to_string(data.join(TRACES_PATH)).unwrap(),
             expected,
@@ -341,12 +351,13 @@ async fn storage_faults_stop_the_run_cleanly_and_the_next_start_resumes() {
 #[test]
 fn another_run_is_refused_and_fresh_sets_the_old_one_aside() {
     let data = temp_dir("resume-another");
-    let first = aura_run(&data, &[]).output().unwrap();
+    let plugins = plugins_dir();
+    let first = aura_run(&data, &plugins, &[]).output().unwrap();
     assert!(first.status.success(), "{first:?}");
     let traces = std::fs::read_to_string(data.join(TRACES_PATH)).unwrap();
 
     // The same finished run again: set aside, run again, the same bytes.
-    let again = aura_run(&data, &[]).output().unwrap();
+    let again = aura_run(&data, &plugins, &[]).output().unwrap();
     assert!(again.status.success(), "{again:?}");
     let said = String::from_utf8_lossy(&again.stderr);
     assert!(said.contains("set aside as traces.1.jsonl"), "{said}");
@@ -382,11 +393,11 @@ fn another_run_is_refused_and_fresh_sets_the_old_one_aside() {
 
     // Traces with no checkpoint (an older aura's): refused, then set aside by --fresh.
     std::fs::remove_file(data.join(CHECKPOINT)).unwrap();
-    let unknown = aura_run(&data, &[]).output().unwrap();
+    let unknown = aura_run(&data, &plugins, &[]).output().unwrap();
     assert!(!unknown.status.success());
     let said = String::from_utf8_lossy(&unknown.stderr);
     assert!(said.contains("no run.json"), "{said}");
-    let fresh = aura_run(&data, &["--fresh"]).output().unwrap();
+    let fresh = aura_run(&data, &plugins, &["--fresh"]).output().unwrap();
     assert!(fresh.status.success(), "{fresh:?}");
     assert_eq!(
         std::fs::read_to_string(data.join("traces.2.jsonl")).unwrap(),
@@ -403,7 +414,9 @@ fn another_run_is_refused_and_fresh_sets_the_old_one_aside() {
 #[tokio::test]
 async fn every_trace_names_its_run() {
     let data = temp_dir("resume-run-id");
-    let summary = run_in(&data, None, Start::Fresh).await.unwrap();
+    let summary = run_in(&data, &plugins_dir(), None, Start::Fresh)
+        .await
+        .unwrap();
     let text = std::fs::read_to_string(data.join(TRACES_PATH)).unwrap();
     for line in text.lines() {
         let trace: serde_json::Value = serde_json::from_str(line).unwrap();
@@ -423,7 +436,7 @@ async fn every_trace_names_its_run() {
 #[tokio::test]
 async fn a_forged_checkpoint_is_refused_plainly() {
     let data = temp_dir("resume-forged");
-    let host = open_host(&data, None).await;
+    let host = open_host(&data, &plugins_dir(), None).await;
     let scenario = Scenario::load(
         &crate::orchestrator::scenario_path("short"),
         host.crossing().schemas(),

@@ -25,6 +25,24 @@ pub fn temp_dir(name: &str) -> PathBuf {
     dir
 }
 
+/// The day's agents with a neighbour the day must survive: foreigntick, as wellness, proposes
+/// other agents' tools every tick, each refused and quarantined. The day's own agents
+/// quarantine nothing, so this is the day that writes quarantine records all day long (for
+/// kill points and storage faults to fall between, for a report's quarantine table). `name`
+/// keeps each test's copy apart.
+pub fn day_with_a_hostile_neighbour(name: &str) -> PathBuf {
+    let real = |agent: &'static str| (agent, plugins_dir().join(format!("{agent}.wasm")));
+    plugins_dir_of(
+        name,
+        &[
+            real("calendar"),
+            real("comms"),
+            real("finance"),
+            ("wellness", guest_path("foreigntick")),
+        ],
+    )
+}
+
 /// A plugins dir that serves `component` as `agent`, with a correct digest.
 pub fn plugins_dir_with(name: &str, agent: &str, component: &Path) -> PathBuf {
     plugins_dir_of(name, &[(agent, component.to_owned())])

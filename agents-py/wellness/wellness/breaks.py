@@ -1,5 +1,5 @@
-"""`suggest_break`: a short break in the earliest free slot that fits, sized by stress, with the
-free time asked of `calendar.find_free_slots` through the host. The rules are the Rust agent's
+"""`suggest_break`: a short break in the earliest free slot that fits, sized by stress, in the
+free time the caller gives, else asked of `calendar.find_free_slots` through the host. The rules are the Rust agent's
 (`breaks.rs`, and `schemas/wellness/suggest_break.*.json`): tiers by score (below 40 none;
 breathing 5, stretch 10, walk 15 minutes), preferred kinds that fit, one agent-to-agent call
 for the rest of today's working day, placement in whole minutes, four fixed reasons. Only
@@ -32,7 +32,14 @@ FREE_SLOTS_UNAVAILABLE = "free slots unavailable"
 
 def suggest_break(args: dict) -> dict:
     call = free_slots_call(args)
-    free_slots = free_slots_from_answer(aura_sdk.call(call)) if call is not None else []
+    if call is None:
+        free_slots = []
+    elif "free_slots" in args:
+        # The caller knows today's free time (calendar, placing a break after its event):
+        # calendar is not asked back.
+        free_slots = args["free_slots"]
+    else:
+        free_slots = free_slots_from_answer(aura_sdk.call(call))
     return place_break(args["stress"], free_slots, args["now"], args["utc_offset_minutes"],
                        args.get("min_break_minutes", DEFAULT_MIN_BREAK_MINUTES),
                        args.get("preferred_kinds", []))

@@ -2,24 +2,24 @@
 //!
 //! When the args carry `break_after`, `schedule_event` first places the event exactly as
 //! without it, then calls `wellness.suggest_break` through the host (`aura_sdk::call`) with
-//! `{stress {score}, busy, working_hours {start, end}, now, utc_offset_minutes}`: `now` is the
-//! new event's end and `busy` the new event plus the existing events that end after it (those
-//! that end earlier cannot block a break that starts after it), earliest start first, at most
-//! [`BREAK_BUSY_MAX`]. The answer becomes the result's `break`:
+//! `{stress {score}, busy, free_slots, working_hours {start, end}, now, utc_offset_minutes}`:
+//! `now` is the new event's end and `busy` the new event plus the existing events that end
+//! after it (those that end earlier cannot block a break that starts after it), earliest start
+//! first, at most [`BREAK_BUSY_MAX`]. `free_slots` is the free time left today around `busy`,
+//! found by calendar's own `find_free_slots` (from `now` to the end of today's working hours,
+//! gaps of at least [`BREAK_FREE_SLOT_MINUTES_MIN`] minutes, at most [`BREAK_FREE_SLOTS_MAX`]):
+//! calendar already knows it, so wellness places the break in it and does not call calendar
+//! back. The chain stays calendar → wellness; calendar → wellness → calendar would be a cycle
+//! the host refuses. The answer becomes the result's `break`:
 //! - `{"status":"suggested", start, end, minutes, kind, reason}` when wellness suggests one;
 //! - `{"status":"none", none_reason?, reason}` when wellness answers there is none;
 //! - `{"status":"unavailable", reason}` when there is no usable answer: the host or wellness
 //!   refused or failed the call, or the answer did not have the expected shape. `reason` leads
 //!   with the error kind: the first result.v1 kind the error message names (the nested
-//!   failure, e.g. `cycle_detected` inside wellness's `tool_failed`) followed by the answer's
-//!   own kind in parentheses, else the answer's kind alone; then the message. Cut to
-//!   [`BREAK_REASON_CHARS_MAX`] characters.
-//!
-//! **This path is a cycle, by design.** `wellness.suggest_break` finds free time by calling
-//! `calendar.find_free_slots`, so the chain is calendar → wellness → calendar, and the host's
-//! cycle guard refuses the inner call (`cycle_detected`, quarantined): wellness answers
-//! `tool_failed` and the break is `unavailable`. The path exists to exercise that guard in
-//! the day scenario; a future design where wellness does not call back would make it answer.
+//!   failure, e.g. `agent_unavailable` inside wellness's `tool_failed`) followed by the
+//!   answer's own kind in parentheses, else the answer's kind alone; then the message. Cut to
+//!   [`BREAK_REASON_CHARS_MAX`] characters. It is for traces: what a person is shown says only
+//!   that no break could be found.
 //!
 //! This module owns the nested call's envelope and the reading of the answer. It must never
 //! make scheduling fail (whatever the host or wellness answers, the event is scheduled and the
@@ -30,12 +30,15 @@
 use aura_sdk::args::check_range;
 use aura_sdk::envelope::ToolCall;
 pub use aura_sdk::hours::DayHours;
-use aura_sdk::time::{TIME_CHARS_MAX, check_offset, parse_time};
+use aura_sdk::time::{
+    MINUTES_PER_DAY, TIME_CHARS_MAX, check_offset, minutes_floor, parse_time, weekday_of_day,
+};
 use aura_sdk::{ToolError, ToolResult};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::common::{CalendarEvent, MAX_EVENTS};
+use crate::common::{CalendarEvent, MAX_EVENTS, WorkingHours};
+use crate::free_slots::{BusySpan, FindFreeSlotsArgs, find_free_slots};
 use crate::schedule::ScheduledEvent;
 
 /// The agent and tool asked for the break.
@@ -55,6 +58,11 @@ pub const BREAK_MINUTES_MAX: u64 = 60;
 /// Longest `break.kind` and `break.none_reason`: short snake_case words from wellness's enums
 /// (the longest today is `no_slot_long_enough`, 19).
 pub const BREAK_WORD_CHARS_MAX: usize = 32;
+/// Shortest free gap sent to wellness, in minutes: the shortest break wellness suggests (and
+/// the shortest gap `find_free_slots` finds).
+pub const BREAK_FREE_SLOT_MINUTES_MIN: u32 = 5;
+/// Most free gaps sent to wellness: `suggest_break`'s own bound on `free_slots`.
+pub const BREAK_FREE_SLOTS_MAX: u32 = 100;
 /// The kind in `reason` when `aura_sdk::call` itself failed (the host answered garbage, or
 /// there is no host: native builds).
 pub const CALL_FAILED: &str = "call_failed";
@@ -147,9 +155,11 @@ pub fn suggest_break_call(
             .take(BREAK_BUSY_MAX - 1)
             .map(|(_, e)| json!({ "start": e.start, "end": e.end })),
     );
+    let free_slots = free_after(break_after, &busy, event)?;
     let args = json!({
         "stress": { "score": break_after.stress_score },
         "busy": busy,
+        "free_slots": free_slots,
         "working_hours": {
             "start": break_after.working_hours.start,
             "end": break_after.working_hours.end,
@@ -165,6 +175,47 @@ pub fn suggest_break_call(
         args,
         &event.end,
     )
+}
+
+/// Today's free time after `event`, as calendar's own `find_free_slots` finds it: from the
+/// event's end to the end of today's working hours (today: the local date of the event's end),
+/// around `busy`, gaps of at least [`BREAK_FREE_SLOT_MINUTES_MIN`], at most
+/// [`BREAK_FREE_SLOTS_MAX`], each as `{start, end}`.
+fn free_after(
+    break_after: &BreakAfter,
+    busy: &[Value],
+    event: &ScheduledEvent,
+) -> ToolResult<Vec<Value>> {
+    let end = parse_time(&event.end, "event.end")?;
+    let today = (minutes_floor(end) + i64::from(break_after.utc_offset_minutes))
+        .div_euclid(MINUTES_PER_DAY);
+    let busy = busy
+        .iter()
+        .map(|span| BusySpan {
+            start: span["start"].as_str().unwrap_or_default().to_owned(),
+            end: span["end"].as_str().unwrap_or_default().to_owned(),
+            id: None,
+        })
+        .collect();
+    let found = find_free_slots(FindFreeSlotsArgs {
+        busy,
+        working_hours: WorkingHours {
+            start: break_after.working_hours.start.clone(),
+            end: break_after.working_hours.end.clone(),
+            weekdays: vec![weekday_of_day(today)],
+        },
+        utc_offset_minutes: break_after.utc_offset_minutes,
+        duration_minutes: BREAK_FREE_SLOT_MINUTES_MIN,
+        buffer_minutes: 0,
+        from: event.end.clone(),
+        horizon_days: 1,
+        max_slots: BREAK_FREE_SLOTS_MAX,
+    })?;
+    Ok(found
+        .slots
+        .into_iter()
+        .map(|slot| json!({ "start": slot.start, "end": slot.end }))
+        .collect())
 }
 
 /// Asks wellness through the host and reads its answer. Never fails.
@@ -376,6 +427,12 @@ mod tests {
                         {"start": "2026-11-23T10:00:00Z", "end": "2026-11-23T11:00:00Z"},
                         {"start": "2026-11-23T10:30:00Z", "end": "2026-11-23T11:30:00Z"},
                         {"start": "2026-11-23T15:00:00Z", "end": "2026-11-23T16:00:00Z"},
+                    ],
+                    // From 12:00 local (11:00Z) to the end of Monday's working hours, 17:00
+                    // local (16:00Z): busy until 11:30Z, free to 15:00Z, busy to the end.
+                    // In the user's offset.
+                    "free_slots": [
+                        {"start": "2026-11-23T12:30:00+01:00", "end": "2026-11-23T16:00:00+01:00"},
                     ],
                     "working_hours": {"start": "09:00", "end": "17:00"},
                     "now": "2026-11-23T11:00:00Z",

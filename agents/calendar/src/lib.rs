@@ -7,9 +7,9 @@
 //! - [`schedule::schedule_event`]: validates and normalizes a proposed event and reports its
 //!   conflicts (stores nothing; the catalogue requires confirmation). With `break_after` it
 //!   asks `wellness.suggest_break` for a break after the event ([`break_after`]): the one
-//!   agent-to-agent call calendar makes. Wellness calls `calendar.find_free_slots` back, so
-//!   the chain calendar → wellness → calendar is a cycle the host refuses (`cycle_detected`);
-//!   the path exists to exercise that guard, and the break then reads `unavailable`.
+//!   agent-to-agent call calendar makes. It sends the free time it found itself, so wellness
+//!   does not call calendar back (calendar → wellness → calendar would be a cycle the host
+//!   refuses).
 //!
 //! The tick, [`tick::tick`], proposes `detect_conflicts` when the context's events clash and
 //! `schedule_event` (for the user to confirm) for each pending meeting invitation.

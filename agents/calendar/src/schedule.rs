@@ -22,9 +22,9 @@
 //! - `break_after` (optional): once the event is placed, calendar asks `wellness.suggest_break`
 //!   for a break after it, and the result gets `break` (`suggested`, `none` or
 //!   `unavailable`); see [`crate::break_after`]. Invalid `break_after` args are
-//!   `invalid_args`, but a break that cannot be obtained never fails the scheduling. Note that
-//!   wellness calls `calendar.find_free_slots` back, a cycle (calendar → wellness → calendar)
-//!   the host refuses: today the break is always `unavailable` through the host, on purpose.
+//!   `invalid_args`, but a break that cannot be obtained never fails the scheduling. Calendar
+//!   sends wellness the free time it finds after the event, so wellness does not call
+//!   calendar back.
 
 use aura_sdk::args::{check_chars, check_len, check_range};
 use aura_sdk::time::{

@@ -53,8 +53,7 @@
 //!   are usable: `{stress_score, working_hours {start, end}, utc_offset_minutes}`. Calendar has
 //!   no stress reading of its own, so the score is `profile.break_after_meetings_stress` (an
 //!   integer 0..100), else [`BREAK_AFTER_STRESS_DEFAULT`] (60). (Running it makes calendar call
-//!   wellness, which calls calendar back: a cycle the host refuses; see
-//!   [`crate::break_after`].)
+//!   wellness with the free time after the event; see [`crate::break_after`].)
 //! - `confirm_required`: **true** — the catalogue requires the user's confirmation for
 //!   `schedule_event`; the orchestrator asks and never runs it unconfirmed.
 //! - `signals`: `"invitation:<id>"` first (the orchestrator matches the user's answer on this

@@ -1,5 +1,5 @@
-//! `suggest_break`: a short break in the earliest free slot that fits, sized by stress, with
-//! the free time asked of `calendar.find_free_slots` through the host.
+//! `suggest_break`: a short break in the earliest free slot that fits, sized by stress, in the
+//! free time the caller gives, else asked of `calendar.find_free_slots` through the host.
 //!
 //! Rules (also stated in `schemas/wellness/suggest_break.*.json`):
 //! - The stress score picks the break ([`BREAK_TIERS`]): below 40 no break (`stress_low`);
@@ -12,8 +12,11 @@
 //!   walk 10); when none fits, the tier's kind stays.
 //! - Every arg is checked before anything is asked: `busy` spans (at most [`BUSY_MAX`]) must
 //!   end after they start and `working_hours` must end after they start (`invalid_args`).
-//! - **Free time comes from calendar** ([`free_slots_call`]), and only when the stress earns a
-//!   break: below 40 calendar is not asked. One agent-to-agent call to
+//! - **Free time is given, or comes from calendar** ([`free_slots_call`]), and only when the
+//!   stress earns a break: below 40 calendar is not asked. A caller that knows today's free
+//!   time passes it as `free_slots` (calendar itself, placing a break after an event it just
+//!   scheduled): the break is placed in those, calendar is not asked back and `busy` is not
+//!   used. Otherwise: One agent-to-agent call to
 //!   `calendar.find_free_slots` with `busy` and `utc_offset_minutes` as given, `working_hours`
 //!   {start, end, weekdays: [today's ISO weekday]}, `from` = `now`, `horizon_days` 1,
 //!   `duration_minutes` [`FREE_SLOT_MINUTES_MIN`] and `max_slots` [`MAX_SLOTS`], where today is
@@ -186,6 +189,10 @@ pub struct SuggestBreakArgs {
     /// Today's busy spans, any order, may overlap (≤ 500). Default none.
     #[serde(default)]
     pub busy: Vec<BusySpan>,
+    /// Today's free time, when the caller knows it (≤ [`MAX_SLOTS`]): calendar is then not
+    /// asked, and `busy` is not used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub free_slots: Option<Vec<FreeSlot>>,
     /// Today's working hours.
     pub working_hours: DayHours,
     /// RFC 3339 instant; no break starts before it.
@@ -275,9 +282,12 @@ pub struct SuggestBreakResult {
 /// Suggests a break, asking calendar for today's free time when the stress earns one. See the
 /// module documentation for the rules.
 pub fn suggest_break(args: SuggestBreakArgs) -> ToolResult<SuggestBreakResult> {
-    let free_slots = match free_slots_call(&args)? {
-        Some(call) => free_slots_from_answer(&aura_sdk::call(&call)?)?,
-        None => Vec::new(),
+    let free_slots = match (free_slots_call(&args)?, args.free_slots) {
+        (None, _) => Vec::new(),
+        // The caller knows today's free time (calendar, placing a break after its event):
+        // calendar is not asked back, so calendar → wellness is never a cycle.
+        (Some(_), Some(known)) => known,
+        (Some(call), None) => free_slots_from_answer(&aura_sdk::call(&call)?)?,
     };
     place_break(Placement {
         stress: args.stress,
@@ -778,6 +788,7 @@ mod tests {
                     end: "2026-11-23T14:00:00Z".into(),
                 },
             ],
+            free_slots: None,
             working_hours: DayHours {
                 start: "09:00".into(),
                 end: "17:00".into(),
@@ -793,6 +804,26 @@ mod tests {
     fn assert_valid_call(call: &ToolCall) {
         assert_eq!((call.agent(), call.tool()), ("calendar", "find_free_slots"));
         aura_testkit::assert_toolcall(&call.clone().into_value());
+    }
+
+    #[test]
+    fn free_slots_given_are_used_and_calendar_is_not_asked() {
+        // Natively `aura_sdk::call` always fails: asked, calendar would fail the tool.
+        assert!(suggest_break(tool_args(72)).is_err());
+        // Score 72: a 10-minute stretch, walk preferred (a walk fits from 10 minutes). The
+        // 12:30-12:35 gap is too short; the break starts at 12:40 in the second.
+        let mut given = tool_args(72);
+        given.free_slots = Some(vec![slot("12:30", "12:35"), slot("12:40", "13:00")]);
+        let result = suggest_break(given).unwrap();
+        assert_eq!(
+            brk(&result),
+            (
+                "2026-11-23T12:40:00+01:00",
+                "2026-11-23T12:50:00+01:00",
+                10,
+                BreakKind::Walk
+            )
+        );
     }
 
     #[test]
@@ -1024,8 +1055,9 @@ mod tests {
         .unwrap();
         assert_eq!(a.min_break_minutes, 5);
         assert!(a.busy.is_empty() && a.preferred_kinds.is_empty());
-        // Unknown fields are refused by both, like the old `free_slots` and calendar's
-        // `weekdays` (today is the only day the tool looks at).
+        assert_eq!(props["free_slots"]["maxItems"], MAX_SLOTS);
+        // Unknown fields are refused by both, like calendar's `weekdays` (today is the only
+        // day the tool looks at).
         for extra in [
             json!({"stress": {"score": 50, "mood": "ok"},
                    "working_hours": {"start": "09:00", "end": "17:00"},
@@ -1033,7 +1065,7 @@ mod tests {
             json!({"stress": {"score": 50},
                    "working_hours": {"start": "09:00", "end": "17:00", "weekdays": [1]},
                    "now": "2026-11-23T10:00:00Z", "utc_offset_minutes": 0}),
-            json!({"stress": {"score": 50}, "free_slots": [],
+            json!({"stress": {"score": 50}, "slots": [],
                    "working_hours": {"start": "09:00", "end": "17:00"},
                    "now": "2026-11-23T10:00:00Z", "utc_offset_minutes": 0}),
         ] {
