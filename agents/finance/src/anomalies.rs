@@ -6,24 +6,30 @@
 //!   Merchants are compared by `common::merchant_key` (words, numbers dropped).
 //! - Evaluated: the spends at or after `since` (all spends when `since` is absent). The whole
 //!   list, before and after `since`, is the history the baselines are computed from.
-//! - **Unusually large** — a robust modified z-score (Iglewicz & Hoaglin),
-//!   `z = 0.6745 · (x − median) / MAD`, over the spends of the same merchant in the same
-//!   currency, the transaction itself included. When that merchant has fewer than `min_history`
-//!   spends in the currency the baseline is the transaction's category in the currency; when that
-//!   is also too small there is no score. MAD = 0 (more than half the amounts equal the median):
-//!   the mean absolute deviation is used instead, `z = (x − median) / (1.253314 · MeanAD)`
-//!   (1.253314 = √(π/2) makes MeanAD comparable to a standard deviation); when every amount of
-//!   the baseline is equal the score is 0. Computed exactly in i128 fixed point (amounts doubled
-//!   so medians stay integers), the score is rounded to 2 decimals, halves away from zero, and
-//!   clamped to ±1,000,000. Flagged when `z ≥ 3.5` ([`Z_THRESHOLD_CENTI`]) and the amount exceeds
-//!   the median by at least 20 % ([`UNUSUAL_MIN_EXCESS_PERCENT`]). Only the high side is flagged.
+//! - **Unusually large** — judged against the person's own history: a robust modified z-score
+//!   (Iglewicz & Hoaglin), `z = 0.6745 · (x − median) / MAD`, over the spends of the same
+//!   merchant in the same currency, the transaction itself included. When that merchant has
+//!   fewer than `min_history` spends in the currency (a new or rare merchant) the baseline is the
+//!   transaction's category in the currency, and the spend must also be above that category's
+//!   usual range: larger than every earlier spend of the category in the currency (a dinner
+//!   within what the person already spends on dinners is not unusual, wherever it is eaten);
+//!   when the category is also too small there is no score. MAD = 0 (more than half the
+//!   amounts equal the median): the mean absolute deviation is used instead,
+//!   `z = (x − median) / (1.253314 · MeanAD)` (1.253314 = √(π/2) makes MeanAD comparable to a
+//!   standard deviation); when every amount of the baseline is equal the score is 0. Computed
+//!   exactly in i128 fixed point (amounts doubled so medians stay integers), the score is
+//!   rounded to 2 decimals, halves away from zero, and clamped to ±1,000,000. Flagged when
+//!   `z ≥ 3.5` ([`Z_THRESHOLD_CENTI`]) and the amount exceeds the median by at least 20 %
+//!   ([`UNUSUAL_MIN_EXCESS_PERCENT`]). Only the high side is flagged.
 //! - **Duplicate** — an earlier spend (by time, then input position) with the same merchant,
 //!   currency and amount at most `duplicate_window_minutes` before; `duplicate_of` names the
 //!   earliest such spend (the original charge).
-//! - **First-time merchant** — a spend of at least `first_time_min_minor` (compared in the
+//! - **First-time merchant** — a first charge is not unusual for that alone: it is named as a
+//!   reason only beside `unusually_large` (a large first charge at a merchant never seen, the
+//!   pattern of a stolen card), for a spend of at least `first_time_min_minor` (in the
 //!   transaction's own minor units) whose merchant appears in no earlier transaction, when the
-//!   history reaches at least 30 days ([`FIRST_TIME_MIN_HISTORY_DAYS`]) before it (a short history
-//!   makes every merchant new).
+//!   history reaches at least 30 days ([`FIRST_TIME_MIN_HISTORY_DAYS`]) before it (a short
+//!   history makes every merchant new).
 //! - `flagged` is ordered by time, then input position, at most 100 ([`RESULT_LIST_MAX`]), with
 //!   `truncated` set when more qualified. `score`, `score_method`, `baseline`,
 //!   `baseline_median_minor` (rounded half away from zero) and `baseline_size` are present
@@ -359,6 +365,20 @@ pub fn analyze(txs: &[Tx<'_>], rules: &RuleSet, p: &Params) -> (Vec<Finding>, u3
         first_of_key.entry(&txs[i].key).or_insert(i);
     }
 
+    // The top of each category's range so far: the largest spend of (category, currency)
+    // before the one at hand, in time order.
+    let mut category_top: HashMap<(&str, &str), i64> = HashMap::new();
+    let mut top_before: Vec<Option<i64>> = vec![None; txs.len()];
+    for &i in &order {
+        if let Some(category) = categories[i] {
+            let top = category_top
+                .entry((category, txs[i].currency))
+                .or_insert(i64::MIN);
+            top_before[i] = (*top > i64::MIN).then_some(*top);
+            *top = (*top).max(txs[i].amount);
+        }
+    }
+
     let mut findings = Vec::new();
     let mut evaluated = 0u32;
     for &i in &order {
@@ -391,18 +411,26 @@ pub fn analyze(txs: &[Tx<'_>], rules: &RuleSet, p: &Params) -> (Vec<Finding>, u3
         let mut reasons = Vec::new();
         if let Some(s) = &score {
             let excess2 = 2 * i128::from(tx.amount) - s.median2; // 2 (x − median)
+            // Against the category, the spend must also be above its range so far.
+            let beyond_range = match s.baseline {
+                Baseline::Merchant => true,
+                Baseline::Category => top_before[i].is_some_and(|top| tx.amount > top),
+            };
             if s.centi >= Z_THRESHOLD_CENTI
                 && excess2 * 100 >= UNUSUAL_MIN_EXCESS_PERCENT * s.median2
+                && beyond_range
             {
                 reasons.push(Reason::UnusuallyLarge);
             }
         }
+        let unusual = reasons.contains(&Reason::UnusuallyLarge);
         if duplicate_of[i].is_some() {
             reasons.push(Reason::Duplicate);
         }
         let history_days =
             earliest.is_some_and(|e| tx.time - e >= FIRST_TIME_MIN_HISTORY_DAYS * SECS_PER_DAY);
-        if tx.amount >= p.first_time_min
+        if unusual
+            && tx.amount >= p.first_time_min
             && first_of_key.get(tx.key.as_str()) == Some(&i)
             && history_days
         {
@@ -632,10 +660,10 @@ mod tests {
     }
 
     #[test]
-    fn first_time_merchants_need_history() {
-        // History starts 2026-10-01. "Gadget Hub" 25000 on 2026-11-05 (35 days later): new and
-        // ≥ 10000 → flagged. "Book Nook" 9999 is below the threshold. "Aldi" was seen before.
-        // "Early Shop" 50000 on 2026-10-20 is only 19 days into the history.
+    fn a_first_charge_is_not_unusual_for_that_alone() {
+        // History starts 2026-10-01. "Gadget Hub" 25000 on 2026-11-05 (35 days later) is new
+        // and ≥ 10000, but nothing to judge it large against (no category of 5 spends): not
+        // flagged. "Early Shop" 50000 is only 19 days into the history.
         let result = run(json!({"transactions": [
             t("a0", "Aldi", 3000, "2026-10-01T09:00:00Z"),
             t("e", "Early Shop", 50000, "2026-10-20T09:00:00Z"),
@@ -643,11 +671,60 @@ mod tests {
             t("g", "Gadget Hub", 25000, "2026-11-05T09:00:00Z"),
             t("n", "Book Nook", 9999, "2026-11-06T09:00:00Z"),
         ]}));
-        assert_eq!(ids(&result), ["g"]);
+        assert_eq!(ids(&result), Vec::<String>::new());
+        // The person's dining (MCC 5812-5814): coffees of 3.50-4.20 most days, and three
+        // dinners of 45.00, 70.00 and 90.00, each at a different place. A first dinner at a new
+        // restaurant for 68.00 against that category: median of the ten amounts (350 360 370
+        // 380 400 420 4500 6800 7000 9000) is (400 + 420) / 2 = 410, MAD 55 → z = 0.6745 · 6390 / 55 = 78, far above 3.5,
+        // and 68.00 far above 4.10; but 68.00 is within the dining the person already spends
+        // (the top so far is 90.00): not unusual. 240.00 is above the top: unusually large, and
+        // its merchant's first charge.
+        let place = |id: &str, merchant: &str, amount: i64, time: &str| {
+            let mut tx = t(id, merchant, amount, time);
+            tx["mcc"] = json!("5812");
+            tx
+        };
+        let mut history = vec![t("a0", "Aldi", 3000, "2026-10-01T09:00:00Z")];
+        for (i, amount) in [350, 360, 370, 380, 400, 420].iter().enumerate() {
+            history.push(place(
+                &format!("c{i}"),
+                "Cafe Rosa",
+                *amount,
+                &format!("2026-10-{:02}T08:00:00Z", 10 + i),
+            ));
+        }
+        for (i, (merchant, amount)) in [
+            ("Bistro Blau", 4500),
+            ("Kin Dee", 7000),
+            ("Nobelhart", 9000),
+        ]
+        .iter()
+        .enumerate()
+        {
+            history.push(place(
+                &format!("d{i}"),
+                merchant,
+                *amount,
+                &format!("2026-10-{:02}T19:30:00Z", 20 + i),
+            ));
+        }
+        let mut ordinary = history.clone();
+        ordinary.push(place("x", "Trattoria Nuova", 6800, "2026-11-20T19:30:00Z"));
+        // Only November is evaluated; October is the history.
+        let since = "2026-11-01T00:00:00Z";
+        assert_eq!(
+            ids(&run(json!({"transactions": ordinary, "since": since}))),
+            Vec::<String>::new()
+        );
+        let mut large = history;
+        large.push(place("y", "Trattoria Nuova", 24000, "2026-11-20T19:30:00Z"));
+        let result = run(json!({"transactions": large, "since": since}));
+        assert_eq!(ids(&result), ["y"]);
         assert_eq!(
             result["flagged"][0]["reasons"],
-            json!(["first_time_merchant"])
+            json!(["unusually_large", "first_time_merchant"])
         );
+        assert_eq!(result["flagged"][0]["baseline"], "category");
         // A refund seen earlier makes the merchant known.
         let result = run(json!({"transactions": [
             t("a0", "Aldi", 3000, "2026-10-01T09:00:00Z"),
