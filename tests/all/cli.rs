@@ -213,8 +213,9 @@ fn every_readme_example_call_succeeds() {
 
 /// Agent text never reaches the terminal raw. The escapes guest, as wellness, proposes
 /// suggest_break on the WATCH with a signal that clears the screen and starts a forged line,
-/// and its answer's `reason` (what the WATCH shows) does the same: `aura run -v` prints both
-/// as visible escapes, one line per decision, and traces.jsonl keeps the text as data.
+/// and its answer's `reason` does the same: `aura run -v` prints the signal as visible
+/// escapes, the watch's line is the catalogue's words (never the agent's reason), one line per
+/// decision, and traces.jsonl keeps the text as data.
 #[test]
 fn run_shows_agent_text_as_visible_escapes() {
     let plugins = crate::support::plugins_dir_of(
@@ -251,7 +252,13 @@ fn run_shows_agent_text_as_visible_escapes() {
         decisions[0].starts_with("08:00  WATCH       wellness.suggest_break"),
         "{stdout}"
     );
-    assert!(decisions[0].ends_with(shown), "{}", decisions[0]);
+    // The watch tells the break in the catalogue's words from the answer's checked fields
+    // (its level, no break needed): the agent's own `reason` is not shown at all.
+    assert!(
+        decisions[0].ends_with("Stress is low: no break needed"),
+        "{}",
+        decisions[0]
+    );
     // The rationale (the -v line) carries the signal, escaped alike.
     let rationale = format!(
         "Stress is high and the day has room for a break (wellness.suggest_break): stress:10, \
@@ -259,11 +266,22 @@ fn run_shows_agent_text_as_visible_escapes() {
     );
     assert!(stdout.contains(&rationale), "{stdout}");
     // traces.jsonl is for programs: JSON escapes the control characters itself, and the
-    // summary is the visible text.
+    // signal is kept as the agent gave it.
     let traces = std::fs::read_to_string(data.join(aura_host::journal::TRACES_PATH)).unwrap();
     assert!(!traces.contains('\u{1b}'));
     let trace: Value = serde_json::from_str(traces.lines().next().unwrap()).unwrap();
-    assert_eq!(trace["outcome"]["summary"], shown);
+    assert_eq!(
+        trace["outcome"]["summary"],
+        "Stress is low: no break needed"
+    );
+    assert!(
+        trace["signals"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s.as_str().is_some_and(|s| s.contains('\u{1b}'))),
+        "{trace}"
+    );
 }
 
 #[test]

@@ -101,7 +101,7 @@ fn no_module_that_runs_calls_or_the_day_names_a_tool() {
     let root = workspace().join("crates");
     let mut generic: Vec<PathBuf> = [
         "contract/src/crossing.rs",
-        "contract/src/trace.rs",
+        "contract/src/trace/mod.rs",
         "day/src/scenario.rs",
     ]
     .iter()

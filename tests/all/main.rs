@@ -30,6 +30,7 @@ mod soak;
 mod startup;
 #[cfg(all(feature = "mcp", feature = "nats", feature = "otlp"))]
 mod telemetry;
+mod telling;
 mod wellness;
 #[cfg(feature = "nats")]
 mod wire;

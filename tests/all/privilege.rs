@@ -166,10 +166,19 @@ async fn a_forged_question_asked_first_cannot_catch_the_answer_meant_for_the_rea
             ("answer_unmatched".to_owned(), "-".to_owned(), Value::Null),
         ]
     );
-    // The guest's answer names the call the yes ran.
+    // The guest's answer (a tool error) names the call the yes ran: the trace keeps it in the
+    // rationale; the person is told only that it could not be done.
     assert_eq!(
         traces[2]["outcome"]["summary"],
-        "calendar.schedule_event failed: ran t_real000001"
+        "That could not be done just now; nothing was changed"
+    );
+    assert!(
+        traces[2]["rationale"]
+            .as_str()
+            .unwrap()
+            .ends_with("it failed: tool_failed: ran t_real000001."),
+        "{}",
+        traces[2]["rationale"]
     );
     assert_eq!(
         traces[2]["answer"],

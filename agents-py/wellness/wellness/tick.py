@@ -173,9 +173,10 @@ def sleep_proposal(context, now_text, now, offset, date):
     args = {"sessions": [s for _, _, s in usable], "target_minutes": sleep.DEFAULT_TARGET_MINUTES,
             "utc_offset_minutes": offset, "nights": sleep.DEFAULT_NIGHTS, "now": now_text}
     result = sleep.sleep_summary(args)
-    if result["nights_with_sleep"] == 0:
-        return None
     last = result["nights"][-1]["minutes"] if result["nights"] else 0
+    # Last night not synced yet: nothing to tell about it.
+    if result["nights_with_sleep"] == 0 or last == 0:
+        return None
     debt = result["sleep_debt_minutes"]
     signals = [f"sleep_debt_min:{debt}", f"last_night_min:{last}",
                f"nights_with_sleep:{result['nights_with_sleep']}/{len(result['nights'])}"]

@@ -43,7 +43,8 @@
 //!    context has usable sleep sessions (start and end RFC 3339, end after start, at most 24 h,
 //!    ending no later than `now`; when more than 100, the 100 ending latest, in context order),
 //!    `sleep_summary` over the last 7 nights with the default 480-minute target is computed
-//!    here and proposed when at least one night of the window has sleep. Signals
+//!    here and proposed when last night (the window's latest) has sleep: before the wearable
+//!    syncs it there is nothing to tell about it. Signals
 //!    `sleep_debt_min:<debt>`, `last_night_min:<minutes>`, `nights_with_sleep:<k>/7`; priority
 //!    `20 + min(40, debt / 30)` (20..60); surface `PHONE_CARD`; `call_id` from
 //!    `"wellness/tick\nsleep_summary\n<local date>"`: the same all morning, which is how the
@@ -287,6 +288,7 @@ fn break_proposal(
             level: Some(Level::from_score(score)),
         },
         busy,
+        free_slots: None,
         working_hours: hours.day(),
         now: now_text.to_owned(),
         utc_offset_minutes: offset,
@@ -385,10 +387,12 @@ fn sleep_proposal(
         now: now_text.to_owned(),
     };
     let result = sleep_summary(args.clone())?;
-    if result.nights_with_sleep == 0 {
+    let last = result.nights.last().map_or(0, |n| n.minutes);
+    // Last night not synced yet: nothing to tell about it (an earlier summary would tell "no
+    // sleep" and hold the morning's id).
+    if result.nights_with_sleep == 0 || last == 0 {
         return Ok(None);
     }
-    let last = result.nights.last().map_or(0, |n| n.minutes);
     let debt = result.sleep_debt_minutes;
     let signals = [
         format!("sleep_debt_min:{debt}"),
@@ -730,6 +734,11 @@ mod tests {
         assert!(proposals(c.clone()).is_empty());
         c["now"] = json!("2026-11-23T05:59:00+01:00");
         assert!(proposals(c.clone()).is_empty());
+        // Last night not synced yet (only the night before): nothing to tell about it.
+        let mut c = context("2026-11-23T07:30:00+01:00");
+        c["sleep_sessions"] =
+            json!([{"start": "2026-11-21T23:00:00+01:00", "end": "2026-11-22T06:00:00+01:00"}]);
+        assert!(proposals(c).is_empty());
         // Sessions all outside the 7-night window: nothing to summarize.
         let mut c = context("2026-11-23T07:30:00+01:00");
         c["sleep_sessions"] =

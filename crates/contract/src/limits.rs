@@ -304,6 +304,11 @@ pub const QUESTION_EXPIRY_MINUTES: i64 = 24 * 60;
 /// the end of quiet hours and of the run): a few times a day is what a person reads.
 pub const DIGEST_INTERVAL_MINUTES: i64 = 240;
 
+/// The morning briefing is the morning's: due at the end of quiet hours or the first tick of a
+/// day, it is given up at noon in the person's day if nothing was kept back to tell by then
+/// (what is kept later waits for the next digest, not for a "good morning" in the afternoon).
+pub const BRIEFING_UNTIL_HOUR: u8 = 12;
+
 /// Records `aura report` reads from one file: a week of ticks every minute with a few
 /// decisions each fits; a page past this would not load in a browser anyway.
 pub const REPORT_RECORDS_MAX: usize = 200_000;
@@ -326,6 +331,17 @@ pub const EARBUD_TTS_INTERRUPTIONS_PER_WINDOW_MAX: usize = 1;
 /// Longest summary: a phone card's two lines, or a sentence spoken in the earbuds (trace.v1's
 /// `outcome.summary` bound, read out of the schema by the build).
 pub use aura_protocol::contract::SUMMARY_CHARS_MAX;
+/// Longest line on the watch, in characters: a notification on a 41-45 mm watch face shows
+/// about four lines of 20 characters before the wearer has to scroll, and a glance reads no
+/// more. A tool's headline longer than this is cut at a word, with an ellipsis.
+pub const WATCH_LINE_CHARS_MAX: usize = 80;
+/// Longest sentence spoken in the earbuds, in words: at the 150-160 words a minute of
+/// synthetic speech, 20 words take about 8 seconds, as long as a person listens to an
+/// interruption before losing the thread of what they were doing. Longer is cut at a word.
+pub const SPEECH_WORDS_MAX: usize = 20;
+/// Most items a digest (or the morning briefing) names, most important first; the rest are
+/// counted ("and 3 more"). A card of more than five lines is skimmed, not read.
+pub const DIGEST_ITEMS_MAX: usize = 5;
 /// Longest value `aura test-agent` shows where an answer differs from its reference: enough
 /// for a member or a sentence, one line of a report; an author reads the whole answer with
 /// `aura call`.

@@ -21,6 +21,8 @@ use aura_contract::schema::{SchemaRegistry, SchemaViolation};
 /// The kind of the items the user is asked about: a pending invitation, named in answers as
 /// `invitation:<id>`.
 pub const INVITATION: &str = "invitation";
+/// The kind of signal that moves the person's clock to another offset (they travelled).
+pub const UTC_OFFSET: &str = "utc_offset";
 
 /// Why a scenario could not be used.
 #[derive(Debug, thiserror::Error)]
@@ -356,15 +358,28 @@ impl Scenario {
         }
     }
 
-    /// The user's offset east of UTC.
-    pub fn offset(&self) -> time::UtcOffset {
-        time::UtcOffset::from_whole_seconds(self.utc_offset_minutes * 60)
+    /// The user's offset east of UTC at `at`: the setup's, or the last `utc_offset` signal's
+    /// at or before `at` (they crossed time zones).
+    pub fn offset(&self, at: OffsetDateTime) -> time::UtcOffset {
+        time::UtcOffset::from_whole_seconds(self.offset_minutes(at) * 60)
             .unwrap_or(time::UtcOffset::UTC)
     }
 
-    /// `at` in the user's offset.
+    /// [`Scenario::offset`] in minutes, as the agents' context gives it.
+    pub fn offset_minutes(&self, at: OffsetDateTime) -> i32 {
+        self.signals
+            .iter()
+            .take_while(|signal| signal.at <= at)
+            .filter(|signal| signal.kind == UTC_OFFSET)
+            .filter_map(|signal| signal.data["utc_offset_minutes"].as_i64())
+            .filter_map(|minutes| i32::try_from(minutes).ok())
+            .last()
+            .unwrap_or(self.utc_offset_minutes)
+    }
+
+    /// `at` in the user's offset at that moment.
     pub fn local(&self, at: OffsetDateTime) -> OffsetDateTime {
-        at.to_offset(self.offset())
+        at.to_offset(self.offset(at))
     }
 
     /// `at` as RFC 3339 in the user's offset, e.g. `2026-11-23T08:15:00+01:00`.
@@ -446,7 +461,8 @@ impl World {
                     self.invitations.push(data.clone());
                 }
                 "answer" => answers.push(Answer::of(data)),
-                // The schema admits no other kind.
+                // The person's clock, read from the signals by `Scenario::offset`; and the
+                // schema admits no other kind.
                 _ => {}
             }
         }
@@ -461,6 +477,11 @@ impl World {
     /// The user's calendar events so far, in the order they were added.
     pub fn events(&self) -> &[Value] {
         &self.events
+    }
+
+    /// The user's messages so far, oldest first.
+    pub fn messages(&self) -> &[Value] {
+        &self.messages
     }
 
     /// The user's pending items of `kind`, as the scenario gave them (each with an `id`): what
@@ -500,7 +521,7 @@ impl World {
         }
         json!({
             "now": scenario.format(now),
-            "utc_offset_minutes": scenario.utc_offset_minutes,
+            "utc_offset_minutes": scenario.offset_minutes(now),
             "profile": scenario.profile,
             "messages": latest(&self.messages, CONTEXT_MESSAGES_MAX),
             "events": self.events,

@@ -6,7 +6,7 @@
 
 use serde_json::{Map, Value};
 
-use super::text::{count, text};
+use super::text::{count, counted, duration, text};
 use super::{About, AgentSpec, Effect, Telling, news, tick_examples, tool_entry};
 use crate::limits::{COMPONENT_BYTES_MAX, DEADLINE_MS_DEFAULT, MEMORY_BYTES_MAX};
 
@@ -20,6 +20,8 @@ pub(super) const AGENT: AgentSpec = AgentSpec {
             confirm: false,
             rationale: "Free time was looked for",
             summary: free_slots,
+            headline: free_slots,
+            ends: None,
             question: None,
             on_confirm: None,
             about: None,
@@ -30,6 +32,8 @@ pub(super) const AGENT: AgentSpec = AgentSpec {
             confirm: false,
             rationale: "Calendar conflicts need resolving",
             summary: conflicts,
+            headline: conflicts_headline,
+            ends: Some(conflict_ends),
             question: None,
             on_confirm: None,
             about: None,
@@ -46,6 +50,8 @@ pub(super) const AGENT: AgentSpec = AgentSpec {
         confirm: true,
         rationale: "An invitation can go on the calendar, with your yes",
         summary: scheduled,
+        headline: scheduled_headline,
+        ends: None,
         question: Some(schedule_question),
         on_confirm: Some(event_added),
         about: Some(About {
@@ -63,51 +69,173 @@ pub(super) const AGENT: AgentSpec = AgentSpec {
 
 fn free_slots(result: &Value, telling: &Telling<'_>) -> String {
     match result["slots"].get(0) {
-        Some(slot) => format!(
-            "{} free slot(s); first {}",
-            count(result, "slots"),
-            telling.when(&slot["start"])
-        ),
-        None => "No free slot".to_owned(),
+        Some(slot) => {
+            let more = count(result, "slots") - 1;
+            let more = match more {
+                0 => String::new(),
+                n => format!(", and {}", counted(n, "more slot", "more slots")),
+            };
+            format!("Free {}{more}", telling.span(&slot["start"], &slot["end"]))
+        }
+        None => "No free time found".to_owned(),
     }
 }
 
-fn conflicts(result: &Value, _telling: &Telling<'_>) -> String {
-    let first = ["double_bookings", "overlaps"]
+/// The clash a card leads with, by event titles and when it starts: the first that is news
+/// (the same pair's subject, `conflict:<a>/<b>`), else the first of the double bookings, then
+/// the overlaps, then the tight transitions.
+fn first_conflict(result: &Value, telling: &Telling<'_>) -> Option<Clash> {
+    let pairs = |field: &str| {
+        result[field]
+            .as_array()
+            .map_or(&[][..], Vec::as_slice)
+            .to_vec()
+    };
+    let mut clashes: Vec<(&str, Value)> = Vec::new();
+    clashes.extend(pairs("double_bookings").into_iter().map(|p| ("double", p)));
+    clashes.extend(pairs("overlaps").into_iter().map(|p| ("overlap", p)));
+    clashes.extend(pairs("tight_transitions").into_iter().map(|p| ("tight", p)));
+    let key = |(kind, pair): &(&str, Value)| match *kind {
+        "tight" => format!("conflict:{}/{}", text(&pair["from"]), text(&pair["to"])),
+        _ => format!("conflict:{}/{}", text(&pair["a"]), text(&pair["b"])),
+    };
+    let (kind, pair) = clashes
         .iter()
-        .find_map(|field| result[*field].get(0))
-        .map(|pair| format!("; first: {} / {}", text(&pair["a"]), text(&pair["b"])))
-        .or_else(|| {
-            result["tight_transitions"]
-                .get(0)
-                .map(|pair| format!("; first: {} → {}", text(&pair["from"]), text(&pair["to"])))
-        })
-        .unwrap_or_default();
-    format!(
-        "{} double booking(s), {} overlap(s), {} tight transition(s){first}",
-        count(result, "double_bookings"),
-        count(result, "overlaps"),
-        count(result, "tight_transitions")
-    )
+        .find(|clash| telling.is_news(&key(clash)))
+        .or(clashes.first())?;
+    let (a, b, when) = match *kind {
+        "tight" => (&pair["from"], &pair["to"], start_of(&pair["to"], telling)),
+        _ => (&pair["a"], &pair["b"], start_of(&pair["b"], telling)),
+    };
+    let (a, b) = (telling.event_title(a), telling.event_title(b));
+    Some(match *kind {
+        "double" => Clash {
+            line: format!("Double-booked {when}: {a} and {b}"),
+            sentence: format!("{a} and {b} are booked at the same time, {when}"),
+        },
+        "overlap" => Clash {
+            line: format!("Overlap {when}: {a} and {b}"),
+            sentence: format!("{a} overlaps {b}, {when}"),
+        },
+        _ => {
+            let gap = duration(pair["gap_minutes"].as_u64().unwrap_or(0));
+            let places = match (pair["from_location"].as_str(), pair["to_location"].as_str()) {
+                (Some(from), Some(to)) if from != to => format!(" ({from} to {to})"),
+                _ => String::new(),
+            };
+            Clash {
+                line: format!("Only {gap} to get to {b}, {when}"),
+                sentence: format!("Only {gap} from {a} to {b}{places}, {when}"),
+            }
+        }
+    })
 }
 
-fn scheduled(result: &Value, telling: &Telling<'_>) -> String {
+/// A clash as a card says it (a sentence) and as the watch and the earbuds do (when first,
+/// then what).
+struct Clash {
+    line: String,
+    sentence: String,
+}
+
+/// When the event with id `id` starts, in the person's words ("today 15:00"); "soon" when the
+/// calendar does not have it.
+fn start_of(id: &Value, telling: &Telling<'_>) -> String {
+    telling
+        .event(id)
+        .map_or_else(|| "soon".to_owned(), |event| telling.when(&event["start"]))
+}
+
+fn conflicts(result: &Value, telling: &Telling<'_>) -> String {
+    let all = count(result, "double_bookings")
+        + count(result, "overlaps")
+        + count(result, "tight_transitions");
+    match first_conflict(result, telling) {
+        Some(first) if all > 1 => format!(
+            "{}; {} in your calendar",
+            first.sentence,
+            counted(all - 1, "more clash", "more clashes")
+        ),
+        Some(first) => first.sentence,
+        None => "No clashes in your calendar".to_owned(),
+    }
+}
+
+/// When the clash a card leads with is over: the earlier end of its two events (for a tight
+/// transition, the start of the event it leads into).
+fn conflict_ends(result: &Value, telling: &Telling<'_>) -> Option<time::OffsetDateTime> {
+    use time::format_description::well_known::Rfc3339;
+    let at = |id: &Value, field: &str| {
+        telling
+            .event(id)
+            .and_then(|e| e[field].as_str())
+            .and_then(|t| time::OffsetDateTime::parse(t, &Rfc3339).ok())
+    };
+    let pair = ["double_bookings", "overlaps"]
+        .iter()
+        .find_map(|field| result[*field].get(0));
+    match pair {
+        Some(pair) => Some(at(&pair["a"], "end")?.min(at(&pair["b"], "end")?)),
+        None => at(&result["tight_transitions"][0]["to"], "start"),
+    }
+}
+
+fn conflicts_headline(result: &Value, telling: &Telling<'_>) -> String {
+    first_conflict(result, telling)
+        .map_or_else(|| "No clashes in your calendar".to_owned(), |c| c.line)
+}
+
+fn scheduled_headline(result: &Value, telling: &Telling<'_>) -> String {
     let event = &result["event"];
-    let mut summary = format!(
+    format!(
         "Added \"{}\" {}",
         text(&event["title"]),
         telling.span(&event["start"], &event["end"])
-    );
-    if count(result, "conflicts") > 0 {
-        summary.push_str(&format!("; {} conflict(s)", count(result, "conflicts")));
+    )
+}
+
+/// The card: what was added, what it clashes with (by title) and the break after it. A break
+/// that could not be had is said so; why (an error kind, a call chain) stays in the trace.
+fn scheduled(result: &Value, telling: &Telling<'_>) -> String {
+    let mut summary = scheduled_headline(result, telling);
+    let clashes: Vec<String> = result["conflicts"]
+        .as_array()
+        .map_or(&[][..], Vec::as_slice)
+        .iter()
+        .map(|c| telling.event_title(&c["with"]))
+        .collect();
+    match clashes.len() {
+        0 => {}
+        1 => summary.push_str(&format!("; it clashes with {}", clashes[0])),
+        n => summary.push_str(&format!(
+            "; it clashes with {} and {}",
+            clashes[0],
+            counted(n - 1, "more event", "more events")
+        )),
     }
-    if let Some(status) = result["break"]["status"].as_str() {
-        summary.push_str(&format!("; break after it: {status}"));
-        if let Some(reason) = result["break"]["reason"].as_str() {
-            summary.push_str(&format!(" ({reason})"));
-        }
+    let brk = &result["break"];
+    match brk["status"].as_str() {
+        Some("suggested") => summary.push_str(&format!(
+            "; then a {}-minute {} {}",
+            brk["minutes"].as_u64().unwrap_or(0),
+            break_kind(&brk["kind"]),
+            telling.at(&brk["start"])
+        )),
+        Some("none") if brk["none_reason"] == "stress_low" => {}
+        Some("none") => summary.push_str("; no room for a break after it"),
+        Some(_) => summary.push_str("; no break could be planned after it"),
+        None => {}
     }
     summary
+}
+
+/// A kind of break as said: `breathing` is "breathing exercise".
+pub(super) fn break_kind(kind: &Value) -> &str {
+    match kind.as_str() {
+        Some("breathing") => "breathing exercise",
+        Some(kind) => kind,
+        None => "break",
+    }
 }
 
 /// The question: what would be added, when (in the user's words, when the front knows their
@@ -161,20 +289,69 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// Monday 2026-11-23 09:00 in Berlin, with three events.
+    fn calendar() -> [Value; 3] {
+        [
+            json!({"id": "ev-interview", "title": "Interview with Ortega",
+                "start": "2026-11-23T15:00:00+01:00", "end": "2026-11-23T16:00:00+01:00"}),
+            json!({"id": "ev-training", "title": "Security training",
+                "start": "2026-11-23T15:15:00+01:00", "end": "2026-11-23T15:45:00+01:00"}),
+            json!({"id": "ev-lunch", "title": "Lunch with Claire",
+                "start": "2026-11-23T12:30:00+01:00", "end": "2026-11-23T13:30:00+01:00"}),
+        ]
+    }
+
+    fn berlin(events: &[Value]) -> Telling<'_> {
+        Telling {
+            clock: Some((
+                time::macros::offset!(+1),
+                time::macros::datetime!(2026-11-23 08:00 UTC),
+            )),
+            events,
+            ..Telling::default()
+        }
+    }
+
     #[test]
-    fn conflicts_name_the_first_pair() {
-        let result = json!({"double_bookings": [], "overlaps": [{"a": "e1", "b": "e2",
-            "overlap_minutes": 30}], "tight_transitions": [], "truncated": false});
+    fn conflicts_name_events_by_title_and_time() {
+        let events = calendar();
+        let told = berlin(&events);
+        let both = json!({"double_bookings": [{"a": "ev-interview", "b": "ev-training",
+            "overlap_minutes": 30}], "overlaps": [], "tight_transitions": [{"from": "ev-lunch",
+            "to": "ev-interview", "gap_minutes": 90}]});
         assert_eq!(
-            conflicts(&result, &Telling::default()),
-            "0 double booking(s), 1 overlap(s), 0 tight transition(s); first: e1 / e2"
+            conflicts(&both, &told),
+            "Interview with Ortega and Security training are booked at the same time, \
+             today 15:15; 1 more clash in your calendar"
+        );
+        assert_eq!(
+            conflicts_headline(&both, &told),
+            "Double-booked today 15:15: Interview with Ortega and Security training"
         );
         let tight = json!({"double_bookings": [], "overlaps": [],
-            "tight_transitions": [{"from": "a", "to": "b"}]});
+            "tight_transitions": [{"from": "ev-lunch", "to": "ev-interview", "gap_minutes": 5,
+                "from_location": "Mitte", "to_location": "HQ"}]});
+        // The clash that is news leads, whatever its kind.
+        let news = ["conflict:ev-lunch/ev-interview".to_owned()];
+        let leading = Telling {
+            news: &news,
+            ..told
+        };
         assert_eq!(
-            conflicts(&tight, &Telling::default()),
-            "0 double booking(s), 0 overlap(s), 1 tight transition(s); first: a → b"
+            conflicts_headline(&both, &leading),
+            "Only 1 h 30 min to get to Interview with Ortega, today 15:00"
         );
+        assert_eq!(
+            conflicts(&tight, &told),
+            "Only 5 min from Lunch with Claire to Interview with Ortega (Mitte to HQ), today 15:00"
+        );
+        // An event the calendar no longer has is "an event", never its id.
+        let gone = json!({"overlaps": [{"a": "ev-x", "b": "ev-y", "overlap_minutes": 5}]});
+        assert_eq!(
+            conflicts(&gone, &Telling::default()),
+            "an event overlaps an event, soon"
+        );
+        assert_eq!(conflicts(&json!({}), &told), "No clashes in your calendar");
     }
 
     #[test]
@@ -185,20 +362,46 @@ mod tests {
             schedule_question(&args, &Telling::default()),
             "Add \"Dentist\" 2026-11-23T14:00:00+01:00 to 2026-11-23T14:45:00+01:00? (yes / no)"
         );
-        let result = json!({"event": {"id": "ev_1", "title": "Dentist", "start": "S", "end": "E",
-            "attendees": ["a@b.c"]}, "conflicts": [{"id": "x"}],
-            "break": {"status": "skipped", "reason": "calm"}});
+        let events = calendar();
+        let told = berlin(&events);
+        let result = json!({"event": {"id": "ev_1", "title": "Dentist",
+            "start": "2026-11-23T14:00:00+01:00", "end": "2026-11-23T14:45:00+01:00",
+            "attendees": ["a@b.c"]}, "conflicts": [{"with": "ev-lunch"}],
+            "break": {"status": "suggested", "start": "2026-11-23T14:45:00+01:00",
+                "end": "2026-11-23T14:55:00+01:00", "minutes": 10, "kind": "stretch",
+                "reason": "Stress is high (72/100). Take a 10-minute stretch at 14:45."}});
         assert_eq!(
-            scheduled(&result, &Telling::default()),
-            "Added \"Dentist\" S to E; 1 conflict(s); break after it: skipped (calm)"
+            scheduled(&result, &told),
+            "Added \"Dentist\" today 14:00-14:45; it clashes with Lunch with Claire; then a \
+             10-minute stretch at 14:45"
+        );
+        assert_eq!(
+            scheduled_headline(&result, &told),
+            "Added \"Dentist\" today 14:00-14:45"
+        );
+        // A break that could not be had says so, and never why.
+        let mut failed = result.clone();
+        failed["break"] = json!({"status": "unavailable",
+            "reason": "cycle_detected (tool_failed): agent `wellness` called `calendar`"});
+        failed["conflicts"] = json!([]);
+        assert_eq!(
+            scheduled(&failed, &told),
+            "Added \"Dentist\" today 14:00-14:45; no break could be planned after it"
         );
         assert_eq!(
             event_added(&result),
-            Some(Effect::AddEvent(
-                json!({"id": "ev_1", "title": "Dentist", "start": "S", "end": "E"})
-            ))
+            Some(Effect::AddEvent(json!({"id": "ev_1", "title": "Dentist",
+                "start": "2026-11-23T14:00:00+01:00", "end": "2026-11-23T14:45:00+01:00"})))
         );
         assert_eq!(event_added(&json!({"event": {}})), None);
+        assert_eq!(
+            free_slots(
+                &json!({"slots": [{"start": "2026-11-23T14:45:00+01:00",
+                    "end": "2026-11-23T15:00:00+01:00"}, {}]}),
+                &told
+            ),
+            "Free today 14:45-15:00, and 1 more slot"
+        );
     }
 
     #[test]

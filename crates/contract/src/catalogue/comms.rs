@@ -8,7 +8,7 @@ use serde_json::Value;
 use time::format_description::well_known::Rfc3339;
 use time::{Duration, OffsetDateTime};
 
-use super::text::{count, number, text};
+use super::text::{counted, person, text};
 use super::{AgentSpec, ResultNews, Telling, news, tick_examples, tool_entry};
 use crate::limits::{
     ACTION_DUE_SOON_MINUTES, COMPONENT_BYTES_MAX, DEADLINE_MS_DEFAULT, MEMORY_BYTES_MAX,
@@ -24,6 +24,8 @@ pub(super) const AGENT: AgentSpec = AgentSpec {
         confirm: false,
         rationale: "New mail is worth a look",
         summary: triaged,
+        headline: triaged_headline,
+        ends: None,
         question: None,
         on_confirm: None,
         about: None,
@@ -42,6 +44,8 @@ pub(super) const AGENT: AgentSpec = AgentSpec {
             confirm: false,
             rationale: "A reply can be drafted",
             summary: drafted,
+            headline: drafted,
+            ends: None,
             question: None,
             on_confirm: None,
             about: None,
@@ -52,6 +56,8 @@ pub(super) const AGENT: AgentSpec = AgentSpec {
         confirm: false,
         rationale: "A thread carries dated commitments",
         summary: action_items,
+        headline: action_items_headline,
+        ends: None,
         question: None,
         on_confirm: None,
         about: None,
@@ -68,19 +74,87 @@ pub(super) const AGENT: AgentSpec = AgentSpec {
     tick_examples: tick_examples!("comms"),
 };
 
-fn triaged(result: &Value, _telling: &Telling<'_>) -> String {
-    let top = result["messages"].get(0).map_or(String::new(), |message| {
-        format!(
-            "; top: {} (urgency {})",
-            text(&message["id"]),
-            message["urgency"].as_f64().unwrap_or(0.0)
-        )
-    });
-    format!(
-        "{} message(s) triaged, {} need you now{top}",
-        count(result, "messages"),
-        number(&result["interrupt_count"])
-    )
+/// The message `entry` of a triage result names, as a person says it: "Markus Vogel: Bridge
+/// at 8:30"; "a message" when the inbox does not have it (never its id).
+fn message_words(entry: &Value, telling: &Telling<'_>) -> String {
+    match telling.message(&entry["id"]) {
+        Some(message) => {
+            let subject = message["subject"].as_str().unwrap_or("").trim();
+            match subject.is_empty() {
+                true => format!("{} wrote", person(&message["sender"])),
+                false => format!("{}: {subject}", person(&message["sender"])),
+            }
+        }
+        None => "a message".to_owned(),
+    }
+}
+
+/// The messages that need the person now, and the rest.
+fn split_triage(result: &Value) -> (Vec<&Value>, Vec<&Value>) {
+    result["messages"]
+        .as_array()
+        .map_or(&[][..], Vec::as_slice)
+        .iter()
+        .partition(|m| m["interrupt"] == true)
+}
+
+/// The card: each message that needs the person now by sender and subject (the most urgent
+/// first, three at most), then how many more wait.
+fn triaged(result: &Value, telling: &Telling<'_>) -> String {
+    let (now, rest) = split_triage(result);
+    let mut parts: Vec<String> = now
+        .iter()
+        .take(3)
+        .map(|m| message_words(m, telling))
+        .collect();
+    let more_now = now.len().saturating_sub(3);
+    if more_now > 0 {
+        parts.push(format!("{more_now} more need you"));
+    }
+    if parts.is_empty() {
+        return match rest.first() {
+            Some(first) => format!(
+                "{}, none urgent; first: {}",
+                counted(rest.len(), "new message", "new messages"),
+                message_words(first, telling)
+            ),
+            None => "No new messages".to_owned(),
+        };
+    }
+    if !rest.is_empty() {
+        parts.push(format!(
+            "{} can wait",
+            counted(rest.len(), "other", "others")
+        ));
+    }
+    parts.join("; ")
+}
+
+/// The line: the most urgent message by sender and subject, and how many more need the person
+/// (none urgent: the first by sender and subject, and how many more came).
+fn triaged_headline(result: &Value, telling: &Telling<'_>) -> String {
+    let (now, rest) = split_triage(result);
+    match now.first() {
+        Some(first) if now.len() > 1 => {
+            format!(
+                "{} (and {} more)",
+                message_words(first, telling),
+                now.len() - 1
+            )
+        }
+        Some(first) => message_words(first, telling),
+        None => match rest.split_first() {
+            None => "No new messages".to_owned(),
+            Some((only, [])) => message_words(only, telling),
+            Some((first, more)) => {
+                format!(
+                    "{} (and {} more)",
+                    message_words(first, telling),
+                    more.len()
+                )
+            }
+        },
+    }
 }
 
 /// A message's subject, as the `interrupt` signal names it (`message:<id>`).
@@ -125,24 +199,53 @@ fn action_item_importance(item: &Value, now: OffsetDateTime) -> u8 {
 
 fn drafted(result: &Value, _telling: &Telling<'_>) -> String {
     format!(
-        "Draft to {}: {}",
-        text(&result["to"]),
+        "Reply drafted to {}: {}",
+        person(&result["to"]),
         text(&result["subject"])
     )
 }
 
+/// One action item: "To do: Pick up Emil, due today 16:30" when it is the person's own,
+/// "Noted: Anna will call your CEO" when it is someone else's (or no one's).
+fn action_item_words(item: &Value, telling: &Telling<'_>) -> String {
+    let text = item["text"]
+        .as_str()
+        .unwrap_or("")
+        .trim()
+        .trim_end_matches('.');
+    let whose = match item["owner"] == "me" {
+        true => "To do",
+        false => "Noted",
+    };
+    match item.get("due") {
+        Some(due) => format!("{whose}: {text}, due {}", telling.when(due)),
+        None => format!("{whose}: {text}"),
+    }
+}
+
+/// The card: the items by what they ask and when, the most pressing first (two at most),
+/// then how many more.
 fn action_items(result: &Value, telling: &Telling<'_>) -> String {
+    let items = result["items"].as_array().map_or(&[][..], Vec::as_slice);
+    if items.is_empty() {
+        return "Nothing to do from this thread".to_owned();
+    }
+    let mut parts: Vec<String> = items
+        .iter()
+        .take(2)
+        .map(|item| action_item_words(item, telling))
+        .collect();
+    if items.len() > 2 {
+        parts.push(format!("{} more", items.len() - 2));
+    }
+    parts.join("; ")
+}
+
+/// The line: the most pressing item.
+fn action_items_headline(result: &Value, telling: &Telling<'_>) -> String {
     match result["items"].get(0) {
-        Some(item) => format!(
-            "{} action item(s); first: \"{}\"{}",
-            count(result, "items"),
-            text(&item["text"]),
-            match item.get("due") {
-                Some(due) => format!(" due {}", telling.when(due)),
-                None => String::new(),
-            }
-        ),
-        None => "No action items".to_owned(),
+        Some(item) => action_item_words(item, telling),
+        None => "Nothing to do from this thread".to_owned(),
     }
 }
 
@@ -152,28 +255,63 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn summaries_read_the_result() {
-        let triage = json!({"messages": [{"id": "m1", "urgency": 0.734}, {"id": "m2",
-            "urgency": 0.1}], "interrupt_count": 1});
+    fn summaries_name_senders_and_subjects() {
+        let inbox = [
+            json!({"id": "m1", "sender": "Markus Vogel <markus.vogel@halden-systems.de>",
+                "subject": "URGENT: settlement batch failed"}),
+            json!({"id": "m2", "sender": "jonas.richter@gmx.de", "subject": "Emil"}),
+            json!({"id": "m3", "sender": "GitHub <noreply@github.com>", "subject": ""}),
+        ];
+        let telling = Telling {
+            messages: &inbox,
+            ..Telling::default()
+        };
+        let triage = json!({"messages": [
+            {"id": "m1", "urgency": 0.734, "interrupt": true},
+            {"id": "m2", "urgency": 0.61, "interrupt": true},
+            {"id": "m3", "urgency": 0.1, "interrupt": false}], "interrupt_count": 2});
         assert_eq!(
-            triaged(&triage, &Telling::default()),
-            "2 message(s) triaged, 1 need you now; top: m1 (urgency 0.734)"
+            triaged(&triage, &telling),
+            "Markus Vogel: URGENT: settlement batch failed; Jonas Richter: Emil; 1 other can wait"
         );
-        let items = json!({"items": [{"text": "Send the Q3 numbers", "due": "2026-11-27"}]});
+        assert_eq!(
+            triaged_headline(&triage, &telling),
+            "Markus Vogel: URGENT: settlement batch failed (and 1 more)"
+        );
+        // Nothing urgent; a message the inbox does not hold is "a message", never its id.
+        let calm = json!({"messages": [{"id": "m3", "interrupt": false},
+            {"id": "m-gone", "interrupt": false}]});
+        assert_eq!(
+            triaged(&calm, &telling),
+            "2 new messages, none urgent; first: GitHub wrote"
+        );
+        assert_eq!(
+            triaged_headline(&calm, &telling),
+            "GitHub wrote (and 1 more)"
+        );
+        let gone = json!({"messages": [{"id": "m-gone", "interrupt": true}]});
+        assert_eq!(triaged_headline(&gone, &telling), "a message");
+        let items = json!({"items": [{"text": "Send the Q3 numbers.", "due": "2026-11-27",
+            "owner": "me"}, {"text": "Anna books the room", "owner": "Anna"}, {"text": "a"},
+            {"text": "b"}]});
         assert_eq!(
             action_items(&items, &Telling::default()),
-            "1 action item(s); first: \"Send the Q3 numbers\" due 2026-11-27"
+            "To do: Send the Q3 numbers, due 2026-11-27; Noted: Anna books the room; 2 more"
+        );
+        assert_eq!(
+            action_items_headline(&items, &Telling::default()),
+            "To do: Send the Q3 numbers, due 2026-11-27"
         );
         assert_eq!(
             action_items(&json!({"items": []}), &Telling::default()),
-            "No action items"
+            "Nothing to do from this thread"
         );
         assert_eq!(
             drafted(
-                &json!({"to": "ann@example.com", "subject": "Re: Budget"}),
+                &json!({"to": "ann.lee@example.com", "subject": "Re: Budget"}),
                 &Telling::default()
             ),
-            "Draft to ann@example.com: Re: Budget"
+            "Reply drafted to Ann Lee: Re: Budget"
         );
     }
 }

@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use super::text::{count, money, number, text};
+use super::text::{capitalized, count, counted, money, text};
 use super::{AgentSpec, ResultNews, Telling, news, tick_examples, tool_entry};
 use crate::limits::{COMPONENT_BYTES_MAX, MEMORY_BYTES_MAX};
 
@@ -25,6 +25,8 @@ pub(super) const AGENT: AgentSpec = AgentSpec {
             confirm: false,
             rationale: "Spending can be categorized",
             summary: categorized,
+            headline: categorized,
+            ends: None,
             question: None,
             on_confirm: None,
             about: None,
@@ -35,12 +37,15 @@ pub(super) const AGENT: AgentSpec = AgentSpec {
             confirm: false,
             rationale: "A budget is over or at risk",
             summary: budgets,
+            headline: budgets_headline,
+            ends: None,
             question: None,
             on_confirm: None,
             about: None,
             news: &[
-                news("at_risk", "budget", 1, 35, false),
-                news("over", "budget", 2, 60, false),
+                // This month's budget as it stands today: told again on a new day.
+                news("at_risk", "budget", 1, 35, false).retell_daily(),
+                news("over", "budget", 2, 60, false).retell_daily(),
             ],
             news_in_result: None),
         tool_entry!("finance", "detect_anomalies",
@@ -48,6 +53,8 @@ pub(super) const AGENT: AgentSpec = AgentSpec {
         confirm: false,
         rationale: "Card activity looks wrong",
         summary: anomalies,
+        headline: anomalies_headline,
+        ends: None,
         question: None,
         on_confirm: None,
         about: None,
@@ -65,6 +72,8 @@ pub(super) const AGENT: AgentSpec = AgentSpec {
         confirm: false,
         rationale: "Bills are coming due",
         summary: bills,
+        headline: bills_headline,
+        ends: None,
         question: None,
         on_confirm: None,
         about: None,
@@ -83,29 +92,80 @@ pub(super) const AGENT: AgentSpec = AgentSpec {
 };
 
 fn categorized(result: &Value, _telling: &Telling<'_>) -> String {
-    format!("{} categories", count(result, "groups"))
+    format!(
+        "Spending sorted into {}",
+        counted(count(result, "groups"), "category", "categories")
+    )
 }
 
-fn budgets(result: &Value, _telling: &Telling<'_>) -> String {
+/// A budget's category as said: `dining` is "Dining", `home_office` "Home office".
+fn category(value: &Value) -> String {
+    capitalized(&value.as_str().unwrap_or("a budget").replace('_', " "))
+}
+
+/// The budgets over their limit, then those at risk; the ones this decision tells as news
+/// (`budget:<category>/<currency>`) first.
+fn worst_budgets<'a>(result: &'a Value, telling: &Telling<'_>) -> Vec<&'a Value> {
     let budgets = result["budgets"].as_array().map_or(&[][..], Vec::as_slice);
-    let over = budgets.iter().filter(|b| b["over"] == true).count();
-    let at_risk = budgets.iter().filter(|b| b["at_risk"] == true).count();
-    let worst = budgets
+    let over = budgets.iter().filter(|b| b["over"] == true);
+    let at_risk = budgets
         .iter()
-        .find(|b| b["over"] == true)
-        .or_else(|| budgets.iter().find(|b| b["at_risk"] == true))
-        .map_or(String::new(), |b| {
-            format!(
-                "; {}: {} of {}",
-                text(&b["category"]),
-                money(&b["spent_minor"], &b["currency"]),
-                money(&b["limit_minor"], &b["currency"])
-            )
-        });
-    format!(
-        "{over} budget(s) over, {at_risk} at risk in {}{worst}",
-        text(&result["month"])
-    )
+        .filter(|b| b["over"] != true && b["at_risk"] == true);
+    let mut worst: Vec<&Value> = over.chain(at_risk).collect();
+    // A stable sort: news first, in the order above.
+    worst.sort_by_key(|b| {
+        let subject = format!("budget:{}/{}", text(&b["category"]), text(&b["currency"]));
+        !telling.is_news(&subject)
+    });
+    worst
+}
+
+/// One budget as said: "Dining is over budget: 210.01 EUR of 200.00 EUR", "Shopping may go
+/// over: 150.00 EUR of 200.00 EUR spent, 260.00 EUR expected by the end of the month".
+fn budget_words(budget: &Value) -> String {
+    let spent = money(&budget["spent_minor"], &budget["currency"]);
+    let limit = money(&budget["limit_minor"], &budget["currency"]);
+    match budget["over"] == true {
+        true => format!(
+            "{} is over budget: {spent} of {limit}",
+            category(&budget["category"])
+        ),
+        false => format!(
+            "{} may go over budget: {spent} of {limit} spent, {} expected by the month's end",
+            category(&budget["category"]),
+            money(&budget["projected_minor"], &budget["currency"])
+        ),
+    }
+}
+
+fn budgets(result: &Value, telling: &Telling<'_>) -> String {
+    let worst = worst_budgets(result, telling);
+    match worst.split_first() {
+        Some((first, [])) => budget_words(first),
+        Some((first, rest)) => format!(
+            "{}; {} also {}",
+            budget_words(first),
+            rest.iter()
+                .map(|b| category(&b["category"]))
+                .collect::<Vec<_>>()
+                .join(", "),
+            match rest.len() {
+                1 => "needs a look",
+                _ => "need a look",
+            }
+        ),
+        None => "Every budget is on track".to_owned(),
+    }
+}
+
+fn budgets_headline(result: &Value, telling: &Telling<'_>) -> String {
+    match worst_budgets(result, telling).first() {
+        Some(first) if first["over"] == true => {
+            format!("{} is over budget", category(&first["category"]))
+        }
+        Some(first) => format!("{} may go over budget", category(&first["category"])),
+        None => "Every budget is on track".to_owned(),
+    }
 }
 
 /// A flagged transaction's subject, as its signal names it (`transaction:<id>`).
@@ -140,40 +200,120 @@ fn bill_importance(bill: &Value, _now: time::OffsetDateTime) -> u8 {
     }
 }
 
+/// One flagged charge as said: "Amazon.de charged 649.00 EUR, far above the 25.00 EUR you
+/// usually spend there"; "REWE charged 23.47 EUR twice"; "A first charge at X: 120.00 EUR".
+fn flagged_words(flagged: &Value) -> String {
+    let merchant = text(&flagged["merchant"]);
+    let amount = money(&flagged["amount_minor"], &flagged["currency"]);
+    let reasons = flagged["reasons"].as_array().map_or(&[][..], Vec::as_slice);
+    let has = |reason: &str| reasons.iter().any(|r| r == reason);
+    if has("unusually_large") {
+        let usual = money(&flagged["baseline_median_minor"], &flagged["currency"]);
+        let place = match flagged["baseline"].as_str() {
+            Some("category") => format!(
+                "on {}",
+                flagged["category"]
+                    .as_str()
+                    .map_or("that kind of thing".to_owned(), |c| c.replace('_', " "))
+            ),
+            _ => "there".to_owned(),
+        };
+        return format!(
+            "{merchant} charged {amount}, far above the {usual} you usually spend {place}"
+        );
+    }
+    if has("duplicate") {
+        return format!("{merchant} charged {amount} twice");
+    }
+    format!("A first charge at {merchant}: {amount}")
+}
+
 fn anomalies(result: &Value, _telling: &Telling<'_>) -> String {
-    match result["flagged"].get(0) {
-        Some(flagged) => format!(
-            "{} of {} flagged; first: {} {} ({})",
-            count(result, "flagged"),
-            number(&result["evaluated"]),
-            text(&flagged["merchant"]),
-            money(&flagged["amount_minor"], &flagged["currency"]),
-            flagged["reasons"]
-                .as_array()
-                .map(|reasons| reasons
-                    .iter()
-                    .filter_map(Value::as_str)
-                    .collect::<Vec<_>>()
-                    .join(", "))
-                .unwrap_or_default()
+    let flagged = result["flagged"].as_array().map_or(&[][..], Vec::as_slice);
+    match flagged.split_first() {
+        Some((first, [])) => flagged_words(first),
+        Some((first, rest)) => format!(
+            "{}; {} to check",
+            flagged_words(first),
+            counted(rest.len(), "more charge", "more charges")
         ),
-        None => format!("Nothing flagged of {}", number(&result["evaluated"])),
+        None => "No charge looks wrong".to_owned(),
     }
 }
 
+fn anomalies_headline(result: &Value, _telling: &Telling<'_>) -> String {
+    let flagged = &result["flagged"][0];
+    let merchant = text(&flagged["merchant"]);
+    let amount = money(&flagged["amount_minor"], &flagged["currency"]);
+    let reasons = flagged["reasons"].as_array().map_or(&[][..], Vec::as_slice);
+    match flagged.is_object() {
+        false => "No charge looks wrong".to_owned(),
+        true if reasons.iter().any(|r| r == "unusually_large") => {
+            format!("Check {amount} at {merchant}: far above your usual")
+        }
+        true if reasons.iter().any(|r| r == "duplicate") => {
+            format!("{merchant} charged {amount} twice")
+        }
+        true => format!("A first charge at {merchant}: {amount}"),
+    }
+}
+
+/// One bill as said: "Netflix 13.99 EUR due tomorrow".
+fn bill_words(bill: &Value, telling: &Telling<'_>) -> String {
+    format!(
+        "{} {} due {}",
+        text(&bill["merchant"]),
+        money(&bill["next_amount_minor"], &bill["currency"]),
+        match telling.clock {
+            Some(_) => telling.day(&bill["next_date"]),
+            None => format!("on {}", text(&bill["next_date"])),
+        }
+    )
+}
+
+/// The bills, the soonest due first and, among those due the same day, the largest first.
+fn bills_in_order(result: &Value) -> Vec<&Value> {
+    let mut bills: Vec<&Value> = result["bills"]
+        .as_array()
+        .map_or(&[][..], Vec::as_slice)
+        .iter()
+        .collect();
+    bills.sort_by_key(|b| {
+        (
+            b["next_date"].as_str().unwrap_or("").to_owned(),
+            std::cmp::Reverse(b["next_amount_minor"].as_i64().unwrap_or(0)),
+        )
+    });
+    bills
+}
+
 fn bills(result: &Value, telling: &Telling<'_>) -> String {
-    match result["bills"].get(0) {
-        Some(bill) => format!(
-            "{} bill(s); next: {} {} {}",
-            count(result, "bills"),
-            text(&bill["merchant"]),
-            money(&bill["next_amount_minor"], &bill["currency"]),
-            match telling.clock {
-                Some(_) => telling.day(&bill["next_date"]),
-                None => format!("on {}", text(&bill["next_date"])),
-            }
+    let bills = bills_in_order(result);
+    match bills.len() {
+        0 => "No bills due".to_owned(),
+        1 | 2 => bills
+            .iter()
+            .map(|b| bill_words(b, telling))
+            .collect::<Vec<_>>()
+            .join("; "),
+        n => format!(
+            "{}; {}; and {}",
+            bill_words(bills[0], telling),
+            bill_words(bills[1], telling),
+            counted(n - 2, "more bill", "more bills")
         ),
-        None => "No bills due".to_owned(),
+    }
+}
+
+fn bills_headline(result: &Value, telling: &Telling<'_>) -> String {
+    match bills_in_order(result).as_slice() {
+        [] => "No bills due".to_owned(),
+        [only] => bill_words(only, telling),
+        [first, rest @ ..] => format!(
+            "{} (and {})",
+            bill_words(first, telling),
+            counted(rest.len(), "more bill", "more bills")
+        ),
     }
 }
 
@@ -183,35 +323,94 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn summaries_read_the_result() {
-        let flagged = json!({"flagged": [{"merchant": "ACME", "amount_minor": 129900,
-            "currency": "EUR", "reasons": ["duplicate"]}], "evaluated": 40});
+    fn summaries_say_amounts_and_names() {
+        let large = json!({"flagged": [{"merchant": "Amazon.de", "amount_minor": 64900,
+            "currency": "EUR", "reasons": ["unusually_large"], "baseline": "merchant",
+            "baseline_median_minor": 2499, "score": 41.3},
+            {"merchant": "REWE", "amount_minor": 2347, "currency": "EUR",
+            "reasons": ["duplicate"]}], "evaluated": 40});
         assert_eq!(
-            anomalies(&flagged, &Telling::default()),
-            "1 of 40 flagged; first: ACME 1299.00 EUR (duplicate)"
+            anomalies(&large, &Telling::default()),
+            "Amazon.de charged 649.00 EUR, far above the 24.99 EUR you usually spend there; \
+             1 more charge to check"
+        );
+        assert_eq!(
+            anomalies_headline(&large, &Telling::default()),
+            "Check 649.00 EUR at Amazon.de: far above your usual"
+        );
+        let twice = json!({"flagged": [{"merchant": "REWE", "amount_minor": 2347,
+            "currency": "EUR", "reasons": ["duplicate"]}]});
+        assert_eq!(
+            anomalies(&twice, &Telling::default()),
+            "REWE charged 23.47 EUR twice"
         );
         assert_eq!(
             anomalies(&json!({"flagged": [], "evaluated": 3}), &Telling::default()),
-            "Nothing flagged of 3"
+            "No charge looks wrong"
         );
         let month = json!({"month": "2026-11", "budgets": [
             {"category": "groceries", "currency": "EUR", "spent_minor": 21001,
-             "limit_minor": 20000, "over": true, "at_risk": true},
-            {"category": "dining", "currency": "EUR", "spent_minor": 7000,
+             "limit_minor": 20000, "projected_minor": 30000, "over": true, "at_risk": true},
+            {"category": "dining", "currency": "EUR", "spent_minor": 15000,
+             "limit_minor": 20000, "projected_minor": 26000, "over": false, "at_risk": true},
+            {"category": "transport", "currency": "EUR", "spent_minor": 1000,
              "limit_minor": 20000, "over": false, "at_risk": false}]});
         assert_eq!(
             budgets(&month, &Telling::default()),
-            "1 budget(s) over, 1 at risk in 2026-11; groceries: 210.01 EUR of 200.00 EUR"
+            "Groceries is over budget: 210.01 EUR of 200.00 EUR; Dining also needs a look"
+        );
+        assert_eq!(
+            budgets_headline(&month, &Telling::default()),
+            "Groceries is over budget"
+        );
+        // Dining's risk is the news: it leads.
+        let news = ["budget:dining/EUR".to_owned()];
+        let dining = Telling {
+            news: &news,
+            ..Telling::default()
+        };
+        assert_eq!(
+            budgets_headline(&month, &dining),
+            "Dining may go over budget"
+        );
+        let risk = json!({"budgets": [{"category": "home_office", "currency": "EUR",
+            "spent_minor": 15000, "limit_minor": 20000, "projected_minor": 26000,
+            "over": false, "at_risk": true}]});
+        assert_eq!(
+            budgets(&risk, &Telling::default()),
+            "Home office may go over budget: 150.00 EUR of 200.00 EUR spent, 260.00 EUR \
+             expected by the month's end"
         );
         let due = json!({"bills": [{"merchant": "NETFLIX.COM", "next_amount_minor": 1399,
             "currency": "EUR", "next_date": "2026-12-15"}]});
         assert_eq!(
             bills(&due, &Telling::default()),
-            "1 bill(s); next: NETFLIX.COM 13.99 EUR on 2026-12-15"
+            "NETFLIX.COM 13.99 EUR due on 2026-12-15"
+        );
+        // Due the same day, the larger leads; an earlier one before both.
+        let two = json!({"bills": [
+            {"merchant": "Telekom", "next_amount_minor": 3499, "currency": "EUR",
+             "next_date": "2026-11-30"},
+            {"merchant": "Wohnungsbau Mitte", "next_amount_minor": 95000, "currency": "EUR",
+             "next_date": "2026-11-30"}]});
+        assert_eq!(
+            bills_headline(&two, &Telling::default()),
+            "Wohnungsbau Mitte 950.00 EUR due on 2026-11-30 (and 1 more bill)"
+        );
+        let mut three = two.clone();
+        three["bills"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!({"merchant": "Spotify",
+            "next_amount_minor": 1099, "currency": "EUR", "next_date": "2026-11-29"}));
+        assert_eq!(
+            bills(&three, &Telling::default()),
+            "Spotify 10.99 EUR due on 2026-11-29; Wohnungsbau Mitte 950.00 EUR due on \
+             2026-11-30; and 1 more bill"
         );
         assert_eq!(
             categorized(&json!({"groups": [{}, {}]}), &Telling::default()),
-            "2 categories"
+            "Spending sorted into 2 categories"
         );
     }
 }

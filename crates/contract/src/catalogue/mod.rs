@@ -23,7 +23,7 @@ mod comms;
 mod finance;
 mod text;
 
-pub use text::Telling;
+pub use text::{Telling, fit_line, fit_speech, raw_numbers};
 mod wellness;
 
 /// One tool an agent implements, and everything the host knows about it.
@@ -43,10 +43,21 @@ pub struct ToolSpec {
     pub confirm_required: bool,
     /// Why an agent proposes this tool at all: the lead of every rationale about it.
     pub rationale_lead: &'static str,
-    /// What a surface shows for a result (valid against the result schema); the caller cuts
-    /// it to [`SUMMARY_CHARS_MAX`](crate::limits::SUMMARY_CHARS_MAX).
+    /// What a phone card shows for a result (valid against the result schema), in the words
+    /// a person uses (names, titles, local times, amounts; never an id, a raw score or a
+    /// float); the caller cuts it to [`SUMMARY_CHARS_MAX`](crate::limits::SUMMARY_CHARS_MAX).
     #[serde(skip)]
     pub summarize: fn(&Value, &Telling<'_>) -> String,
+    /// The same result as one short sentence: the line on the watch and what the earbuds
+    /// say. Written to fit [`WATCH_LINE_CHARS_MAX`](crate::limits::WATCH_LINE_CHARS_MAX) and
+    /// [`SPEECH_WORDS_MAX`](crate::limits::SPEECH_WORDS_MAX) when names are of usual length;
+    /// the caller cuts a longer one at a word.
+    #[serde(skip)]
+    pub headline: fn(&Value, &Telling<'_>) -> String,
+    /// When what a result tells stops being true (the clash it names has ended), if the tool
+    /// can say: news kept for a digest is left out of one after that.
+    #[serde(skip)]
+    pub ends: Option<fn(&Value, &Telling<'_>) -> Option<time::OffsetDateTime>>,
     /// For a tool asked before it runs: the question, from the call's args (valid against the
     /// args schema). `None`: "Run <agent>.<tool>? (yes / no)".
     #[serde(skip)]
@@ -62,7 +73,6 @@ pub struct ToolSpec {
     /// Which of a proposal's signals name news for the user, and how much each matters. The
     /// orchestrator interrupts only for news the user has not been told (a subject not told
     /// yet, or told at a lower level); signals not listed here are context, never news.
-    #[serde(skip)]
     pub news: &'static [NewsSignal],
     /// For a tool whose news is known only from its answer: which items of the result are
     /// news. The card shows only the items the user has not been told; a result with none is
@@ -88,7 +98,7 @@ pub struct ResultNews {
 /// value is that. Its subject is `<subject>:<value>` when the value names an item
 /// (`interrupt:<message id>`), else `subject` alone (a state, like the stress level, or a
 /// measure, like the stress score of a break, whose value changes without being news).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct NewsSignal {
     /// The signal's kind (`interrupt`, `over`, `level`).
     pub kind: &'static str,
@@ -106,16 +116,51 @@ pub struct NewsSignal {
     pub importance: u8,
     /// Whether it may be spoken in the earbuds (EARBUD_TTS is only for what is urgent).
     pub urgent: bool,
-    /// A state still true this long after it was told is news again (`None`: told once is
-    /// told for the run).
-    pub retell_after_minutes: Option<i64>,
+    /// When a subject told once is news again.
+    pub retell: Retell,
+}
+
+/// When news already told is news again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Retell {
+    /// Told once is told for the run (an item: a message, a charge).
+    Never,
+    /// A state still true this many minutes after it was told (a stress level).
+    AfterMinutes(i64),
+    /// Once a day: news again on a later day of the person's than the one it was told on
+    /// (last night's sleep, this month's budget as it stands today).
+    NewDay,
+}
+
+impl Retell {
+    /// When a subject told at `told` stops being told, in the person's day (`told` is in
+    /// their offset): `None` for never.
+    pub fn until(self, told: time::OffsetDateTime) -> Option<time::OffsetDateTime> {
+        match self {
+            Self::Never => None,
+            Self::AfterMinutes(minutes) => Some(told + time::Duration::minutes(minutes)),
+            Self::NewDay => told
+                .date()
+                .next_day()
+                .map(|day| day.midnight().assume_offset(told.offset())),
+        }
+    }
 }
 
 impl NewsSignal {
     /// The same rule, news again `minutes` after it was told.
     pub const fn retell_after(self, minutes: i64) -> Self {
         Self {
-            retell_after_minutes: Some(minutes),
+            retell: Retell::AfterMinutes(minutes),
+            ..self
+        }
+    }
+
+    /// The same rule, news again on the person's next day.
+    pub const fn retell_daily(self) -> Self {
+        Self {
+            retell: Retell::NewDay,
             ..self
         }
     }
@@ -152,7 +197,7 @@ pub(crate) const fn news(
         level,
         importance,
         urgent,
-        retell_after_minutes: None,
+        retell: Retell::Never,
     }
 }
 
@@ -171,7 +216,7 @@ pub(crate) const fn measure(
         level: 0,
         importance,
         urgent: false,
-        retell_after_minutes: None,
+        retell: Retell::Never,
     }
 }
 
@@ -191,7 +236,7 @@ pub(crate) const fn state(
         level,
         importance,
         urgent: false,
-        retell_after_minutes: None,
+        retell: Retell::Never,
     }
 }
 
@@ -276,6 +321,8 @@ macro_rules! tool_entry {
         confirm: $confirm:expr,
         rationale: $lead:expr,
         summary: $summary:expr,
+        headline: $headline:expr,
+        ends: $ends:expr,
         question: $question:expr,
         on_confirm: $effect:expr,
         about: $about:expr,
@@ -290,6 +337,8 @@ macro_rules! tool_entry {
             confirm_required: $confirm,
             rationale_lead: $lead,
             summarize: $summary,
+            headline: $headline,
+            ends: $ends,
             question: $question,
             on_confirm: $effect,
             about: $about,

@@ -21,7 +21,18 @@ fn news_rules_name_their_subjects() {
     let score = measure("stress", "break", 70);
     assert_eq!(score.subject_of("stress:82"), Some("break".into()));
     assert_eq!(score.subject_of("stress:61"), Some("break".into()));
-    assert_eq!(score.retell_after(60).retell_after_minutes, Some(60));
+    assert_eq!(score.retell_after(60).retell, Retell::AfterMinutes(60));
+    // A day's news is news again at the person's next midnight, in their offset.
+    let told = time::macros::datetime!(2026-11-23 23:30 +01:00);
+    assert_eq!(
+        Retell::NewDay.until(told),
+        Some(time::macros::datetime!(2026-11-24 00:00 +01:00))
+    );
+    assert_eq!(
+        Retell::AfterMinutes(60).until(told),
+        Some(time::macros::datetime!(2026-11-24 00:30 +01:00))
+    );
+    assert_eq!(Retell::Never.until(told), None);
 }
 use crate::limits::{DEADLINE_MS_MAX, DEADLINE_MS_MIN};
 use std::collections::BTreeSet;
@@ -190,11 +201,94 @@ fn every_tool_has_its_lead_and_a_summary_that_reads_any_result() {
             for result in [serde_json::json!({}), Value::Null] {
                 let told = (tool.summarize)(&result, &Telling::default());
                 assert!(!told.is_empty(), "{}", tool.name);
+                let line = (tool.headline)(&result, &Telling::default());
+                assert!(!line.is_empty(), "{}", tool.name);
             }
             // Only a tool that is asked before it runs changes the world on a yes, or is
             // bound to an item the user answers about.
             if tool.on_confirm.is_some() || tool.question.is_some() || tool.about.is_some() {
                 assert!(tool.confirm_required, "{}.{}", agent.name, tool.name);
+            }
+        }
+    }
+}
+
+/// Every string a result names things by (ids, the events of a clash, a message's address)
+/// that a person must never be shown.
+fn ids_in(value: &Value, found: &mut Vec<String>) {
+    match value {
+        Value::Object(members) => {
+            for (key, member) in members {
+                let names = matches!(
+                    key.as_str(),
+                    "id" | "a"
+                        | "b"
+                        | "from"
+                        | "to"
+                        | "with"
+                        | "duplicate_of"
+                        | "last_transaction_id"
+                        | "transaction_ids"
+                        | "rule_id"
+                );
+                match member {
+                    Value::String(id) if names => found.push(id.clone()),
+                    Value::Array(ids) if names => {
+                        found.extend(ids.iter().filter_map(Value::as_str).map(str::to_owned))
+                    }
+                    other => ids_in(other, found),
+                }
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|item| ids_in(item, found)),
+        _ => {}
+    }
+}
+
+#[test]
+fn every_tool_tells_its_examples_in_words_on_every_surface() {
+    use crate::limits::{SPEECH_WORDS_MAX, WATCH_LINE_CHARS_MAX};
+    // Monday 2026-11-23 08:00 in Berlin: times are told as the person's day.
+    let clock = (
+        time::macros::offset!(+1),
+        time::macros::datetime!(2026-11-23 07:00 UTC),
+    );
+    let telling = Telling {
+        clock: Some(clock),
+        ..Telling::default()
+    };
+    for agent in CATALOGUE {
+        for tool in agent.tools {
+            let schema: Value = serde_json::from_str(tool.result_schema.text).unwrap();
+            let examples = schema["examples"].as_array().cloned().unwrap_or_default();
+            assert!(
+                !examples.is_empty(),
+                "{}.{}: no example",
+                agent.name,
+                tool.name
+            );
+            for result in &examples {
+                let mut ids = Vec::new();
+                ids_in(result, &mut ids);
+                let card = (tool.summarize)(result, &telling);
+                let line = (tool.headline)(result, &telling);
+                for text in [&card, &line] {
+                    assert!(raw_numbers(text).is_empty(), "{}: {text}", tool.name);
+                    for id in &ids {
+                        assert!(!text.contains(id.as_str()), "{}: {id} in {text}", tool.name);
+                    }
+                }
+                // The examples' names are of usual length: the line fits without a cut.
+                assert!(
+                    line.chars().count() <= WATCH_LINE_CHARS_MAX,
+                    "{}: {line}",
+                    tool.name
+                );
+                assert!(
+                    line.split_whitespace().count() <= SPEECH_WORDS_MAX,
+                    "{}: {line}",
+                    tool.name
+                );
             }
         }
     }

@@ -1,10 +1,12 @@
-//! The small readers the tools' summaries share: a field's length, a string or a placeholder,
-//! an amount of money in its currency's minor unit.
+//! The words the tools' summaries share: a person's name from a mail address, an event's
+//! title from its id, a time in the person's day, an amount in its currency, a length of time,
+//! and the cuts that fit a line to the watch and a sentence to the ear.
 //!
 //! It owns how a summary reads a result leniently (a missing field reads as 0 or `?`, never a
 //! panic: results are checked against their schema, but a summary must not be the place a
-//! schema change crashes the host). It must not hold any tool's wording (each tool's entry
-//! does).
+//! schema change crashes the host), and that what it gives a person names things the way the
+//! person does: never an internal id (an item it cannot find is "an event", "a message").
+//! It must not hold any tool's wording (each tool's entry does).
 
 use serde_json::Value;
 use time::format_description::well_known::Rfc3339;
@@ -19,6 +21,12 @@ pub struct Telling<'a> {
     pub clock: Option<(UtcOffset, OffsetDateTime)>,
     /// The user's calendar events (each an object with `id`, `start`, `end`, maybe `title`).
     pub events: &'a [Value],
+    /// The user's messages (each an object with `id`, `sender`, `subject`): what a result that
+    /// names a message by id is told by.
+    pub messages: &'a [Value],
+    /// The news subjects this decision tells (`budget:dining/EUR`, `conflict:e1/e2`): a
+    /// summary of a result that holds more than its news leads with them.
+    pub news: &'a [String],
 }
 
 impl Telling<'_> {
@@ -64,8 +72,48 @@ impl Telling<'_> {
         }
     }
 
-    /// The titles (or ids) of the user's events that overlap [`start`, `end`), in calendar
-    /// order.
+    /// `value` (an RFC 3339 time) as said in a sentence: "at 16:30" today, "tomorrow at
+    /// 10:00", "Thu 26 Nov at 19:00"; "at" and the text as written when the clock is unknown.
+    pub fn at(&self, value: &Value) -> String {
+        let when = self.when(value);
+        match when.strip_prefix("today ") {
+            Some(time) => format!("at {time}"),
+            None => match when.rsplit_once(' ') {
+                Some((day, time)) if self.clock.is_some() && parse(value).is_some() => {
+                    format!("{day} at {time}")
+                }
+                _ => format!("at {when}"),
+            },
+        }
+    }
+
+    /// The event with id `id`, if the user's calendar has it.
+    pub fn event(&self, id: &Value) -> Option<&Value> {
+        id.as_str()
+            .and_then(|id| self.events.iter().find(|e| e["id"] == id))
+    }
+
+    /// The title of the event with id `id`: "an event" when the calendar does not have it or
+    /// it has no title (never the id).
+    pub fn event_title(&self, id: &Value) -> String {
+        self.event(id)
+            .and_then(|e| e["title"].as_str())
+            .map_or_else(|| "an event".to_owned(), str::to_owned)
+    }
+
+    /// Whether `subject` is news this decision tells.
+    pub fn is_news(&self, subject: &str) -> bool {
+        self.news.iter().any(|s| s == subject)
+    }
+
+    /// The message with id `id`, if the user's inbox has it.
+    pub fn message(&self, id: &Value) -> Option<&Value> {
+        id.as_str()
+            .and_then(|id| self.messages.iter().find(|m| m["id"] == id))
+    }
+
+    /// The titles of the user's events that overlap [`start`, `end`), in calendar order
+    /// ("an event" for one without a title).
     pub fn overlapping(&self, start: &Value, end: &Value) -> Vec<String> {
         let (Some(start), Some(end)) = (parse(start), parse(end)) else {
             return Vec::new();
@@ -79,7 +127,7 @@ impl Telling<'_> {
             .map(|e| {
                 e["title"]
                     .as_str()
-                    .map_or_else(|| text(&e["id"]), str::to_owned)
+                    .map_or_else(|| "an event".to_owned(), str::to_owned)
             })
             .collect()
     }
@@ -104,6 +152,123 @@ fn day_words(date: Date, today: Date) -> String {
             &format!("{:?}", date.month())[..3]
         ),
     }
+}
+
+/// The person a mail address names: the display name of `Ute Hartmann <ute@example.de>`,
+/// else the address's local part in words (`markus.vogel@x` → "Markus Vogel"); "someone"
+/// when there is neither.
+pub fn person(sender: &Value) -> String {
+    let sender = sender.as_str().unwrap_or("").trim();
+    if let Some((name, _)) = sender.split_once('<') {
+        let name = name.trim().trim_matches('"').trim();
+        if !name.is_empty() {
+            return name.to_owned();
+        }
+    }
+    let address = sender.trim_start_matches('<').trim_end_matches('>');
+    let local = address.split('@').next().unwrap_or("");
+    let words: Vec<String> = local
+        .split(['.', '_', '-', '+'])
+        .filter(|w| !w.is_empty() && !w.bytes().all(|b| b.is_ascii_digit()))
+        .map(capitalized)
+        .collect();
+    match words.is_empty() {
+        true => "someone".to_owned(),
+        false => words.join(" "),
+    }
+}
+
+/// `word` with its first letter in upper case.
+pub fn capitalized(word: &str) -> String {
+    let mut chars = word.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
+/// `n` and the noun, singular or plural: "1 bill", "3 bills".
+pub fn counted(n: usize, one: &str, many: &str) -> String {
+    match n {
+        1 => format!("1 {one}"),
+        _ => format!("{n} {many}"),
+    }
+}
+
+/// A length of time as a person says it: "45 min", "6 h", "5 h 52 min".
+pub fn duration(minutes: u64) -> String {
+    match (minutes / 60, minutes % 60) {
+        (0, m) => format!("{m} min"),
+        (h, 0) => format!("{h} h"),
+        (h, m) => format!("{h} h {m} min"),
+    }
+}
+
+/// `text` fitted to a line of at most `max` characters: cut at the last word that fits, with
+/// an ellipsis (a single word longer than the line is cut inside it).
+pub fn fit_line(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let room = max.saturating_sub(1);
+    let head: String = text.chars().take(room).collect();
+    let cut = match text.chars().nth(room) {
+        // The cut falls between words: keep the whole of the head.
+        Some(next) if next.is_whitespace() => head.trim_end().to_owned(),
+        _ => match head.rfind(char::is_whitespace) {
+            Some(at) if at > 0 => head[..at].to_owned(),
+            _ => head,
+        },
+    };
+    let cut = cut.trim_end_matches([',', ';', ':', ' ']);
+    format!("{cut}…")
+}
+
+/// `text` fitted to a sentence of at most `max` words: cut after the last word that fits, the
+/// sentence closed with a full stop.
+pub fn fit_speech(text: &str, max: usize) -> String {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    if words.len() <= max {
+        return words.join(" ");
+    }
+    let kept = words[..max].join(" ");
+    let kept = kept.trim_end_matches([',', ';', ':', '.', '-']);
+    format!("{kept}.")
+}
+
+/// The decimal numbers in `text` that are not amounts of money: "0.75" in "urgency 0.75",
+/// not "649.00" in "649.00 EUR" (digits, a point, digits, then a space and a three-letter
+/// currency code). What a person is shown must have none: a score or a float is not a word.
+pub fn raw_numbers(text: &str) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut found = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        if !chars[i].is_ascii_digit() {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < chars.len() && chars[i].is_ascii_digit() {
+            i += 1;
+        }
+        let decimals = i + 1 < chars.len() && chars[i] == '.' && chars[i + 1].is_ascii_digit();
+        if !decimals {
+            continue;
+        }
+        i += 1;
+        while i < chars.len() && chars[i].is_ascii_digit() {
+            i += 1;
+        }
+        let currency = chars.get(i) == Some(&' ')
+            && chars.len() >= i + 4
+            && chars[i + 1..i + 4].iter().all(char::is_ascii_uppercase)
+            && chars.get(i + 4).is_none_or(|c| !c.is_alphanumeric());
+        if !currency {
+            found.push(chars[start..i].iter().collect());
+        }
+    }
+    found
 }
 
 /// How many items `result[field]` holds (0 when it is not an array).
@@ -180,6 +345,7 @@ mod tests {
         let told = Telling {
             clock: Some((berlin, now)),
             events: &events,
+            ..Telling::default()
         };
         let at = |t: &str| Value::from(t);
         // 09:00Z is 10:00 local tomorrow; 23:30Z on the 23rd is 00:30 on the 24th local.
@@ -206,12 +372,22 @@ mod tests {
         assert_eq!(told.day(&at("2026-11-24")), "tomorrow");
         assert_eq!(told.day(&at("2026-11-30")), "Mon 30 Nov");
         // 16:00-16:45 local overlaps Sprint prep (16:00-17:00 local) and e2 (15:45-17:00),
-        // named by title, else id; touching end to start is no overlap.
+        // named by title, else "an event" (never its id); touching end to start is no overlap.
         let (start, end) = (
             at("2026-11-23T16:00:00+01:00"),
             at("2026-11-23T16:45:00+01:00"),
         );
-        assert_eq!(told.overlapping(&start, &end), ["Sprint prep", "e2"]);
+        assert_eq!(told.overlapping(&start, &end), ["Sprint prep", "an event"]);
+        assert_eq!(told.event_title(&at("e1")), "Sprint prep");
+        assert_eq!(told.event_title(&at("e2")), "an event");
+        assert_eq!(told.event_title(&at("gone")), "an event");
+        // In a sentence: today drops its day, other days keep theirs.
+        assert_eq!(told.at(&at("2026-11-23T16:30:00+01:00")), "at 16:30");
+        assert_eq!(told.at(&at("2026-11-24T09:00:00Z")), "tomorrow at 10:00");
+        assert_eq!(
+            told.at(&at("2026-11-26T19:00:00+01:00")),
+            "Thu 26 Nov at 19:00"
+        );
         assert!(
             told.overlapping(
                 &at("2026-11-23T17:00:00+01:00"),
@@ -226,6 +402,56 @@ mod tests {
             "2026-11-24T09:00:00Z"
         );
         assert_eq!(plain.span(&at("S"), &at("E")), "S to E");
+        assert_eq!(plain.at(&at("noon")), "at noon");
+    }
+
+    #[test]
+    fn raw_numbers_are_found_and_money_is_not_one() {
+        assert_eq!(raw_numbers("top: m1 (urgency 0.75)"), ["0.75"]);
+        assert_eq!(
+            raw_numbers("Amazon.de charged 649.00 EUR, far above"),
+            [] as [&str; 0]
+        );
+        assert_eq!(raw_numbers("1.500 KWD and 3.14"), ["3.14"]);
+        assert_eq!(raw_numbers("12.50 EURO"), ["12.50"]);
+        assert_eq!(raw_numbers("v1.2, 10:30, 5 h"), ["1.2"]);
+        assert!(raw_numbers("version 2. Next").is_empty());
+    }
+
+    #[test]
+    fn people_are_named_as_they_sign() {
+        let name = |s: &str| person(&Value::from(s));
+        assert_eq!(
+            name("Ute Hartmann <ute.hartmann@t-online.de>"),
+            "Ute Hartmann"
+        );
+        assert_eq!(name("\"Dubois, Claire\" <c@lumenpay.eu>"), "Dubois, Claire");
+        assert_eq!(name("markus.vogel@halden-systems.de"), "Markus Vogel");
+        assert_eq!(name("<jonas_richter@gmx.de>"), "Jonas Richter");
+        assert_eq!(name("noreply-42@github.com"), "Noreply");
+        assert_eq!(name(""), "someone");
+        assert_eq!(person(&Value::Null), "someone");
+    }
+
+    #[test]
+    fn lines_fit_the_watch_and_sentences_the_ear() {
+        assert_eq!(fit_line("short", 80), "short");
+        // 20 characters: "Interview with" is the last whole word before the 19th.
+        assert_eq!(
+            fit_line("Interview with Ortega overlaps training", 20),
+            "Interview with…"
+        );
+        // The cut falls on a space: the head is kept whole.
+        assert_eq!(fit_line("abc def ghi", 8), "abc def…");
+        assert_eq!(fit_line("abcdefghij", 5), "abcd…");
+        assert_eq!(fit_line("Markus Vogel: late, call me", 16), "Markus Vogel…");
+        assert_eq!(fit_speech("one two three", 3), "one two three");
+        assert_eq!(fit_speech("one two, three four", 2), "one two.");
+        assert_eq!(duration(45), "45 min");
+        assert_eq!(duration(360), "6 h");
+        assert_eq!(duration(352), "5 h 52 min");
+        assert_eq!(counted(1, "bill", "bills"), "1 bill");
+        assert_eq!(counted(3, "bill", "bills"), "3 bills");
     }
     use serde_json::json;
 

@@ -10,11 +10,14 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::catalogue::{Telling, ToolSpec};
+use crate::catalogue::{Telling, ToolSpec, fit_line, fit_speech};
 use crate::error::CrossingError;
 
 use crate::envelope::Surface;
-use crate::limits::{RATIONALE_CHARS_MAX, SUMMARY_CHARS_MAX};
+use crate::limits::{
+    DIGEST_ITEMS_MAX, RATIONALE_CHARS_MAX, SPEECH_WORDS_MAX, SUMMARY_CHARS_MAX,
+    WATCH_LINE_CHARS_MAX,
+};
 use crate::visible::visible;
 
 /// What became of a proposal.
@@ -131,21 +134,44 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    /// A call that returned `result`: told by its tool's template, as `telling` says.
+    /// A call that returned `result`, as a phone card tells it (its tool's template, as
+    /// `telling` says).
     pub fn ok(spec: &ToolSpec, result: &Value, telling: &Telling<'_>) -> Self {
-        Self::new(Status::Ok, None, (spec.summarize)(result, telling))
+        Self::shown(spec, result, telling, Surface::PhoneCard)
     }
 
-    /// A call whose tool reported an error of result.v1 kind `kind`.
-    pub fn tool_error(agent: &str, tool: &str, kind: String, message: &str) -> Self {
-        let summary = format!("{agent}.{tool} failed: {message}");
-        Self::new(Status::ToolError, Some(kind), summary)
+    /// A call that returned `result`, as `surface` tells it: the tool's headline on the watch
+    /// (one line of at most [`WATCH_LINE_CHARS_MAX`] characters) and in the earbuds (one
+    /// sentence of at most [`SPEECH_WORDS_MAX`] words), its card anywhere else.
+    pub fn shown(spec: &ToolSpec, result: &Value, telling: &Telling<'_>, surface: Surface) -> Self {
+        let words = match surface {
+            Surface::Watch => fit_line(
+                &visible(&(spec.headline)(result, telling)),
+                WATCH_LINE_CHARS_MAX,
+            ),
+            Surface::EarbudTts => fit_speech(
+                &visible(&(spec.headline)(result, telling)),
+                SPEECH_WORDS_MAX,
+            ),
+            Surface::PhoneCard | Surface::Silent => (spec.summarize)(result, telling),
+        };
+        Self::new(Status::Ok, None, words)
     }
 
-    /// A call the host refused.
+    /// A call whose tool reported an error of result.v1 kind `kind`: the person is told it
+    /// could not be done; the kind stays in the trace (`kind`), the message in its rationale.
+    pub fn tool_error(kind: String) -> Self {
+        Self::new(Status::ToolError, Some(kind), COULD_NOT.into())
+    }
+
+    /// A call the host refused (quarantined): told like a tool's error; the kind stays in the
+    /// trace, the reason in the quarantine record.
     pub fn refused(error: &CrossingError) -> Self {
-        let summary = format!("Refused by the host: {error}");
-        Self::new(Status::Refused, Some(error.kind().to_owned()), summary)
+        Self::new(
+            Status::Refused,
+            Some(error.kind().to_owned()),
+            COULD_NOT.into(),
+        )
     }
 
     /// A question put to the user.
@@ -176,25 +202,51 @@ impl Outcome {
         Self::new(Status::Held, None, "Question kept for the morning".into())
     }
 
-    /// A digest of what was held back: each item's summary, oldest first.
-    pub fn digest(items: &[String]) -> Self {
-        let summary = format!("Held back ({}): {}", items.len(), items.join("; "));
+    /// A digest of what was held back: its lead ("Good morning", "While you were busy"), then
+    /// each item's line, most important first, at most [`DIGEST_ITEMS_MAX`] and the rest
+    /// counted.
+    pub fn digest(lead: &str, items: &[String]) -> Self {
+        let mut lines: Vec<String> = items.iter().take(DIGEST_ITEMS_MAX).cloned().collect();
+        if items.len() > DIGEST_ITEMS_MAX {
+            lines.push(format!("and {} more", items.len() - DIGEST_ITEMS_MAX));
+        }
+        let summary = match lines.is_empty() {
+            true => format!("{lead}: nothing new"),
+            false => format!("{lead}: {}", lines.join("; ")),
+        };
         Self::new(Status::Digest, None, summary)
     }
 
-    /// An answer about `item` that matched `questions` pending questions (none, or several):
-    /// nothing ran.
-    pub fn answer_unresolved(item: &str, questions: usize) -> Self {
+    /// What waited for the watch, told on it: the most important item's line and how many
+    /// more, one line of at most [`WATCH_LINE_CHARS_MAX`] characters.
+    pub fn line(items: &[String]) -> Self {
+        let summary = match items {
+            [] => String::new(),
+            [only] => fit_line(&visible(only), WATCH_LINE_CHARS_MAX),
+            [first, rest @ ..] => {
+                let more = format!(" (and {} more)", rest.len());
+                let room = WATCH_LINE_CHARS_MAX - more.chars().count();
+                format!("{}{more}", fit_line(&visible(first), room))
+            }
+        };
+        Self::new(Status::Digest, None, summary)
+    }
+
+    /// An answer that matched `questions` pending questions (none, or several): nothing ran.
+    /// What it was about stays in the trace (`answer.item`).
+    pub fn answer_unresolved(questions: usize) -> Self {
         match questions {
             0 => Self::new(
                 Status::Unmatched,
                 None,
-                format!("Your answer about {item} matched no question; nothing was done"),
+                "Your answer matched no open question; nothing was done".into(),
             ),
             n => Self::new(
                 Status::Ambiguous,
                 None,
-                format!("Your answer about {item} matched {n} questions; nothing was done"),
+                format!(
+                    "Your answer fits {n} open questions; nothing was done. Answer one of them"
+                ),
             ),
         }
     }
@@ -207,6 +259,10 @@ impl Outcome {
         }
     }
 }
+
+/// What a person is told of a call that failed or was refused: what went wrong (an error kind,
+/// a message, a call chain) is for the trace and the quarantine, not for them.
+const COULD_NOT: &str = "That could not be done just now; nothing was changed";
 
 /// Why a proposal lost (trace.v1 `not_chosen[].reason`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -304,6 +360,9 @@ pub struct RationaleFacts<'a> {
     pub moved: Option<Moved>,
     /// What it tells the user that the user had not been told (news subjects).
     pub news: &'a [String],
+    /// For a call that failed or was refused: what went wrong (the kind and the message), for
+    /// the trace alone.
+    pub failure: Option<&'a str>,
 }
 
 /// Why a call was shown on another surface than the one its agent asked for.
@@ -320,6 +379,9 @@ pub enum Moved {
     NothingNew,
     /// Its news is too minor to interrupt; it waits for the digest.
     Minor,
+    /// Something else was shown on that surface this tick (one interruption per surface per
+    /// tick); it waits for the first tick the surface is free.
+    Busy,
 }
 
 impl Moved {
@@ -330,6 +392,7 @@ impl Moved {
             Moved::NotUrgent => "not urgent enough to be spoken",
             Moved::NothingNew => "nothing you have not been told",
             Moved::Minor => "too minor to interrupt, kept for the digest",
+            Moved::Busy => "something else was shown there this tick, kept for the next",
         }
     }
 }
@@ -407,6 +470,9 @@ pub fn rationale(facts: &RationaleFacts<'_>) -> String {
         }
     };
     text.push_str(&tail);
+    if let Some(failure) = facts.failure {
+        text.push_str(&format!("; it failed: {}", visible(failure)));
+    }
     text.push('.');
     cut_chars(text, RATIONALE_CHARS_MAX)
 }
@@ -424,133 +490,4 @@ fn cut_chars(mut text: String, max: usize) -> String {
 
 /// Test support for the crates above (feature `test-support`): a valid trace to change.
 #[cfg(any(test, feature = "test-support"))]
-pub mod tests {
-    use super::*;
-
-    /// A trace as the orchestrator writes one, valid against trace.v1.
-    pub fn sample() -> Trace {
-        Trace {
-            trace_id: "tr_00000_000".into(),
-            run: "run_0123456789abcdef".into(),
-            scenario: "short".into(),
-            seed: 7,
-            tick: 0,
-            at: "2026-11-23T08:45:00+01:00".into(),
-            decision: Decision::Executed,
-            call: Some(TracedCall {
-                call_id: "t_0123456789".into(),
-                agent: "calendar".into(),
-                tool: "detect_conflicts".into(),
-                confirm_required: false,
-            }),
-            proposed_by: Some("calendar".into()),
-            about: None,
-            answer: None,
-            signals: vec!["overlap:e1/e2".into()],
-            priority: 90,
-            requested_surface: Surface::Watch,
-            surface: Surface::Watch,
-            rationale: "Calendar conflicts need resolving.".into(),
-            outcome: Outcome::held(),
-            fuel_used: 0,
-            not_chosen: vec![NotChosen {
-                call_id: "t_abcdefghij".into(),
-                agent: "wellness".into(),
-                tool: "stress_score".into(),
-                priority: 20,
-                reason: LostReason::SurfaceBusy,
-            }],
-        }
-    }
-
-    #[test]
-    fn rationales_fill_the_tool_template_and_stay_in_bounds() {
-        let signals = vec!["double_booking:e1/e2".to_owned()];
-        let facts = RationaleFacts {
-            lead: "Calendar conflicts need resolving",
-            agent: "calendar",
-            tool: "detect_conflicts",
-            signals: &signals,
-            priority: 90,
-            decision: Decision::Executed,
-            requested: Surface::Watch,
-            surface: Surface::Watch,
-            beaten: 1,
-            moved: None,
-            news: &[],
-        };
-        assert_eq!(
-            rationale(&facts),
-            "Calendar conflicts need resolving (calendar.detect_conflicts): double_booking:e1/e2. \
-             Priority 90, the highest of 2 proposals for WATCH; shown on WATCH."
-        );
-        let news = vec!["conflict:e1/e2".to_owned()];
-        let budget = RationaleFacts {
-            requested: Surface::PhoneCard,
-            surface: Surface::Silent,
-            beaten: 0,
-            moved: Some(Moved::Budget),
-            news: &news,
-            ..facts
-        };
-        assert!(rationale(&budget).ends_with(
-            "Priority 90; new: conflict:e1/e2; this hour's interruptions of that surface are used \
-             up: SILENT instead of PHONE_CARD."
-        ));
-        let quiet = RationaleFacts {
-            requested: Surface::PhoneCard,
-            surface: Surface::Silent,
-            beaten: 0,
-            ..facts
-        };
-        assert!(
-            rationale(&quiet).ends_with("Priority 90; quiet hours: SILENT instead of PHONE_CARD.")
-        );
-        let long: Vec<String> = (0..16).map(|i| format!("{i:0>199}")).collect();
-        let long = RationaleFacts {
-            signals: &long,
-            ..facts
-        };
-        let text = rationale(&long);
-        assert_eq!(text.chars().count(), RATIONALE_CHARS_MAX);
-        assert!(text.ends_with('…'));
-    }
-
-    #[test]
-    fn outcomes_serialize_as_trace_v1_names_them() {
-        let spec = crate::catalogue::tool("wellness", "stress_score").unwrap();
-        let ok = Outcome::ok(
-            spec,
-            &serde_json::json!({"score": 40, "level": "moderate"}),
-            &Telling::default(),
-        );
-        assert_eq!(
-            serde_json::to_value(&ok).unwrap(),
-            serde_json::json!({"status": "ok", "summary": "Stress 40 (moderate)"})
-        );
-        let refused = Outcome::refused(&CrossingError::UnknownAgent {
-            agent: "mallory".into(),
-        });
-        assert_eq!(
-            serde_json::to_value(&refused).unwrap(),
-            serde_json::json!({"status": "refused", "kind": "unknown_agent",
-                "summary": "Refused by the host: envelope: unknown agent `mallory`"})
-        );
-        let failed = Outcome::tool_error("finance", "budget_status", "tool_failed".into(), "no");
-        assert_eq!(failed.status, Status::ToolError);
-        assert_eq!(failed.summary, "finance.budget_status failed: no");
-        assert_eq!(
-            serde_json::to_value(LostReason::SurfaceBusy).unwrap(),
-            "surface_busy"
-        );
-    }
-
-    #[test]
-    fn a_long_summary_is_cut_and_marked() {
-        let long = Outcome::pending("q".repeat(SUMMARY_CHARS_MAX + 5));
-        assert_eq!(long.summary.chars().count(), SUMMARY_CHARS_MAX);
-        assert!(long.summary.ends_with('…'));
-        let exact = Outcome::pending("q".repeat(SUMMARY_CHARS_MAX));
-        assert_eq!(exact.summary, "q".repeat(SUMMARY_CHARS_MAX));
-    }
-}
+pub mod tests;

@@ -3,8 +3,9 @@
 //! It owns the rules the orchestrator's doc lists, in order: repeats suppressed, questions
 //! bound to their item, novelty (a proposal with nothing new does not run), quiet hours, minor
 //! news, speech only for urgent news, the interruption budget, then one interruption per
-//! surface per tick (the most important news wins, then the agent's priority; the others are
-//! recorded as not chosen). It must not run anything nor record anything.
+//! surface per tick, counting what this tick already showed there (the most important news
+//! wins, then the agent's priority; the others are recorded as not chosen). It must not run
+//! anything nor record anything.
 
 use std::collections::{HashMap, HashSet};
 
@@ -51,6 +52,17 @@ impl Choice {
     }
 }
 
+/// Where the tick stands when its proposals are arbitrated.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Moment<'a> {
+    /// Whether it is in quiet hours.
+    pub(super) quiet: bool,
+    /// Its time, in the person's offset.
+    pub(super) now: OffsetDateTime,
+    /// The surfaces already used this tick (the outcome of an answer) or kept (a digest).
+    pub(super) taken: &'a [Surface],
+}
+
 /// The surface a proposal asks for (PHONE_CARD when it names none).
 pub(super) fn requested_surface(proposal: &Proposal) -> Surface {
     proposal
@@ -76,8 +88,7 @@ pub(super) fn content_key(proposal: &Proposal) -> String {
 /// tick's decisions, in that same order.
 pub(super) fn arbitrate(
     proposals: Vec<Proposal>,
-    quiet: bool,
-    now: OffsetDateTime,
+    moment: Moment<'_>,
     world: &World,
     memory: &mut Memory,
     summary: &mut RunSummary,
@@ -89,8 +100,7 @@ pub(super) fn arbitrate(
     for proposal in proposals {
         let Some(choice) = place(
             proposal,
-            quiet,
-            now,
+            moment,
             world,
             memory,
             summary,
@@ -125,13 +135,13 @@ pub(super) fn arbitrate(
 /// surfaces: `None` when it does not run at all (a repeat, or nothing new).
 fn place(
     proposal: Proposal,
-    quiet: bool,
-    now: OffsetDateTime,
+    moment: Moment<'_>,
     world: &World,
     memory: &mut Memory,
     summary: &mut RunSummary,
     seen_this_tick: &mut HashSet<String>,
 ) -> Option<Choice> {
+    let Moment { quiet, now, taken } = moment;
     let call_id = proposal.call.call().call_id.clone();
     let asks = proposal.call.needs_confirmation();
     let about = match asks {
@@ -175,6 +185,28 @@ fn place(
     if moved == Some(Moved::Budget) && surface == Surface::Silent {
         summary.held_back += 1;
     }
+    // One interruption per surface per tick, whatever showed there first (a digest, the
+    // outcome of an answer): speech may still tap the watch; a question waits for a later
+    // tick; other news is recorded and waits for the first tick the surface is free.
+    let (surface, moved) = match surface {
+        Surface::Silent => (surface, moved),
+        free if !taken.contains(&free) => (free, moved),
+        Surface::EarbudTts
+            if decision == Decision::Executed
+                && !taken.contains(&Surface::Watch)
+                && memory.within_budget(Surface::Watch, now) =>
+        {
+            (Surface::Watch, Some(Moved::Busy))
+        }
+        _ if decision == Decision::Asked => {
+            summary.not_chosen += 1;
+            return None;
+        }
+        _ => {
+            summary.not_chosen += 1;
+            (Surface::Silent, Some(Moved::Busy))
+        }
+    };
     Some(Choice {
         proposal,
         decision,

@@ -11,18 +11,16 @@ use time::OffsetDateTime;
 
 use aura_contract::catalogue::Telling;
 use aura_contract::envelope::Surface;
-use aura_contract::limits::{
-    INTERRUPT_IMPORTANCE_MIN, QUESTION_EXPIRY_MINUTES, TRACE_SIGNAL_CHARS_MAX, TRACE_SIGNALS_MAX,
-};
+use aura_contract::limits::{INTERRUPT_IMPORTANCE_MIN, QUESTION_EXPIRY_MINUTES};
 use aura_contract::trace::{
-    Decision, Moved, Outcome, RationaleFacts, Status, Trace, TracedAnswer, TracedCall,
-    digest_rationale, rationale, unplaced_answer_rationale,
+    Decision, Moved, Outcome, RationaleFacts, Status, Trace, TracedAnswer, TracedCall, rationale,
+    unplaced_answer_rationale,
 };
 use aura_contract::visible::visible;
 use aura_host::{Host, Proposal};
 
 use super::arbitrate::{Choice, content_key};
-use super::memory::{Fresh, HeldBack, Interruption, Memory, untold_items};
+use super::memory::{Fresh, HeldBack, Interruption, Memory, Wait, untold_items};
 use super::questions::{Question, questions_answered, traced};
 use super::summary::RunSummary;
 use super::{RunError, RunEvent};
@@ -38,6 +36,9 @@ pub(super) struct TickRun<'a> {
     pub(super) now: OffsetDateTime,
     pub(super) at: &'a str,
     pub(super) decisions: usize,
+    /// The interrupting surfaces something was shown on (or kept for) this tick: one
+    /// interruption per surface per tick, whatever kind of decision it is.
+    pub(super) taken: Vec<Surface>,
 }
 
 impl TickRun<'_> {
@@ -161,73 +162,28 @@ impl TickRun<'_> {
             0 => Decision::AnswerUnmatched,
             _ => Decision::AnswerAmbiguous,
         };
-        let outcome = Outcome::answer_unresolved(&answer.item, questions);
-        let trace = Trace {
-            signals: vec![answer.item.clone()],
-            rationale: unplaced_answer_rationale(&answer, questions),
-            answer: Some(answer),
-            ..self.trace(decision, outcome)
-        };
-        self.record(trace, summary, report)
-    }
-
-    /// Gathers what was held back and is still untold on one card (SILENT in quiet hours),
-    /// and counts it told.
-    pub(super) fn digest(
-        &mut self,
-        quiet: bool,
-        memory: &mut Memory,
-        summary: &mut RunSummary,
-        report: &mut impl FnMut(RunEvent<'_>),
-    ) -> Result<(), RunError> {
-        let held: Vec<HeldBack> = std::mem::take(&mut memory.held_back);
-        memory.kept.clear();
-        let untold: Vec<HeldBack> = held
-            .into_iter()
-            .filter(|h| memory.untold_since(&h.subjects, h.at))
-            .collect();
-        if untold.is_empty() {
-            return Ok(());
-        }
-        let mut subjects: Vec<String> = Vec::new();
-        for item in &untold {
-            memory.tell(&item.subjects, self.now);
-            for (subject, _) in &item.subjects {
-                if !subjects.contains(subject) {
-                    subjects.push(subject.clone());
-                }
-            }
-        }
-        let surface = match quiet {
+        let outcome = Outcome::answer_unresolved(questions);
+        // Said on the phone, unless something else was shown there this tick.
+        let surface = match self.taken.contains(&Surface::PhoneCard) {
             true => Surface::Silent,
             false => Surface::PhoneCard,
         };
         if surface != Surface::Silent {
-            memory.interruptions.push(Interruption {
-                surface,
-                at: self.now,
-            });
+            self.taken.push(surface);
         }
-        memory.last_digest = Some(self.now);
-        summary.shown.add(surface);
-        summary.digests += 1;
-        let summaries: Vec<String> = untold.into_iter().map(|h| h.summary).collect();
         let trace = Trace {
-            rationale: digest_rationale(summaries.len(), subjects.len(), surface),
-            signals: subjects
-                .into_iter()
-                .take(TRACE_SIGNALS_MAX)
-                .map(|s| s.chars().take(TRACE_SIGNAL_CHARS_MAX).collect())
-                .collect(),
+            signals: vec![answer.item.clone()],
+            rationale: unplaced_answer_rationale(&answer, questions),
+            answer: Some(answer),
             surface,
-            ..self.trace(Decision::Digest, Outcome::digest(&summaries))
+            ..self.trace(decision, outcome)
         };
         self.record(trace, summary, report)
     }
 
     /// The next trace of this tick, with `decision` and `outcome`, about no call: the caller
     /// fills in the rest.
-    fn trace(&mut self, decision: Decision, outcome: Outcome) -> Trace {
+    pub(super) fn trace(&mut self, decision: Decision, outcome: Outcome) -> Trace {
         Trace {
             trace_id: self.next_trace_id(),
             run: self.run.to_owned(),
@@ -259,7 +215,7 @@ impl TickRun<'_> {
     }
 
     /// Records a trace (checked against trace.v1, durable), then reports it.
-    fn record(
+    pub(super) fn record(
         &mut self,
         trace: Trace,
         summary: &mut RunSummary,
@@ -282,16 +238,32 @@ impl TickRun<'_> {
     ) -> Result<(), RunError> {
         let spec = choice.proposal.call.spec();
         // Texts for the user: in their offset, about their calendar as it is now.
+        let news: Vec<String> = choice
+            .fresh
+            .as_ref()
+            .map(|fresh| fresh.subjects.iter().map(|(s, _)| s.clone()).collect())
+            .unwrap_or_default();
         let telling = Telling {
-            clock: Some((self.scenario.offset(), self.now)),
+            clock: Some((self.scenario.offset(self.now), self.now)),
             events: world.events(),
+            messages: world.messages(),
+            news: &news,
         };
+        let mut failure = None;
         let (outcome, fuel_used) = match choice.decision {
             Decision::Executed | Decision::Confirmed => {
                 let call = choice.proposal.call.call();
                 memory.shown.insert(call.call_id.clone());
                 memory.shown.insert(content_key(&choice.proposal));
-                let (outcome, fuel_used, result) = self.execute(&choice.proposal, &telling).await;
+                // The answer to the person's yes waits for the next tick when something else
+                // was shown on its surface in this one.
+                if self.taken.contains(&choice.surface) {
+                    choice.surface = Surface::Silent;
+                    choice.moved = Some(Moved::Busy);
+                }
+                let (outcome, fuel_used, result, failed) =
+                    self.execute(&choice.proposal, &telling).await;
+                failure = failed;
                 let outcome = self.tell(
                     &mut choice,
                     outcome,
@@ -338,29 +310,40 @@ impl TickRun<'_> {
                 let question = asked.trim_end_matches(" (yes / no)").to_owned();
                 // The next digest tells it: what was asked, and that nothing was done.
                 let subject = (format!("question:{}", call.call_id), 0);
-                memory.kept.insert(subject.0.clone());
-                memory.held_back.push(HeldBack {
+                memory.hold(HeldBack {
                     subjects: vec![subject],
                     summary: format!("No answer to: {question}"),
                     at: self.now,
+                    importance: choice.proposal.priority,
+                    waits: Wait::Digest,
+                    wanted: Surface::PhoneCard,
+                    until: None,
                 });
                 (Outcome::expired(&question), 0)
             }
             // Answers that reach no single question never come here (`record_unplaced`), nor
             // digests (`digest`).
             Decision::AnswerUnmatched | Decision::AnswerAmbiguous => {
-                let tool = &choice.proposal.call.call().tool;
-                (Outcome::answer_unresolved(tool, 0), 0)
+                (Outcome::answer_unresolved(0), 0)
             }
-            Decision::Digest => (Outcome::digest(&[]), 0),
+            Decision::Digest => (Outcome::digest("", &[]), 0),
         };
-        let trace = self.decision_trace(choice, outcome, fuel_used);
+        if choice.surface != Surface::Silent {
+            self.taken.push(choice.surface);
+        }
+        let trace = self.decision_trace(choice, outcome, fuel_used, failure.as_deref());
         self.record(trace, summary, report)
     }
 
     /// The trace of a decision carried out: the call, what drove it, where it was shown and
     /// why, what it beat, and its rationale.
-    fn decision_trace(&mut self, choice: Choice, outcome: Outcome, fuel_used: u64) -> Trace {
+    fn decision_trace(
+        &mut self,
+        choice: Choice,
+        outcome: Outcome,
+        fuel_used: u64,
+        failure: Option<&str>,
+    ) -> Trace {
         let Choice {
             proposal,
             decision,
@@ -389,6 +372,7 @@ impl TickRun<'_> {
             beaten: beaten.len(),
             moved,
             news: &news,
+            failure,
         });
         Trace {
             call: Some(TracedCall {
@@ -413,19 +397,22 @@ impl TickRun<'_> {
 
     /// What a call that ran tells the person, and what they have now been told: for a tool
     /// whose news is in its answer, only the items they had not been told (nothing new:
-    /// recorded, not shown); then the news counted told, or kept for the digest when it went
-    /// to SILENT against its agent's wish (quiet hours, the budget), and the interruption
-    /// counted against the surface's budget.
+    /// recorded, not shown); then the words for the surface it went to (its card, or its
+    /// headline on the watch and in the earbuds). Told means delivered: news shown on an
+    /// interrupting surface is told; news recorded SILENT (quiet hours, the budget, a busy
+    /// tick, too minor, or its agent's wish) is kept for the digest, and so is the outcome of
+    /// a yes that could not be shown this tick.
     fn tell(
         &self,
         shown: &mut Choice,
-        mut outcome: Outcome,
+        outcome: Outcome,
         result: Option<&Value>,
         memory: &mut Memory,
         summary: &mut RunSummary,
         telling: &Telling<'_>,
     ) -> Outcome {
         let spec = shown.proposal.call.spec();
+        let mut card = result.cloned();
         if let (Some(news), Some(result)) = (spec.news_in_result, result) {
             let (told, untold) = untold_items(memory, news, result, self.now);
             if untold.subjects.is_empty() {
@@ -440,7 +427,7 @@ impl TickRun<'_> {
                     shown.moved = Some(Moved::Minor);
                 }
                 // The card tells only what is new, leading with it.
-                outcome = Outcome::ok(spec, &told, telling);
+                card = Some(told);
             }
             let fresh = shown.fresh.get_or_insert_with(Fresh::default);
             fresh.importance = fresh.importance.max(untold.importance);
@@ -450,59 +437,123 @@ impl TickRun<'_> {
                 }
             }
         }
-        if outcome.status != Status::Ok {
+        let (Status::Ok, Some(card)) = (outcome.status, card) else {
             summary.calls_failed += 1;
             return outcome;
-        }
+        };
+        let outcome = Outcome::shown(spec, &card, telling, shown.surface);
         summary.shown.add(shown.surface);
-        // Told: shown on an interrupting surface, or recorded silently because its agent asked
-        // for no more. Moved to SILENT (quiet hours, budget), it is still news.
-        let told = shown.surface != Surface::Silent || shown.requested == Surface::Silent;
-        match shown.fresh.as_ref() {
-            Some(fresh) if told => memory.tell(&fresh.subjects, self.now),
-            Some(fresh) if !fresh.subjects.is_empty() => {
-                memory
-                    .kept
-                    .extend(fresh.subjects.iter().map(|(s, _)| s.clone()));
-                memory.held_back.push(HeldBack {
-                    subjects: fresh.subjects.clone(),
-                    summary: outcome.summary.clone(),
-                    at: self.now,
-                });
-            }
-            Some(_) | None => {}
-        }
-        if shown.surface != Surface::Silent {
+        let delivered = shown.surface != Surface::Silent;
+        if delivered {
             memory.interruptions.push(Interruption {
                 surface: shown.surface,
                 at: self.now,
             });
         }
+        // The line a digest would show for it.
+        let line = || Outcome::shown(spec, &card, telling, Surface::Watch).summary;
+        let waits = match shown.moved {
+            Some(Moved::QuietHours | Moved::Budget | Moved::Busy) => Wait::Surface,
+            _ => Wait::Digest,
+        };
+        // Speech is never replayed: what the earbuds could not say waits for the watch.
+        let wanted = match shown.requested {
+            Surface::EarbudTts => Surface::Watch,
+            other => other,
+        };
+        match shown.fresh.as_ref() {
+            Some(fresh) if delivered => memory.tell(&fresh.subjects, self.now),
+            Some(fresh) if !fresh.subjects.is_empty() => {
+                let ends = spec.ends.and_then(|ends| ends(&card, telling));
+                let until = [news_until(spec, &fresh.subjects, self.now), ends]
+                    .into_iter()
+                    .flatten()
+                    .min();
+                memory.hold(HeldBack {
+                    subjects: fresh.subjects.clone(),
+                    summary: line(),
+                    at: self.now,
+                    importance: fresh.importance,
+                    waits,
+                    wanted,
+                    until,
+                });
+            }
+            Some(_) => {}
+            // The outcome of the person's yes, kept from them this tick: the next digest.
+            None if shown.decision == Decision::Confirmed && !delivered => {
+                let call_id = &shown.proposal.call.call().call_id;
+                memory.hold(HeldBack {
+                    subjects: vec![(format!("outcome:{call_id}"), 0)],
+                    summary: line(),
+                    at: self.now,
+                    importance: shown.proposal.priority,
+                    waits,
+                    wanted,
+                    until: None,
+                });
+            }
+            None => {}
+        }
         outcome
     }
 
     /// Runs a chosen call: it passed the crossing when it was proposed, so it runs as it is
-    /// (its answer is checked now). The outcome, the fuel burned, and the result if any.
+    /// (its answer is checked now). The outcome (as a card; `tell` puts it in its surface's
+    /// words), the fuel burned, the result if any, and what went wrong if it failed.
     async fn execute(
         &self,
         proposal: &Proposal,
         telling: &Telling<'_>,
-    ) -> (Outcome, u64, Option<Value>) {
-        let call = proposal.call.call();
+    ) -> (Outcome, u64, Option<Value>, Option<String>) {
         match self.host.dispatch(&proposal.call).await {
             Ok(result) => match (result.result, result.error) {
-                (Some(value), _) => {
-                    let outcome = Outcome::ok(proposal.call.spec(), &value, telling);
-                    (outcome, result.fuel_used, Some(value))
-                }
+                (Some(value), _) => (
+                    Outcome::ok(proposal.call.spec(), &value, telling),
+                    result.fuel_used,
+                    Some(value),
+                    None,
+                ),
                 (None, error) => {
                     let (kind, message) =
                         error.map_or((String::new(), String::new()), |e| (e.kind, e.message));
-                    let outcome = Outcome::tool_error(&call.agent, &call.tool, kind, &message);
-                    (outcome, result.fuel_used, None)
+                    let failure = format!("{kind}: {message}");
+                    (
+                        Outcome::tool_error(kind),
+                        result.fuel_used,
+                        None,
+                        Some(failure),
+                    )
                 }
             },
-            Err(refused) => (Outcome::refused(&refused.error), refused.fuel_used, None),
+            Err(refused) => {
+                let failure = refused.error.to_string();
+                (
+                    Outcome::refused(&refused.error),
+                    refused.fuel_used,
+                    None,
+                    Some(failure),
+                )
+            }
         }
     }
+}
+
+/// When news kept for a digest stops being news by its tool's rules: the earliest retell
+/// window among the rules that found its subjects (a stress level an hour on, last night's
+/// sleep at midnight); `None` for items, which stay news until told.
+fn news_until(
+    spec: &aura_contract::catalogue::ToolSpec,
+    subjects: &[(String, u8)],
+    now: OffsetDateTime,
+) -> Option<OffsetDateTime> {
+    spec.news
+        .iter()
+        .filter(|rule| {
+            subjects.iter().any(|(subject, _)| {
+                subject == rule.subject || subject.starts_with(&format!("{}:", rule.subject))
+            })
+        })
+        .filter_map(|rule| rule.retell.until(now))
+        .min()
 }

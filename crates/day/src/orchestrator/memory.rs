@@ -2,9 +2,11 @@
 //! budget it answers from.
 //!
 //! It owns [`Memory`] (what was shown, asked, answered, told and when, the interruptions of
-//! the past window, what was held back for the digest), what in a proposal or in a result is
-//! news the person has not been told ([`Fresh`]), and whether a surface may interrupt once more
-//! in its window. It must not choose between proposals (arbitration does) nor record anything.
+//! the past window, what was held back for the digest and what it waits for, whether the
+//! morning briefing is due), what in a proposal or in a result is news the person has not been
+//! told ([`Fresh`]; a state told on an earlier day, or past its window, is news again), and
+//! whether a surface may interrupt once more in its window. It must not choose between
+//! proposals (arbitration does) nor record anything.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -47,6 +49,9 @@ pub(super) struct Memory {
     /// When the last digest was shown.
     #[serde(with = "time::serde::rfc3339::option")]
     pub(super) last_digest: Option<OffsetDateTime>,
+    /// The morning briefing is due (quiet hours ended, or a new day began) and not told yet.
+    #[serde(default)]
+    pub(super) briefing_due: bool,
 }
 
 /// An interruption, for the budget.
@@ -75,11 +80,40 @@ pub(super) struct Told {
 pub(super) struct HeldBack {
     /// Its news subjects and their levels.
     pub(super) subjects: Vec<(String, u8)>,
-    /// What its surface would have shown.
+    /// The line a digest shows for it (its tool's headline).
     pub(super) summary: String,
     /// When it was held back.
     #[serde(with = "time::serde::rfc3339")]
     pub(super) at: OffsetDateTime,
+    /// How much it matters, 0-100: a digest leads with the most important.
+    #[serde(default)]
+    pub(super) importance: u8,
+    /// What it waits for.
+    #[serde(default)]
+    pub(super) waits: Wait,
+    /// The surface it would have been shown on (speech: the watch, its fallback).
+    #[serde(default = "phone_card")]
+    pub(super) wanted: Surface,
+    /// When it stops being news (a state past its retell window, a clash whose events have
+    /// ended): a digest after it leaves it out.
+    #[serde(default, with = "time::serde::rfc3339::option")]
+    pub(super) until: Option<OffsetDateTime>,
+}
+
+fn phone_card() -> Surface {
+    Surface::PhoneCard
+}
+
+/// What held-back news waits for.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(super) enum Wait {
+    /// The next digest: it was too minor to interrupt, or its agent asked for no interruption.
+    #[default]
+    Digest,
+    /// Only its surface: it would have interrupted but the surface could not (quiet hours, the
+    /// budget, something else shown this tick). It leaves at the first tick the phone is free.
+    Surface,
 }
 
 impl Memory {
@@ -108,12 +142,17 @@ impl Memory {
                     continue;
                 };
                 let told = self.told.get(&subject).is_some_and(|told| {
+                    // In the person's day: `now` is in their offset.
                     let recent = rule
-                        .retell_after_minutes
-                        .is_none_or(|minutes| now - told.at < time::Duration::minutes(minutes));
+                        .retell
+                        .until(told.at.to_offset(now.offset()))
+                        .is_none_or(|until| now < until);
                     told.level >= rule.level && recent
                 });
-                if told || self.kept.contains(&subject) {
+                // An item kept for the digest waits for it; a state or a measure kept is news
+                // again when it changes (a proposal with other signals), and its newer value
+                // takes the older one's place in the digest.
+                if told || (rule.keyed && self.kept.contains(&subject)) {
                     continue;
                 }
                 fresh.importance = fresh.importance.max(rule.importance);
@@ -136,6 +175,29 @@ impl Memory {
             told.level = told.level.max(*level);
             told.at = now;
         }
+    }
+
+    /// Keeps `held` for the digest: its subjects wait for it, and an older item about exactly
+    /// the same subjects gives way to it (the digest tells the latest state).
+    pub(super) fn hold(&mut self, held: HeldBack) {
+        let same = |other: &HeldBack| {
+            other.subjects.len() == held.subjects.len()
+                && other
+                    .subjects
+                    .iter()
+                    .all(|(s, _)| held.subjects.iter().any(|(h, _)| h == s))
+        };
+        self.held_back.retain(|other| !same(other));
+        self.kept
+            .extend(held.subjects.iter().map(|(s, _)| s.clone()));
+        self.held_back.push(held);
+    }
+
+    /// Whether anything held back waits only for `surface` (not for the digest's hour).
+    pub(super) fn waits_for(&self, surface: Surface) -> bool {
+        self.held_back
+            .iter()
+            .any(|h| h.waits == Wait::Surface && h.wanted == surface)
     }
 
     /// Whether any of `subjects`, held back at `since`, has not been told since at its level.
@@ -280,6 +342,34 @@ mod tests {
         // A low level is no rule's value: never news.
         let low = signals(&["stress:10", "level:low"]);
         assert!(memory.fresh_in(rules, &low, at(9, 0)).subjects.is_empty());
+    }
+
+    #[test]
+    fn last_nights_sleep_is_news_again_on_the_persons_next_day() {
+        let rules = aura_contract::catalogue::tool("wellness", "sleep_summary")
+            .unwrap()
+            .news;
+        let slept = signals(&["last_night_min:352"]);
+        let mut memory = Memory::default();
+        let told = time::macros::datetime!(2026-11-23 06:45 +01:00);
+        let fresh = memory.fresh_in(rules, &slept, told);
+        assert_eq!(fresh.subjects, [("sleep".to_owned(), 0)]);
+        memory.tell(&fresh.subjects, told);
+        // Told at 06:45: still told at 23:59 the same day, news again at midnight in Berlin,
+        // 17 h 15 min later (not 24 hours).
+        let late = time::macros::datetime!(2026-11-23 23:59 +01:00);
+        assert!(memory.fresh_in(rules, &slept, late).subjects.is_empty());
+        let midnight = time::macros::datetime!(2026-11-24 00:00 +01:00);
+        assert_eq!(memory.fresh_in(rules, &slept, midnight).subjects.len(), 1);
+        // Kept for the digest and not told, a new value is news at once (a night synced after
+        // an earlier summary): the digest tells the latest.
+        let mut waiting = Memory::default();
+        waiting.kept.insert("sleep".to_owned());
+        assert_eq!(waiting.fresh_in(rules, &slept, told).subjects.len(), 1);
+        // The day is the person's: 23:30 UTC on the 23rd is already the 24th in Berlin.
+        let utc =
+            time::macros::datetime!(2026-11-23 23:30 UTC).to_offset(time::macros::offset!(+1));
+        assert_eq!(memory.fresh_in(rules, &slept, utc).subjects.len(), 1);
     }
 
     #[test]

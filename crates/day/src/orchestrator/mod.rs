@@ -22,13 +22,21 @@
 //! - the interruption budget: per surface, a bounded number of interruptions in any
 //!   [`INTERRUPTION_WINDOW_MINUTES`], except for news of [`BUDGET_EXEMPT_IMPORTANCE_MIN`] and
 //!   up; speech over its budget falls back to the watch;
-//! - one interruption per surface per tick (WATCH, PHONE_CARD, EARBUD_TTS): the most important
-//!   news wins, then the highest priority, ties by catalogue order of agents then the agent's
-//!   own order; the others are listed as not chosen (surface_busy) and may win a later tick.
-//!   SILENT takes them all;
-//! - what was kept back (quiet hours, the budget, minor news) waits, and a digest tells what is
-//!   still untold at the end of quiet hours, every [`DIGEST_INTERVAL_MINUTES`] when the phone
-//!   may interrupt, and at the end of the run.
+//! - one interruption per surface per tick (WATCH, PHONE_CARD, EARBUD_TTS), whatever the
+//!   decision (a call, a question, the outcome of an answer, a digest): the person's answers
+//!   go first, then a digest that is due keeps the phone for itself; among the proposals the
+//!   most important news wins, then the highest priority, ties by catalogue order of agents
+//!   then the agent's own order; the others are listed as not chosen (surface_busy), a
+//!   question waits for a later tick and other news is kept. SILENT takes them all;
+//! - told means delivered: news counts as told only once shown on an interrupting surface (or
+//!   answered). What was recorded SILENT (quiet hours, the budget, a busy tick, too minor, or
+//!   its agent's wish) waits: the morning briefing (the end of quiet hours, or a day's first
+//!   tick) tells what the night kept back, most important first; what waited only for its
+//!   surface leaves at the first tick the phone is free; the rest every
+//!   [`DIGEST_INTERVAL_MINUTES`], and at the end of the run. A digest tells the latest state
+//!   and leaves out what is over (a state past its retell window, a clash that has ended);
+//! - every text is in the person's words (each tool's catalogue entry: its card, and its
+//!   headline for the watch and the earbuds, cut to a watch line and a spoken sentence).
 //!
 //! Every decision is written to traces.jsonl (durable, checked against trace.v1) before it is
 //! reported. A chosen proposal runs as the checked call it already is. It owns these rules; it
@@ -38,6 +46,7 @@
 
 mod arbitrate;
 mod decide;
+mod digest;
 mod memory;
 mod questions;
 mod state;
@@ -46,7 +55,7 @@ mod summary;
 use time::OffsetDateTime;
 
 use aura_contract::envelope::Surface;
-use aura_contract::limits::DIGEST_INTERVAL_MINUTES;
+use aura_contract::limits::{BRIEFING_UNTIL_HOUR, DIGEST_INTERVAL_MINUTES};
 use aura_contract::trace::Trace;
 use aura_host::journal::{Journal, JournalError};
 use aura_host::{Host, TraceRecordError};
@@ -54,8 +63,9 @@ use aura_host::{Host, TraceRecordError};
 pub use crate::checkpoint::Start;
 use crate::checkpoint::{self, Checkpoint, CheckpointError, DayInput, RunIdentity};
 use crate::scenario::{Answer, Reply, Scenario, World};
-use arbitrate::arbitrate;
+use arbitrate::{Moment, arbitrate};
 use decide::TickRun;
+use digest::DigestKind;
 use memory::Memory;
 use state::RunState;
 use summary::nearest_rank;
@@ -302,9 +312,14 @@ impl<'a> Day<'a> {
         self.summary.set_aside = set_aside;
         self.first_tick = found.next_tick;
         self.next_tick = found.next_tick;
-        if let DayInput::Live { last_tick } = found.day {
-            self.last_tick = last_tick;
-        }
+        self.last_tick = match found.day {
+            DayInput::Live { last_tick } => last_tick,
+            // A scenario's ticks are known: the last one run is the one before the next.
+            DayInput::Scenario(_) => found
+                .next_tick
+                .checked_sub(1)
+                .and_then(|last| self.scenario.ticks().get(last).copied()),
+        };
         self.ended = found.finished;
         self.quarantined_earlier = found.quarantined;
         Ok(())
@@ -408,6 +423,9 @@ impl<'a> Day<'a> {
         report: &mut impl FnMut(RunEvent<'_>),
     ) -> Result<(), RunError> {
         let index = self.next_tick;
+        // The person's offset: their day (a new night's sleep, today's budget) is the one
+        // news is told in.
+        let now = self.scenario.local(now);
         let at = self.scenario.format(now);
         report(RunEvent::Tick {
             index,
@@ -423,27 +441,58 @@ impl<'a> Day<'a> {
             now,
             at: &at,
             decisions: 0,
+            taken: Vec::new(),
         };
         let (memory, summary, world) = (&mut self.memory, &mut self.summary, &mut self.world);
         let quiet = self.scenario.is_quiet(now);
-        // Quiet hours are over: first what they kept back. During the day, what the budget
-        // kept, every few hours when the phone may interrupt.
-        let digest_due = memory
-            .last_digest
-            .is_none_or(|last| now - last >= time::Duration::minutes(DIGEST_INTERVAL_MINUTES));
-        if (self.was_quiet && !quiet)
-            || (!quiet
-                && digest_due
-                && !memory.held_back.is_empty()
-                && memory.within_budget(Surface::PhoneCard, now))
-        {
-            tick.digest(quiet, memory, summary, report)?;
+        // The morning: the end of quiet hours, or the first tick of a day (the run's first, or
+        // a live session's first after midnight).
+        let new_day = self
+            .last_tick
+            .is_none_or(|last| last.to_offset(now.offset()).date() < now.date());
+        if !quiet && (self.was_quiet || new_day) {
+            memory.briefing_due = true;
         }
         self.was_quiet = quiet;
+        // The person's answers first: what they said yes to is what they wait for.
         for answer in world.advance(&self.scenario, now) {
             tick.answer(&answer, world, memory, summary, report).await?;
         }
         tick.expire(world, memory, summary, report).await?;
+        // A digest this tick, if one is due and the phone is free: the morning briefing; what
+        // waited only for the phone (the first tick it is free); what waited for the digest,
+        // every few hours; the end of the day. When something already waits it keeps the phone
+        // for itself, so what would have been a card this tick joins it, most important first.
+        // What waited only for the watch goes back to the watch the first tick it is free.
+        let local_hour = now.hour();
+        if memory.briefing_due && local_hour >= BRIEFING_UNTIL_HOUR {
+            // The morning is over: what waits, waits for the next digest.
+            memory.briefing_due = false;
+        }
+        let phone_free = !quiet
+            && !tick.taken.contains(&Surface::PhoneCard)
+            && memory.within_budget(Surface::PhoneCard, now);
+        let interval_due = memory
+            .last_digest
+            .is_none_or(|last| now - last >= time::Duration::minutes(DIGEST_INTERVAL_MINUTES));
+        let waiting = !memory.held_back.is_empty();
+        let digest = match () {
+            _ if memory.briefing_due => Some(DigestKind::Morning),
+            _ if last => Some(DigestKind::End),
+            _ if memory.waits_for(Surface::PhoneCard) => Some(DigestKind::Freed),
+            _ if interval_due && waiting => Some(DigestKind::Interval),
+            _ => None,
+        };
+        let keeps_phone = phone_free && waiting && digest.is_some();
+        if keeps_phone {
+            tick.taken.push(Surface::PhoneCard);
+        }
+        let keeps_watch = memory.waits_for(Surface::Watch)
+            && !tick.taken.contains(&Surface::Watch)
+            && memory.within_budget(Surface::Watch, now);
+        if keeps_watch {
+            tick.taken.push(Surface::Watch);
+        }
         let context = world.context(&self.scenario, now);
         let started = std::time::Instant::now();
         let outcomes = self.host.tick_all(agents, &context).await;
@@ -460,12 +509,38 @@ impl<'a> Day<'a> {
                 Err(_quarantined) => summary.ticks_failed += 1,
             }
         }
-        for choice in arbitrate(proposals, quiet, now, world, memory, summary) {
+        let taken = tick.taken.clone();
+        let moment = Moment {
+            quiet,
+            now,
+            taken: &taken,
+        };
+        for choice in arbitrate(proposals, moment, world, memory, summary) {
             tick.decide(choice, world, memory, summary, report).await?;
         }
-        // The end of the day: what it kept back and never told.
-        if last {
-            tick.digest(quiet, memory, summary, report)?;
+        // What was kept for them: the surfaces they keep are theirs now.
+        tick.taken.retain(|s| {
+            !(keeps_phone && *s == Surface::PhoneCard || keeps_watch && *s == Surface::Watch)
+        });
+        if keeps_watch {
+            tick.release(Surface::Watch, memory, summary, report)?;
+        }
+        // A digest due when nothing waited yet goes out if this tick's decisions kept some
+        // news back and left the phone free; the end of the day goes out in any case (SILENT,
+        // its news left untold, when the phone is not free).
+        let phone_free_now =
+            keeps_phone || (phone_free && !tick.taken.contains(&Surface::PhoneCard));
+        match digest {
+            Some(kind) if phone_free_now || last => {
+                let told = tick.digest(kind, quiet, memory, summary, report)?;
+                if kind == DigestKind::Morning && told {
+                    memory.briefing_due = false;
+                }
+                if last && kind != DigestKind::End {
+                    tick.digest(DigestKind::End, quiet, memory, summary, report)?;
+                }
+            }
+            Some(_) | None => {}
         }
         summary.ticks += 1;
         self.seal(index)?;
