@@ -152,7 +152,7 @@ impl McpServer {
             let question = entry
                 .spec
                 // An MCP client's user clock is unknown: times as the call wrote them.
-                .question_text(entry.agent.name, &checked.call().args, &Telling::default());
+                .question_text(&checked.call().args, &Telling::default());
             let answer = if is_stateless_era(ctx) {
                 match self.ask_in_band(&checked, params, ctx, &question) {
                     Asking::Ask(input_required) => return input_required.into(),

@@ -59,7 +59,8 @@ pub struct ToolSpec {
     #[serde(skip)]
     pub ends: Option<fn(&Value, &Telling<'_>) -> Option<time::OffsetDateTime>>,
     /// For a tool asked before it runs: the question, from the call's args (valid against the
-    /// args schema). `None`: "Run <agent>.<tool>? (yes / no)".
+    /// args schema). `None`: the rationale's lead and "Go ahead? (yes / no)"; every tool that
+    /// needs the user's yes has its own (the catalogue's tests hold it to that).
     #[serde(skip)]
     pub question: Option<fn(&Value, &Telling<'_>) -> String>,
     /// What running it on the user's yes changes in the user's world, from its result.
@@ -254,12 +255,12 @@ pub struct About {
 }
 
 impl ToolSpec {
-    /// The question that asks the user to confirm a call of this tool (of `agent`) with
-    /// `args`.
-    pub fn question_text(&self, agent: &str, args: &Value, telling: &Telling<'_>) -> String {
+    /// The question that asks the user to confirm a call of this tool with `args`: its
+    /// entry's, else its rationale's lead (never the agent's or the tool's internal name).
+    pub fn question_text(&self, args: &Value, telling: &Telling<'_>) -> String {
         match self.question {
             Some(question) => question(args, telling),
-            None => format!("Run {agent}.{}? (yes / no)", self.name),
+            None => format!("{}. Go ahead? (yes / no)", self.rationale_lead),
         }
     }
 }

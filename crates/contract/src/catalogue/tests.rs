@@ -344,9 +344,15 @@ fn a_call_reaches_its_agent_and_every_agent_it_may_call_in_turn() {
 fn a_tool_without_its_own_question_is_asked_plainly() {
     let spec = tool("finance", "budget_status").unwrap();
     assert_eq!(
-        spec.question_text("finance", &Value::Null, &Telling::default()),
-        "Run finance.budget_status? (yes / no)"
+        spec.question_text(&Value::Null, &Telling::default()),
+        "A budget is over or at risk. Go ahead? (yes / no)"
     );
+    // Every tool that needs the user's yes asks in its own words.
+    for agent in CATALOGUE {
+        for tool in agent.tools.iter().filter(|t| t.confirm_required) {
+            assert!(tool.question.is_some(), "{}.{}", agent.name, tool.name);
+        }
+    }
 }
 
 #[test]

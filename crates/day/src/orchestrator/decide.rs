@@ -291,7 +291,7 @@ impl TickRun<'_> {
                 });
                 summary.asked += 1;
                 let call = choice.proposal.call.call();
-                let question = spec.question_text(&call.agent, &call.args, &telling);
+                let question = spec.question_text(&call.args, &telling);
                 (Outcome::pending(question), 0)
             }
             Decision::Declined => {
@@ -305,7 +305,7 @@ impl TickRun<'_> {
             Decision::Expired => {
                 summary.expired += 1;
                 let call = choice.proposal.call.call();
-                let asked = spec.question_text(&call.agent, &call.args, &telling);
+                let asked = spec.question_text(&call.args, &telling);
                 // What was asked, without the answers it offered.
                 let question = asked.trim_end_matches(" (yes / no)").to_owned();
                 // The next digest tells it: what was asked, and that nothing was done.
