@@ -29,15 +29,8 @@ fn day() -> PathBuf {
 
 /// `aura run scenarios/day.json --seed 7` on `data` over `plugins`, as a user starts it.
 fn aura_run(data: &Path, plugins: &Path, extra: &[&str]) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_aura"));
+    let mut command = crate::support::aura_command_over(data, plugins);
     command
-        .arg("--data-dir")
-        .arg(data)
-        .arg("--plugins-dir")
-        .arg(plugins)
-        .arg("--cache-dir")
-        .arg(crate::support::shared_cache_dir())
-        .env_remove("RUST_LOG")
         .args(["run", day().to_str().unwrap(), "--seed", "7", "--json"])
         .args(extra)
         .env_remove("AURA_STOP_AT")

@@ -70,13 +70,18 @@ pub fn shared_cache_dir() -> PathBuf {
 /// The `aura` binary on the data dir `data`, over the built plugins and the tests'
 /// compilation cache, as a user starts it (no RUST_LOG; stdin, stdout and stderr piped).
 pub fn aura_command(data: &Path) -> std::process::Command {
+    aura_command_over(data, &plugins_dir())
+}
+
+/// [`aura_command`] over the plugins dir `plugins`.
+pub fn aura_command_over(data: &Path, plugins: &Path) -> std::process::Command {
     use std::process::Stdio;
     let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_aura"));
     command
         .arg("--data-dir")
         .arg(data)
         .arg("--plugins-dir")
-        .arg(plugins_dir())
+        .arg(plugins)
         .arg("--cache-dir")
         .arg(shared_cache_dir())
         .env_remove("RUST_LOG")
