@@ -99,6 +99,14 @@ pub const EPOCH_TICK_MS: u64 = 10;
 /// did not stop (a host import that blocks, a device slower than its calibration).
 pub const EPOCH_BACKSTOP_MARGIN_MS: u64 = 500;
 
+/// The backstop's margin in a host a deterministic simulation drives: there the outcome of a
+/// call must be a function of the seed, and a loaded machine (CI's 2 cores running the whole
+/// suite) once took a 50 ms call past deadline + [`EPOCH_BACKSTOP_MARGIN_MS`], so the same
+/// seed refused a call in one run and not in the other. Fuel still ends every guest the
+/// simulation runs, and the simulation injects the backstop's interrupt itself; this margin
+/// only keeps a hung test from hanging forever.
+pub const SIMULATED_BACKSTOP_MARGIN_MS: u64 = 60_000;
+
 /// Linear memory one call's instance may grow to, by default: a phone has little memory to
 /// spare per call, and every agent works on bounded inputs (the schemas cap every array and
 /// string). An agent's catalogue entry may set its own limit, up to [`MEMORY_BYTES_CEILING`].

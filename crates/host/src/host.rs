@@ -13,13 +13,18 @@ use std::sync::Arc;
 
 use aura_contract::catalogue::{self, AgentSpec, TRACE_SCHEMA};
 use aura_contract::crossing::Crossing;
-use aura_contract::limits::{CALLS_IN_FLIGHT_MAX, FUEL_PER_MS_DEFAULT};
+use aura_contract::limits::{
+    CALLS_IN_FLIGHT_MAX, EPOCH_BACKSTOP_MARGIN_MS, FUEL_PER_MS_DEFAULT,
+    SIMULATED_BACKSTOP_MARGIN_MS,
+};
 use aura_contract::schema::SchemaViolation;
 use aura_contract::trace::Trace;
 use aura_plugins::PluginsDir;
 use aura_plugins::code_cache::CodeCache;
 use aura_plugins::signing::TrustedKeys;
-use aura_sandbox::{COMPILES, CodeTarget, Sandbox, WASMTIME_VERSION, runnable_targets};
+use aura_sandbox::{
+    COMPILES, CodeTarget, EngineTuning, Sandbox, WASMTIME_VERSION, runnable_targets,
+};
 
 use crate::admission::{LoadError, Loading, Roster};
 use crate::calibrate;
@@ -90,7 +95,16 @@ impl Host {
             )?),
             None => CodeTarget::Native,
         };
-        let sandbox = Sandbox::new(config.guest_seed, &target)?;
+        // Under a deterministic simulation the machine's load must not decide a call: the
+        // backstop only guards against a hang (fuel and the simulation's faults decide).
+        let tuning = EngineTuning {
+            backstop_margin_ms: match config.simulation {
+                Some(_) => SIMULATED_BACKSTOP_MARGIN_MS,
+                None => EPOCH_BACKSTOP_MARGIN_MS,
+            },
+            ..EngineTuning::default()
+        };
+        let sandbox = Sandbox::tuned(config.guest_seed, &target, tuning)?;
         let (wanted, strangers) = wanted_agents(config.agents.as_deref(), plugins.as_ref())?;
         let cache = cache_for(config, plugins.as_ref(), &trusted);
         let agents = Roster::new(plugins, &wanted, cache, strangers);

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use wasmtime::{Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
-use super::SandboxError;
+use super::{Budget, SandboxError};
 use aura_contract::limits::*;
 
 /// Pulley's target name for this host's pointer width.
@@ -105,6 +105,17 @@ pub struct EngineTuning {
     pub bounds_checks_always: bool,
     /// Record every compiled function in /tmp/perf-<pid>.map, so `perf report` names them.
     pub perf_map: bool,
+    /// Wall-clock time past a call's deadline before the backstop stops it:
+    /// [`EPOCH_BACKSTOP_MARGIN_MS`], or under a deterministic simulation
+    /// [`SIMULATED_BACKSTOP_MARGIN_MS`] (the machine's load must not decide a call there).
+    pub backstop_margin_ms: u64,
+}
+
+impl EngineTuning {
+    /// When the wall-clock backstop stops a call with `budget`: the margin past its deadline.
+    pub fn backstop_ms(&self, budget: &Budget) -> u64 {
+        budget.deadline_ms.saturating_add(self.backstop_margin_ms)
+    }
 }
 
 impl Default for EngineTuning {
@@ -114,6 +125,7 @@ impl Default for EngineTuning {
             pool_reset: PoolReset::InPlaceDirtyPages,
             bounds_checks_always: false,
             perf_map: false,
+            backstop_margin_ms: EPOCH_BACKSTOP_MARGIN_MS,
         }
     }
 }

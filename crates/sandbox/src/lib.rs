@@ -153,12 +153,6 @@ impl Budget {
             deadline_ms,
         }
     }
-
-    /// When the wall-clock backstop stops the call: [`EPOCH_BACKSTOP_MARGIN_MS`] past the
-    /// deadline.
-    pub fn backstop_ms(&self) -> u64 {
-        self.deadline_ms.saturating_add(EPOCH_BACKSTOP_MARGIN_MS)
-    }
 }
 
 /// Where a call sits: its budget, the chain of calls above it, and the instant its guest sees
@@ -555,7 +549,7 @@ impl Sandbox {
             false => None,
         };
         let mut call = self.call_store(agent, call_id, frame, imports)?;
-        let backstop = Duration::from_millis(call.budget().backstop_ms());
+        let backstop = Duration::from_millis(self.tuning.backstop_ms(&call.budget()));
         let run = async {
             let instance = call.instantiate().await?;
             match export {

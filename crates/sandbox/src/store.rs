@@ -122,6 +122,7 @@ pub struct CallStore<'a> {
     store: Store<CallState>,
     budget: Budget,
     fuel_metering: bool,
+    backstop_margin_ms: u64,
 }
 
 impl Sandbox {
@@ -154,7 +155,7 @@ impl Sandbox {
         // The epoch backstop: interrupts running wasm a margin past the deadline.
         store.set_epoch_deadline(match interrupt_at_start {
             true => 0,
-            false => budget.backstop_ms().div_ceil(EPOCH_TICK_MS),
+            false => self.tuning.backstop_ms(&budget).div_ceil(EPOCH_TICK_MS),
         });
         store.epoch_deadline_trap();
         // Data a guest hands the host in one import call (host.call, host.emit, WASI writes)
@@ -165,6 +166,7 @@ impl Sandbox {
             store,
             budget,
             fuel_metering: self.tuning.fuel_metering,
+            backstop_margin_ms: self.tuning.backstop_margin_ms,
         })
     }
 
@@ -291,7 +293,7 @@ impl CallStore<'_> {
         CrossingError::WallClockExceeded {
             agent: self.agent.name.to_owned(),
             deadline_ms: self.budget.deadline_ms,
-            margin_ms: EPOCH_BACKSTOP_MARGIN_MS,
+            margin_ms: self.backstop_margin_ms,
             fuel_used: self.fuel_used(),
         }
     }
@@ -317,7 +319,7 @@ impl CallStore<'_> {
                 return CrossingError::WallClockExceeded {
                     agent,
                     deadline_ms: self.budget.deadline_ms,
-                    margin_ms: EPOCH_BACKSTOP_MARGIN_MS,
+                    margin_ms: self.backstop_margin_ms,
                     fuel_used,
                 };
             }
