@@ -43,12 +43,9 @@ struct Cli {
     /// one line on stderr).
     #[arg(long, global = true)]
     log_json: bool,
-    /// Send calls and ticks to the aura workers on this nats-server (nats://HOST:PORT)
-    /// instead of running the agents here (`run`, `call`, `dispatch`, `mcp`, `serve`); with
-    /// `worker` and `events`, the server to serve on or read from.
     #[cfg(feature = "nats")]
-    #[arg(long, global = true, env = "AURA_NATS_URL")]
-    nats: Option<String>,
+    #[command(flatten)]
+    nats: commands::nats::NatsArgs,
     /// Export the crossing's spans over OTLP/HTTP to this collector (a base URL such as
     /// http://127.0.0.1:4318; /v1/traces is added). Without it, the standard
     /// OTEL_EXPORTER_OTLP_ENDPOINT (or ..._TRACES_ENDPOINT) turns the export on; neither set,
@@ -136,14 +133,21 @@ fn main() -> ExitCode {
             return ExitCode::from(EXIT_HOST_ERROR);
         }
     };
+    #[cfg(feature = "nats")]
+    let nats = match cli.nats.access() {
+        Ok(nats) => nats,
+        Err(error) => {
+            eprintln!("aura: {}", visible(&format!("{error:#}")));
+            return ExitCode::from(EXIT_HOST_ERROR);
+        }
+    };
+    #[cfg(not(feature = "nats"))]
+    let nats = None;
     let globals = Globals {
         data_dir: cli.data_dir,
         plugins_dir: cli.plugins_dir,
         cache_dir: cli.cache_dir,
-        #[cfg(feature = "nats")]
-        nats: cli.nats,
-        #[cfg(not(feature = "nats"))]
-        nats: None,
+        nats,
     };
     let code = match cli.command.execute(globals) {
         Ok(code) => code,

@@ -43,7 +43,7 @@ pub fn dispatch_one(globals: Globals, input: CallInput<'_>) -> anyhow::Result<Ex
     config.loading = Loading::OnFirstUse;
     let runtime = runtime()?;
     let code = runtime.block_on(async {
-        let (host, events) = open_host(config, globals.nats.as_deref(), None).await?;
+        let (host, events) = open_host(config, globals.nats.as_ref(), None).await?;
         let dispatched = host.dispatch(input).await;
         warn_load_failures(&host);
         let code = match dispatched {

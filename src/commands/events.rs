@@ -22,18 +22,26 @@ impl EventsCommand {
     /// Prints the events until the last (or, following, until a signal).
     pub fn execute(self, globals: Globals) -> anyhow::Result<ExitCode> {
         use std::io::Write;
-        let url = globals
+        let access = globals
             .nats
             .context("aura events needs --nats nats://HOST:PORT")?;
         runtime()?.block_on(async {
-            let client = aura_wire::connect(&url).await?;
+            let connection = aura_wire::connect(&access).await?;
+            let client = connection.client.clone();
             let mut stdout = std::io::stdout().lock();
             let read = aura_wire::stream::read(&client, &self.durable, self.follow, |event| {
                 // Events are canonical JSON built by hosts; agent text in them is escaped JSON.
                 writeln!(stdout, "{event}").is_ok()
             });
             tokio::select! {
-                read = read => { read?; }
+                read = read => {
+                    if let Err(error) = read {
+                        // A JetStream request this user may not make times out: the server's
+                        // refusal says why.
+                        connection.check("this reader's requests").await?;
+                        return Err(error.into());
+                    }
+                }
                 () = shutdown_signal() => {}
             }
             anyhow::Ok(ExitCode::SUCCESS)

@@ -80,8 +80,7 @@ impl LiveCommand {
         let mut config = globals.host_config();
         config.guest_seed = self.seed;
         runtime()?.block_on(async {
-            let (host, events) =
-                open_host(config, globals.nats.as_deref(), Some(self.seed)).await?;
+            let (host, events) = open_host(config, globals.nats.as_ref(), Some(self.seed)).await?;
             warn_load_failures(&host);
             if let Some(out) = &self.export {
                 let scenario = live::export(&host)?;

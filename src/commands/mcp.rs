@@ -25,7 +25,7 @@ impl McpCommand {
             .context("cannot start the async runtime")?;
         runtime.block_on(async {
             let (host, _events) =
-                open_host(globals.host_config(), globals.nats.as_deref(), None).await?;
+                open_host(globals.host_config(), globals.nats.as_ref(), None).await?;
             warn_load_failures(&host);
             let server = aura_mcp::McpServer::new(std::sync::Arc::new(host));
             server.serve_stdio().await?;

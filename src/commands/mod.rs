@@ -24,6 +24,8 @@ pub mod keygen;
 pub mod live;
 #[cfg(feature = "mcp")]
 pub mod mcp;
+#[cfg(feature = "nats")]
+pub mod nats;
 pub mod pack;
 pub mod report;
 pub mod run;
@@ -53,9 +55,19 @@ pub struct Globals {
     pub plugins_dir: Option<PathBuf>,
     /// `--cache-dir`.
     pub cache_dir: Option<PathBuf>,
-    /// `--nats` (always `None` in a build without the wire).
-    pub nats: Option<String>,
+    /// `--nats` and its credentials and TLS, checked (always `None` in a build without the
+    /// wire).
+    pub nats: Option<NatsAccess>,
 }
+
+/// Where the nats-server is and how to reach it.
+#[cfg(feature = "nats")]
+pub type NatsAccess = aura_wire::NatsAccess;
+
+/// A build without the wire has none: this type has no value.
+#[cfg(not(feature = "nats"))]
+#[derive(Debug)]
+pub enum NatsAccess {}
 
 impl Globals {
     /// The plugins dir: `--plugins-dir`, or the build's.
@@ -122,11 +134,11 @@ pub type EventsTask = Pin<Box<dyn Future<Output = ()> + Send>>;
 /// events to the server's stream.
 pub async fn open_host(
     mut config: HostConfig,
-    nats: Option<&str>,
+    nats: Option<&NatsAccess>,
     guest_seed: Option<u64>,
 ) -> anyhow::Result<(Host, Option<EventsTask>)> {
     let events = match nats {
-        Some(url) => join_wire(&mut config, url, guest_seed).await?,
+        Some(access) => join_wire(&mut config, access, guest_seed).await?,
         None => None,
     };
     let host = Host::open(&config).await.context("cannot start the host")?;
@@ -140,16 +152,16 @@ pub fn warn_load_failures(host: &Host) {
     }
 }
 
-/// Makes `config` a client of the workers on `url`.
+/// Makes `config` a client of the workers on the server `access` names.
 #[cfg(feature = "nats")]
 async fn join_wire(
     config: &mut HostConfig,
-    url: &str,
+    access: &NatsAccess,
     guest_seed: Option<u64>,
 ) -> anyhow::Result<Option<EventsTask>> {
-    let joined = aura_wire::front::join_as_client(config, url, guest_seed).await?;
+    let joined = aura_wire::front::join_as_client(config, access, guest_seed).await?;
     eprintln!(
-        "aura: {} worker(s) on {url} serve {}",
+        "aura: {} worker(s) on {access} serve {}",
         joined.workers,
         joined.agents.join(", ")
     );
@@ -167,10 +179,10 @@ async fn join_wire(
 #[cfg(not(feature = "nats"))]
 async fn join_wire(
     _config: &mut HostConfig,
-    _url: &str,
+    access: &NatsAccess,
     _guest_seed: Option<u64>,
 ) -> anyhow::Result<Option<EventsTask>> {
-    anyhow::bail!("this aura was built without the nats feature")
+    match *access {}
 }
 
 /// A line per component of a plugins dir just written: its file, size and sha256.

@@ -45,8 +45,7 @@ impl RunCommand {
             false => Start::Resume,
         };
         let summary = runtime()?.block_on(async {
-            let (host, events) =
-                open_host(config, globals.nats.as_deref(), Some(self.seed)).await?;
+            let (host, events) = open_host(config, globals.nats.as_ref(), Some(self.seed)).await?;
             warn_load_failures(&host);
             let scenario = Scenario::load(&self.scenario, host.crossing().schemas())?;
             let progress = !self.json && std::io::stderr().is_terminal();

@@ -28,7 +28,7 @@ impl ServeCommand {
         }
         runtime()?.block_on(async {
             let (host, _events) =
-                open_host(globals.host_config(), globals.nats.as_deref(), None).await?;
+                open_host(globals.host_config(), globals.nats.as_ref(), None).await?;
             warn_load_failures(&host);
             let server = aura_mcp::McpServer::new(std::sync::Arc::new(host));
             let listener = tokio::net::TcpListener::bind(listen)

@@ -25,7 +25,7 @@ pub struct WorkerCommand {
 impl WorkerCommand {
     /// Serves until a signal, then waits for the events still being published.
     pub fn execute(self, globals: Globals) -> anyhow::Result<ExitCode> {
-        let url = globals
+        let access = globals
             .nats
             .clone()
             .context("aura worker needs --nats nats://HOST:PORT")?;
@@ -33,8 +33,8 @@ impl WorkerCommand {
         config.agents = self.agents;
         config.guest_seed = self.seed;
         runtime()?.block_on(async {
-            let client = aura_wire::connect(&url).await?;
-            let joined = aura_wire::front::join_as_worker(&mut config, &client).await;
+            let connection = aura_wire::connect(&access).await?;
+            let joined = aura_wire::front::join_as_worker(&mut config, &connection.client).await;
             if let Some(error) = joined.events_error {
                 eprintln!("aura: warning: no events published: {error}");
             }
@@ -43,10 +43,16 @@ impl WorkerCommand {
             // would keep the publishing task waiting for more after the host is gone.
             drop(config);
             warn_load_failures(&host);
-            let worker =
-                aura_wire::worker::Worker::start(std::sync::Arc::new(host), client).await?;
+            let worker = aura_wire::worker::Worker::start(
+                std::sync::Arc::new(host),
+                connection.client.clone(),
+            )
+            .await?;
+            // A user without a worker's permissions is refused its subscriptions only after
+            // the fact: serving nothing while saying it serves would hide that.
+            connection.check("this worker's start").await?;
             eprintln!(
-                "aura: worker serving {} on {url}",
+                "aura: worker serving {} on {access}",
                 worker.agents().join(", ")
             );
             worker.serve(shutdown_signal()).await?;

@@ -16,6 +16,8 @@ mod dst;
 mod finance;
 mod layout;
 mod live;
+#[cfg(feature = "nats")]
+mod locked;
 #[cfg(feature = "mcp")]
 mod mcp;
 mod orchestrator;

@@ -10,16 +10,20 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use crate::locked::{Locked, Role};
 use crate::support::{guest_path, plugins_dir, plugins_dir_of, shared_cache_dir, temp_dir};
 
 const AURA: &str = env!("CARGO_BIN_EXE_aura");
 
-/// A nats-server process with JetStream, killed when dropped.
+/// A nats-server process with JetStream, killed when dropped: open to anyone on loopback, or
+/// locked under the deployment config ([`crate::locked`]).
 pub(crate) struct NatsServer {
     child: Child,
     pub(crate) url: String,
     port: u16,
     dir: PathBuf,
+    args: Vec<String>,
+    locked: Option<Locked>,
 }
 
 impl NatsServer {
@@ -27,15 +31,45 @@ impl NatsServer {
         Self::start_with(name, true)
     }
 
+    /// A server under deploy/nats/aura.conf: every connection authenticated over mutual TLS,
+    /// each role only its subjects.
+    pub(crate) fn locked(name: &str) -> Self {
+        let dir = temp_dir(&format!("nats-{name}"));
+        let port = free_port();
+        let locked = Locked::prepare(&dir);
+        let args = locked.server_args(port);
+        Self::launch(dir, port, args, Some(locked))
+    }
+
+    /// Starts the server with `args`, from `dir`, on `port`.
+    fn launch(dir: PathBuf, port: u16, args: Vec<String>, locked: Option<Locked>) -> Self {
+        let child = Self::spawn(&dir, port, &args);
+        Self {
+            child,
+            url: format!("nats://127.0.0.1:{port}"),
+            port,
+            dir,
+            args,
+            locked,
+        }
+    }
+
+    /// Makes `command` connect to this server as `role` (on an open server, every role is
+    /// anyone).
+    pub(crate) fn connect_as(&self, role: Role, command: &mut Command) {
+        match &self.locked {
+            Some(locked) => locked.connect_as(role, self.port, command),
+            None => {
+                command.args(["--nats", &self.url]);
+            }
+        }
+    }
+
     /// A server with JetStream (`jetstream`) or without (no event stream: hosts then
     /// publish no events and say so).
     fn start_with(name: &str, jetstream: bool) -> Self {
         let dir = temp_dir(&format!("nats-{name}"));
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = free_port();
         // The crossing's bound (1 MiB) plus headers must fit: the default max_payload is 1 MiB.
         std::fs::write(
             dir.join("nats.conf"),
@@ -52,24 +86,20 @@ impl NatsServer {
             ),
         )
         .unwrap();
-        let child = Self::spawn(&dir, port);
-        Self {
-            child,
-            url: format!("nats://127.0.0.1:{port}"),
-            port,
-            dir,
-        }
+        let args = vec!["-c".to_owned(), dir.join("nats.conf").display().to_string()];
+        Self::launch(dir, port, args, None)
     }
 
-    fn spawn(dir: &Path, port: u16) -> Child {
+    fn spawn(dir: &Path, port: u16, args: &[String]) -> Child {
         let log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(dir.join("nats.log"))
             .unwrap();
+        // From its dir: the TLS files a config names are found from the server's working dir.
         let child = Command::new(crate::tools::nats_server())
-            .arg("-c")
-            .arg(dir.join("nats.conf"))
+            .current_dir(dir)
+            .args(args)
             .stdout(Stdio::null())
             .stderr(log)
             .spawn()
@@ -89,7 +119,7 @@ impl NatsServer {
     fn restart(&mut self) {
         self.child.kill().unwrap();
         self.child.wait().unwrap();
-        self.child = Self::spawn(&self.dir, self.port);
+        self.child = Self::spawn(&self.dir, self.port, &self.args);
     }
 }
 
@@ -100,6 +130,15 @@ impl Drop for NatsServer {
     }
 }
 
+/// A free port on loopback.
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
 /// An `aura worker` process, killed when dropped.
 pub(crate) struct Worker {
     child: Child,
@@ -108,7 +147,12 @@ pub(crate) struct Worker {
 
 impl Worker {
     /// Starts a worker on `plugins` (serving `agents`, or all) and waits until it serves.
-    fn start(name: &str, nats: &NatsServer, plugins: &Path, agents: Option<&str>) -> Self {
+    pub(crate) fn start(
+        name: &str,
+        nats: &NatsServer,
+        plugins: &Path,
+        agents: Option<&str>,
+    ) -> Self {
         Self::start_with(name, nats, plugins, agents, &[])
     }
 
@@ -129,8 +173,9 @@ impl Worker {
             .arg("--plugins-dir")
             .arg(plugins)
             .arg("--cache-dir")
-            .arg(shared_cache_dir())
-            .args(["--nats", &nats.url, "worker", "--seed", "7"]);
+            .arg(shared_cache_dir());
+        nats.connect_as(Role::Worker, &mut command);
+        command.args(["worker", "--seed", "7"]);
         if let Some(agents) = agents {
             command.args(["--agents", agents]);
         }
@@ -198,7 +243,9 @@ fn lines(text: &[u8]) -> Vec<Value> {
 
 #[test]
 fn the_day_over_three_workers_writes_the_traces_of_the_in_process_run_and_one_event_per_call() {
-    let nats = NatsServer::start("day");
+    // Under the locked deployment config: each worker, the client and the event reader with
+    // credentials of their own, over mutual TLS.
+    let nats = NatsServer::locked("day");
     let workers: Vec<Worker> = (1..=3)
         .map(|n| Worker::start(&format!("day-{n}"), &nats, &plugins_dir(), None))
         .collect();
@@ -219,16 +266,17 @@ fn the_day_over_three_workers_writes_the_traces_of_the_in_process_run_and_one_ev
         "7",
     ]);
     assert!(in_process.status.success(), "{in_process:?}");
-    let wired = aura(&[
-        "--data-dir",
-        there.to_str().unwrap(),
-        "--nats",
-        &nats.url,
-        "run",
-        day,
-        "--seed",
-        "7",
-    ]);
+    let wired = crate::locked::aura_as(&nats, Role::Client)
+        .args([
+            "--data-dir",
+            there.to_str().unwrap(),
+            "run",
+            day,
+            "--seed",
+            "7",
+        ])
+        .output()
+        .unwrap();
     assert!(wired.status.success(), "{wired:?}");
     assert!(
         String::from_utf8_lossy(&wired.stderr).contains("3 worker(s)"),
@@ -250,7 +298,10 @@ fn the_day_over_three_workers_writes_the_traces_of_the_in_process_run_and_one_ev
         .map(|t| t["call"]["call_id"].as_str().unwrap().to_owned())
         .collect();
     assert!(ran.len() > 50, "the day runs many calls: {}", ran.len());
-    let events = aura(&["--nats", &nats.url, "events"]);
+    let events = crate::locked::aura_as(&nats, Role::EventsReader)
+        .arg("events")
+        .output()
+        .unwrap();
     assert!(events.status.success(), "{events:?}");
     let events = lines(&events.stdout);
     let executed: Vec<&Value> = events
@@ -306,7 +357,10 @@ fn the_day_over_three_workers_writes_the_traces_of_the_in_process_run_and_one_ev
     let quarantine_events = events.iter().filter(|e| e["event"] == "quarantine").count();
     assert_eq!(quarantine_events, there.len());
     // A second read through the same durable consumer finds nothing new.
-    let again = aura(&["--nats", &nats.url, "events"]);
+    let again = crate::locked::aura_as(&nats, Role::EventsReader)
+        .arg("events")
+        .output()
+        .unwrap();
     assert!(
         again.stdout.is_empty(),
         "{}",
@@ -451,7 +505,10 @@ async fn ten_thousand_calls_survive_a_killed_worker_and_a_restarted_server() {
     let mut clients = Vec::new();
     let mut client_dirs = Vec::new();
     for n in 0..SOAK_TASKS {
-        let cluster = aura_wire::cluster::Cluster::connect(&url).await.unwrap();
+        let cluster =
+            aura_wire::cluster::Cluster::connect(&aura_wire::NatsAccess::url(&url).unwrap())
+                .await
+                .unwrap();
         assert_eq!(cluster.workers(), 3);
         let data = temp_dir(&format!("load-client-{n}"));
         let mut config = crate::support::config(&plugins, &data);
@@ -628,7 +685,10 @@ async fn ten_thousand_calls_survive_a_killed_worker_and_a_restarted_server() {
 async fn garbage_a_misaddressed_envelope_and_a_forged_deep_chain_are_refused_on_the_worker() {
     let nats = NatsServer::start("raw");
     let worker = Worker::start("raw", &nats, &plugins_dir(), Some("wellness"));
-    let client = aura_wire::connect(&nats.url).await.unwrap();
+    let client = aura_wire::connect(&aura_wire::NatsAccess::url(&nats.url).unwrap())
+        .await
+        .unwrap()
+        .client;
     let args = serde_json::json!({
         "baselines": {"hrv_ms": 60, "resting_hr_bpm": 58, "sleep_minutes": 450},
         "readings": {"hrv_ms": 42, "resting_hr_bpm": 65, "sleep_minutes": 360}
@@ -750,7 +810,10 @@ async fn bench_wire_hop_and_throughput() {
         .to_string()
     };
     let client = |url: String| async move {
-        let cluster = aura_wire::cluster::Cluster::connect(&url).await.unwrap();
+        let cluster =
+            aura_wire::cluster::Cluster::connect(&aura_wire::NatsAccess::url(&url).unwrap())
+                .await
+                .unwrap();
         let data = temp_dir("bench-wire-client");
         let mut config = crate::support::config(plugins_dir(), &data);
         config.agents = Some(Vec::new());

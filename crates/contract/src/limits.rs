@@ -516,6 +516,21 @@ pub const WIRE_DISCOVERY_MS: u64 = 500;
 /// Workers a client reads in discovery: more answers than this are not read.
 pub const WIRE_WORKERS_MAX: usize = 256;
 
+/// Bytes read of a NATS credentials or TLS file (`.creds`, an nkey seed, a PEM): a `.creds`
+/// file is a JWT and a seed (about 1 KiB), a PEM chain a few certificates; a file past this is
+/// not one of them, and is refused before it is read whole.
+pub const NATS_CREDENTIALS_BYTES_MAX: u64 = 64 * 1024;
+
+/// Refusals of one NATS connection kept to be named (a permissions violation): the first is
+/// what a front reports; more only repeat it.
+pub const WIRE_REFUSALS_KEPT_MAX: usize = 16;
+
+/// How long a front waits, after a flush, for the nats-server's refusals of what it sent
+/// before to reach it: the client hands them over through a task of its own. Paid once, when
+/// a worker starts (a worker refused its subscriptions must not say it serves) and when a
+/// client found no worker (to say why).
+pub const WIRE_REFUSAL_SETTLE_MS: u64 = 100;
+
 /// How long a connect to the nats-server may take before a front gives up on it.
 pub const WIRE_CONNECT_TIMEOUT_MS: u64 = 5_000;
 

@@ -1,8 +1,8 @@
 //! The durable, bounded file operations every record and plugin writer shares.
 //!
 //! It owns replacing a file whole (written beside it, synced, renamed over it: a reader never
-//! sees half a file, and a host that maps the old one keeps it) and reading a file without
-//! reading more than a bound. It must not know what the files hold.
+//! sees half a file, and a host that maps the old one keeps it), writing a secret only its
+//! owner may read, and reading a file without reading more than a bound. It must not know what the files hold.
 
 use std::path::Path;
 
@@ -27,6 +27,19 @@ pub fn write_replacing(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         let _ = std::fs::remove_file(&tmp);
     }
     written
+}
+
+/// Writes a new file at `path` that only its owner may read (a secret key), synced; an
+/// existing file is never replaced (a key overwritten is a key lost).
+pub fn write_secret(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut out = options.open(path)?;
+    out.write_all(bytes)?;
+    out.sync_all()
 }
 
 /// A number no other temporary file of this process has used.

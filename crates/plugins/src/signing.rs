@@ -261,14 +261,7 @@ pub fn keygen(path: &Path) -> Result<String, SigningError> {
         public_key: public.clone(),
     };
     let text = serde_json::to_string_pretty(&file).map_err(|e| fail(e.to_string()))? + "\n";
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    let mut out = options.open(path).map_err(|e| fail(e.to_string()))?;
-    std::io::Write::write_all(&mut out, text.as_bytes())
-        .and_then(|()| out.sync_all())
-        .map_err(|e| fail(e.to_string()))?;
+    crate::files::write_secret(path, text.as_bytes()).map_err(|e| fail(e.to_string()))?;
     Ok(public)
 }
 

@@ -14,7 +14,7 @@ use bytes::Bytes;
 use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
 
-use super::{SERVICE_NAME, WireError, frame_headers};
+use super::{NatsAccess, SERVICE_NAME, WireError, frame_headers};
 use aura_contract::error::CrossingError;
 use aura_contract::limits::{
     EPOCH_BACKSTOP_MARGIN_MS, WIRE_BODY_BYTES_MAX, WIRE_DISCOVERY_MS, WIRE_REPLY_GRACE_MS,
@@ -49,10 +49,19 @@ pub struct WorkerInfo {
 }
 
 impl Cluster {
-    /// Connects to `url` and discovers the workers.
-    pub async fn connect(url: &str) -> Result<Self, WireError> {
-        let client = super::connect(url).await?;
-        Self::discover(client).await
+    /// Connects to the server `access` names and discovers the workers; none found because
+    /// the server refused the discovery (this user may not ask), that refusal is the error.
+    pub async fn connect(access: &NatsAccess) -> Result<Self, WireError> {
+        let connection = super::connect(access).await?;
+        match Self::discover(connection.client.clone()).await {
+            Err(WireError::NoWorkers) => {
+                connection
+                    .check("this client's discovery of the workers")
+                    .await?;
+                Err(WireError::NoWorkers)
+            }
+            found => found,
+        }
     }
 
     /// Discovers the workers on `client`'s server: at least one must answer, and any two

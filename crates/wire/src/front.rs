@@ -12,9 +12,9 @@ use std::sync::Arc;
 use aura_host::HostConfig;
 use aura_host::remote::Remote;
 
-use crate::WireError;
 use crate::cluster::Cluster;
 use crate::stream::{Published, Publisher};
+use crate::{NatsAccess, WireError};
 
 /// What a front that joined the wire has to know and to wait for.
 #[derive(Debug)]
@@ -30,16 +30,16 @@ pub struct Joined {
     pub events_error: Option<WireError>,
 }
 
-/// Makes `config` a pure client of the workers on `url`: no agent of its own, every call and
+/// Makes `config` a pure client of the workers on the server `access` names: no agent of its own, every call and
 /// tick sent to the workers, which must draw from `guest_seed` when one is given (a run on
 /// them must be the same as one here); their fuel rate unless the config sets one; the host's
 /// events published to the stream.
 pub async fn join_as_client(
     config: &mut HostConfig,
-    url: &str,
+    access: &NatsAccess,
     guest_seed: Option<u64>,
 ) -> Result<Joined, WireError> {
-    let cluster = Cluster::connect(url).await?;
+    let cluster = Cluster::connect(access).await?;
     if let Some(seed) = guest_seed
         && cluster.guest_seed() != Some(seed)
     {

@@ -4,7 +4,8 @@
 //! `aura.tick.<agent>`, served by every worker in the queue group [`QUEUE_GROUP`] of the NATS
 //! service [`SERVICE_NAME`], so requests spread over workers and `$SRV.PING/INFO/STATS` find
 //! them), the headers a request carries (its fuel, deadline, call chain, id and W3C
-//! `traceparent`), connecting ([`connect`]), the worker ([`worker`]), the client side that
+//! `traceparent`), connecting ([`connect`], with the credentials and TLS of [`access`], the
+//! server's refusals kept to be named), the worker ([`worker`]), the client side that
 //! plugs into a host as its [`aura_host::remote::Remote`] ([`cluster`]) and the event stream
 //! ([`stream`]). A request body is toolcall.v1 text (or a tick context); an answer is result.v1
 //! text. It must not check a call itself: a worker hands what it is sent to the host's seam,
@@ -16,16 +17,24 @@
 /// The NATS client the wire is built on, for a test or a tool that speaks to it directly.
 pub use async_nats;
 
+pub mod access;
 pub mod cluster;
 pub mod front;
 pub mod stream;
 pub mod worker;
 
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_nats::HeaderMap;
 
-use aura_contract::limits::{WIRE_BACKOFF_MS_BASE, WIRE_BACKOFF_MS_MAX, WIRE_CONNECT_TIMEOUT_MS};
+pub use access::{AccessError, NatsAccess, NatsOptions};
+
+use aura_contract::limits::{
+    WIRE_BACKOFF_MS_BASE, WIRE_BACKOFF_MS_MAX, WIRE_CONNECT_TIMEOUT_MS, WIRE_REFUSAL_SETTLE_MS,
+    WIRE_REFUSALS_KEPT_MAX,
+};
 use aura_contract::traceparent::TraceContext;
 use aura_host::remote::{Frame, SentFrame};
 
@@ -57,13 +66,29 @@ pub fn tick_subject(agent: &str) -> String {
 /// Why the wire could not be used.
 #[derive(Debug, thiserror::Error)]
 pub enum WireError {
-    /// The nats-server could not be reached.
+    /// The nats-server could not be reached, or refused this process's credentials.
     #[error("cannot connect to the nats-server at {url}: {reason}")]
     Connect {
-        /// Where.
+        /// Where (no secrets).
         url: String,
         /// Why.
         reason: String,
+    },
+    /// What the command was given cannot reach a server (a bad URL, two kinds of
+    /// credentials, an unreadable file).
+    #[error(transparent)]
+    Access(#[from] AccessError),
+    /// The server refused what this process needs to do: its user lacks the permission.
+    #[error(
+        "the nats-server at {server} refused {doing}: {refusal} (see deploy/nats/ for each role's permissions)"
+    )]
+    Refused {
+        /// Where (no secrets).
+        server: String,
+        /// What it refused: whose requests.
+        doing: &'static str,
+        /// What the server said.
+        refusal: String,
     },
     /// Registering the worker's service or an endpoint failed.
     #[error("cannot serve on NATS: {0}")]
@@ -101,19 +126,87 @@ pub enum WireError {
     Stream(String),
 }
 
-/// Connects to the nats-server at `url`: reconnecting for ever after a loss, with backoff
-/// capped at [`WIRE_BACKOFF_MS_MAX`], so a server restart is survived.
-pub async fn connect(url: &str) -> Result<async_nats::Client, WireError> {
-    async_nats::ConnectOptions::new()
+/// A connection to the nats-server, and what the server refused on it (a publish or a
+/// subscription its permissions do not allow, which NATS says only asynchronously).
+#[derive(Debug, Clone)]
+pub struct Connection {
+    /// The client.
+    pub client: async_nats::Client,
+    /// Where it is connected (no secrets).
+    pub shown: String,
+    refusals: Arc<Mutex<VecDeque<String>>>,
+}
+
+impl Connection {
+    /// The first thing the server refused on this connection so far, if any; what was sent
+    /// before is flushed first, so a refusal of it has arrived.
+    pub async fn refused(&self) -> Option<String> {
+        let _ = self.client.flush().await;
+        // A flush's PONG comes after the server's -ERR for what came before it, but the
+        // client hands that error to the callback that records it through a task of its own.
+        tokio::time::sleep(Duration::from_millis(WIRE_REFUSAL_SETTLE_MS)).await;
+        self.refusals
+            .lock()
+            .ok()
+            .and_then(|refusals| refusals.front().cloned())
+    }
+
+    /// [`WireError::Refused`] if the server refused anything on this connection so far.
+    pub async fn check(&self, doing: &'static str) -> Result<(), WireError> {
+        match self.refused().await {
+            Some(refusal) => Err(WireError::Refused {
+                server: self.shown.clone(),
+                doing,
+                refusal,
+            }),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Connects to the nats-server `access` names with its credentials and TLS: reconnecting for
+/// ever after a loss, with backoff capped at [`WIRE_BACKOFF_MS_MAX`], so a server restart is
+/// survived. What the server refuses is logged and kept (the first
+/// [`WIRE_REFUSALS_KEPT_MAX`]) for [`Connection::refused`].
+pub async fn connect(access: &NatsAccess) -> Result<Connection, WireError> {
+    let refusals = Arc::new(Mutex::new(VecDeque::new()));
+    let kept = refusals.clone();
+    let client = access
+        .connect_options()
         .name(format!("aura {}", env!("CARGO_PKG_VERSION")))
         .connection_timeout(Duration::from_millis(WIRE_CONNECT_TIMEOUT_MS))
         .reconnect_delay_callback(|attempts| backoff(u32::try_from(attempts).unwrap_or(u32::MAX)))
-        .connect(url)
+        .event_callback(move |event| {
+            let kept = kept.clone();
+            async move { note_event(&kept, event) }
+        })
+        .connect(access.servers())
         .await
         .map_err(|error| WireError::Connect {
-            url: url.to_owned(),
+            url: access.shown(),
             reason: error.to_string(),
-        })
+        })?;
+    Ok(Connection {
+        client,
+        shown: access.shown(),
+        refusals,
+    })
+}
+
+/// Logs a connection's event; keeps a server's refusal.
+fn note_event(refusals: &Mutex<VecDeque<String>>, event: async_nats::Event) {
+    match event {
+        async_nats::Event::ServerError(error) => {
+            tracing::error!(%error, "the nats-server refused");
+            if let Ok(mut refusals) = refusals.lock()
+                && refusals.len() < WIRE_REFUSALS_KEPT_MAX
+            {
+                refusals.push_back(error.to_string());
+            }
+        }
+        async_nats::Event::Connected => tracing::info!("connected to the nats-server"),
+        other => tracing::warn!(event = %other, "the nats connection"),
+    }
 }
 
 /// The wait before attempt `attempt + 1` (the first retry waits [`WIRE_BACKOFF_MS_BASE`]).

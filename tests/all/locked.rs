@@ -1,0 +1,344 @@
+//! The wire locked against strangers: a nats-server run under the committed deployment config
+//! (deploy/nats/aura.conf and permissions.conf, with this test's users.conf and tls.conf beside
+//! them: every connection authenticated, mutual TLS, each role only its subjects), and aura's
+//! worker, client and event reader each started with its own credentials, as a deployment
+//! would start them. Strangers (no credentials, no certificate, a wrong password, a user of
+//! the server without aura's permissions, a role doing another's work) are refused with a
+//! message that names why and never prints a secret.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::support::{plugins_dir, temp_dir};
+use crate::wire::{NatsServer, Worker};
+
+const AURA: &str = env!("CARGO_BIN_EXE_aura");
+
+/// The client user's password (in its URL's userinfo).
+const CLIENT_PASSWORD: &str = "client-secret-3141";
+/// The event reader's password (in AURA_NATS_PASSWORD).
+const READER_PASSWORD: &str = "reader-secret-2718";
+/// The password of a user the server knows, without any of aura's permissions.
+const ROGUE_PASSWORD: &str = "rogue-secret-1618";
+
+/// Who a process connects as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Role {
+    /// `aura worker`: an nkey seed file (made by `aura keygen --nkey`) and its certificate.
+    Worker,
+    /// A front with --nats: a user and password in the URL, and its certificate.
+    Client,
+    /// `aura events`: --nats-user and AURA_NATS_PASSWORD, and its certificate.
+    EventsReader,
+    /// A user the server knows, allowed only `rogue.>`, with a good certificate.
+    Rogue,
+    /// A good certificate and no credentials.
+    Anonymous,
+    /// The client's credentials and no certificate.
+    NoCertificate,
+    /// The client's user with another password, and its certificate.
+    WrongPassword,
+}
+
+/// The files of a locked server: its config (the committed one), its users and TLS, and
+/// each role's keys.
+#[derive(Debug)]
+pub(crate) struct Locked {
+    dir: PathBuf,
+}
+
+impl Locked {
+    /// Writes a locked server's files into `dir`: the committed aura.conf and
+    /// permissions.conf, users.conf naming one user per role, tls.conf (the committed
+    /// example, verbatim) and the certificates it names, made here.
+    pub(crate) fn prepare(dir: &Path) -> Self {
+        let deploy = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/nats");
+        for file in ["aura.conf", "permissions.conf"] {
+            std::fs::copy(deploy.join(file), dir.join(file)).unwrap();
+        }
+        std::fs::copy(deploy.join("tls.example.conf"), dir.join("tls.conf")).unwrap();
+        make_certificates(dir);
+        // The worker's nkey, made the way a deployment makes it.
+        let made = Command::new(AURA)
+            .args(["keygen", "--nkey", "--out"])
+            .arg(dir.join("worker.nk"))
+            .output()
+            .unwrap();
+        assert!(made.status.success(), "{made:?}");
+        let worker_public = String::from_utf8(made.stdout).unwrap().trim().to_owned();
+        assert!(
+            worker_public.starts_with('U') && worker_public.len() == 56,
+            "a user's public nkey: {worker_public}"
+        );
+        let seed = std::fs::read_to_string(dir.join("worker.nk")).unwrap();
+        assert!(seed.starts_with("SU"), "a user's seed");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(dir.join("worker.nk"))
+                .unwrap()
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o600, "the seed is its owner's alone");
+        }
+        std::fs::write(
+            dir.join("users.conf"),
+            format!(
+                "include permissions.conf\n\
+                 authorization {{\n  users = [\n\
+                 \x20   {{ nkey: \"{worker_public}\", permissions: $AURA_WORKER }}\n\
+                 \x20   {{ user: \"client\", password: \"{CLIENT_PASSWORD}\", permissions: $AURA_CLIENT }}\n\
+                 \x20   {{ user: \"events\", password: \"{READER_PASSWORD}\", permissions: $AURA_EVENTS_READER }}\n\
+                 \x20   {{ user: \"rogue\", password: \"{ROGUE_PASSWORD}\", permissions: {{ publish: [\"rogue.>\"], subscribe: [\"rogue.>\", \"_INBOX.>\"] }} }}\n\
+                 \x20 ]\n}}\n"
+            ),
+        )
+        .unwrap();
+        Self {
+            dir: dir.to_owned(),
+        }
+    }
+
+    /// The nats-server's arguments: the committed config, on loopback at `port`, its store in
+    /// the server's dir.
+    pub(crate) fn server_args(&self, port: u16) -> Vec<String> {
+        vec![
+            "-c".into(),
+            self.dir.join("aura.conf").display().to_string(),
+            "-a".into(),
+            "127.0.0.1".into(),
+            "-p".into(),
+            port.to_string(),
+            "-sd".into(),
+            self.dir.join("js").display().to_string(),
+        ]
+    }
+
+    /// Makes `command` connect to the server on `port` as `role`.
+    pub(crate) fn connect_as(&self, role: Role, port: u16, command: &mut Command) {
+        let file = |name: &str| self.dir.join(name).display().to_string();
+        let certificate = |who: &str| {
+            vec![
+                "--nats-tls-cert".to_owned(),
+                file(&format!("{who}-cert.pem")),
+                "--nats-tls-key".to_owned(),
+                file(&format!("{who}-key.pem")),
+            ]
+        };
+        command.env_remove("AURA_NATS_PASSWORD");
+        command.env_remove("AURA_NATS_TOKEN");
+        command.args(["--nats-tls-ca", &file("ca.pem")]);
+        match role {
+            Role::Worker => {
+                command.args(["--nats", &format!("tls://127.0.0.1:{port}")]);
+                command.args(["--nats-nkey", &file("worker.nk")]);
+                command.args(certificate("worker"));
+            }
+            Role::Client => {
+                command.args([
+                    "--nats",
+                    &format!("nats://client:{CLIENT_PASSWORD}@127.0.0.1:{port}"),
+                ]);
+                command.args(certificate("client"));
+            }
+            Role::EventsReader => {
+                command.args(["--nats", &format!("nats://127.0.0.1:{port}")]);
+                command.args(["--nats-user", "events"]);
+                command.env("AURA_NATS_PASSWORD", READER_PASSWORD);
+                command.args(certificate("events"));
+            }
+            Role::Rogue => {
+                command.args([
+                    "--nats",
+                    &format!("nats://rogue:{ROGUE_PASSWORD}@127.0.0.1:{port}"),
+                ]);
+                command.args(certificate("rogue"));
+            }
+            Role::Anonymous => {
+                command.args(["--nats", &format!("nats://127.0.0.1:{port}")]);
+                command.args(certificate("client"));
+            }
+            Role::NoCertificate => {
+                command.args([
+                    "--nats",
+                    &format!("nats://client:{CLIENT_PASSWORD}@127.0.0.1:{port}"),
+                ]);
+            }
+            Role::WrongPassword => {
+                command.args([
+                    "--nats",
+                    &format!("nats://client:not-{CLIENT_PASSWORD}@127.0.0.1:{port}"),
+                ]);
+                command.args(certificate("client"));
+            }
+        }
+    }
+}
+
+/// A CA, the server's certificate for 127.0.0.1 and localhost, and a client certificate for
+/// each role, as PEM files named as tls.example.conf and [`Locked::connect_as`] name them.
+fn make_certificates(dir: &Path) {
+    use rcgen::{
+        BasicConstraints, CertificateParams, CertifiedIssuer, DnType, ExtendedKeyUsagePurpose,
+        IsCa, KeyPair, KeyUsagePurpose,
+    };
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca_params
+        .distinguished_name
+        .push(DnType::CommonName, "aura test CA");
+    ca_params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
+    let ca = CertifiedIssuer::self_signed(ca_params, KeyPair::generate().unwrap()).unwrap();
+    std::fs::write(dir.join("ca.pem"), ca.pem()).unwrap();
+    let leaf = |names: Vec<String>, purpose: ExtendedKeyUsagePurpose, file: &str| {
+        let key = KeyPair::generate().unwrap();
+        let mut params = CertificateParams::new(names).unwrap();
+        params.distinguished_name.push(DnType::CommonName, file);
+        params.extended_key_usages = vec![purpose];
+        let cert = params.signed_by(&key, &ca).unwrap();
+        std::fs::write(dir.join(format!("{file}-cert.pem")), cert.pem()).unwrap();
+        std::fs::write(dir.join(format!("{file}-key.pem")), key.serialize_pem()).unwrap();
+    };
+    leaf(
+        vec!["127.0.0.1".into(), "localhost".into()],
+        ExtendedKeyUsagePurpose::ServerAuth,
+        "server",
+    );
+    for who in ["worker", "client", "events", "rogue"] {
+        leaf(Vec::new(), ExtendedKeyUsagePurpose::ClientAuth, who);
+    }
+}
+
+/// An `aura` command connected to `nats` as `role`.
+pub(crate) fn aura_as(nats: &NatsServer, role: Role) -> Command {
+    let mut command = Command::new(AURA);
+    nats.connect_as(role, &mut command);
+    command
+}
+
+/// The stress-score call the tests send: its honest score worked out in tests/all/wellness.rs
+/// (hrv 42 against 60 is a 30% drop, sub-score 50; resting heart rate 65 against 58, 50;
+/// sleep 360 against 450 minutes, 33; weighted 500/300/200 permille: 25 + 15 + 7 = 47).
+fn stress_call(command: &mut Command, data: &Path) -> std::process::Output {
+    command
+        .arg("--data-dir")
+        .arg(data)
+        .args([
+            "call",
+            "wellness",
+            "stress_score",
+            r#"{"baselines":{"hrv_ms":60,"resting_hr_bpm":58,"sleep_minutes":450},"readings":{"hrv_ms":42,"resting_hr_bpm":65,"sleep_minutes":360}}"#,
+        ])
+        .output()
+        .unwrap()
+}
+
+fn stderr(output: &std::process::Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+#[test]
+fn each_role_works_with_its_own_credentials_over_mutual_tls() {
+    let nats = NatsServer::locked("roles");
+    let worker = Worker::start("locked-roles", &nats, &plugins_dir(), Some("wellness"));
+    let data = temp_dir("locked-roles-client");
+    let called = stress_call(&mut aura_as(&nats, Role::Client), &data);
+    assert!(called.status.success(), "{}", stderr(&called));
+    let result: Value = serde_json::from_slice(&called.stdout).unwrap();
+    assert_eq!(result["result"]["score"], 47, "{result}");
+    let call_id = result["call_id"].as_str().unwrap().to_owned();
+    // The event reader reads the call's events; it never sees a password.
+    let read = aura_as(&nats, Role::EventsReader)
+        .arg("events")
+        .output()
+        .unwrap();
+    assert!(read.status.success(), "{}", stderr(&read));
+    let executed = String::from_utf8_lossy(&read.stdout)
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .filter(|event| event["event"] == "tool.executed")
+        .filter(|event| event["payload"]["call_id"] == call_id.as_str())
+        .count();
+    assert_eq!(executed, 1, "{}", String::from_utf8_lossy(&read.stdout));
+    for output in [&called, &read] {
+        let said = stderr(output);
+        assert!(
+            !said.contains(CLIENT_PASSWORD) && !said.contains(READER_PASSWORD),
+            "{said}"
+        );
+    }
+    worker.stop();
+}
+
+/// Asserts that `output` is a refusal (exit status 1) whose stderr names each of `said` and
+/// prints no password.
+fn assert_refused(output: &std::process::Output, said: &[&str]) {
+    let text = stderr(output);
+    assert_eq!(output.status.code(), Some(1), "{text}");
+    for part in said {
+        assert!(text.contains(part), "{part:?} is not in: {text}");
+    }
+    for secret in [CLIENT_PASSWORD, READER_PASSWORD, ROGUE_PASSWORD] {
+        assert!(!text.contains(secret), "a password is printed: {text}");
+    }
+}
+
+#[test]
+fn strangers_are_refused_and_the_honest_call_still_succeeds() {
+    let nats = NatsServer::locked("strangers");
+    let _worker = Worker::start("locked-strangers", &nats, &plugins_dir(), Some("wellness"));
+    let data = temp_dir("locked-strangers-client");
+    let at_the_door = "cannot connect to the nats-server at nats://127.0.0.1:";
+    // Refused at the door: no credentials, no certificate, a wrong password.
+    for (role, why) in [
+        (Role::Anonymous, "authorization violation"),
+        (Role::NoCertificate, "CertificateRequired"),
+        (Role::WrongPassword, "authorization violation"),
+    ] {
+        let refused = stress_call(&mut aura_as(&nats, role), &data);
+        assert_refused(&refused, &[at_the_door, why]);
+    }
+    // A user of the server without aura's permissions, as a client; the event reader as a
+    // client: the server's refusal is the error, named.
+    for role in [Role::Rogue, Role::EventsReader] {
+        let refused = stress_call(&mut aura_as(&nats, role), &data);
+        assert_refused(
+            &refused,
+            &[
+                "refused this client's discovery of the workers: nats: Permissions Violation for Publish to \"$SRV.INFO.aura\"",
+            ],
+        );
+    }
+    // The rogue and the client as workers: refused, never saying they serve.
+    for role in [Role::Rogue, Role::Client] {
+        let refused = aura_as(&nats, role)
+            .arg("--data-dir")
+            .arg(temp_dir("locked-strangers-impostor"))
+            .arg("--plugins-dir")
+            .arg(plugins_dir())
+            .args(["worker", "--agents", "wellness"])
+            .output()
+            .unwrap();
+        assert_refused(
+            &refused,
+            &["refused this worker's start: nats: Permissions Violation"],
+        );
+        assert!(!stderr(&refused).contains("worker serving"));
+    }
+    // The client may not read the stream.
+    let refused = aura_as(&nats, Role::Client)
+        .args(["events", "--durable", "not-a-reader"])
+        .output()
+        .unwrap();
+    assert_refused(
+        &refused,
+        &["refused this reader's requests: nats: Permissions Violation"],
+    );
+    // After all of them, the honest client is served.
+    let called = stress_call(&mut aura_as(&nats, Role::Client), &data);
+    assert!(called.status.success(), "{}", stderr(&called));
+    let result: Value = serde_json::from_slice(&called.stdout).unwrap();
+    assert_eq!(result["result"]["score"], 47, "{result}");
+}
