@@ -1,6 +1,8 @@
 //! The options that say where the nats-server is and how to reach it, global to every command
 //! that takes `--nats`: the URL, the credentials (a `.creds` file, an nkey seed file, a user
-//! and password or a token) and TLS, each with its `AURA_NATS_*` environment equivalent.
+//! and password or a token) and TLS, each with its `AURA_NATS_*` environment equivalent, and
+//! who the host is on the wire (`--identity`) and which workers it believes
+//! (`--trust-workers`).
 //! Secrets are taken from the environment or a file, never from their own flag (a command
 //! line is visible to every user of the machine); the URL's userinfo is the one exception,
 //! as NATS URLs allow it. It must not connect: [`aura_wire::connect`] does.
@@ -47,6 +49,15 @@ pub struct NatsArgs {
     /// Require TLS even with a nats:// URL and no CA or certificate given.
     #[arg(long, global = true, env = "AURA_NATS_TLS")]
     nats_tls: bool,
+    /// This host's identity on the wire: a key file from `aura keygen`. A worker signs its
+    /// answers and its discovery info with it.
+    #[arg(long, global = true, env = "AURA_IDENTITY")]
+    identity: Option<PathBuf>,
+    /// Believe only answers signed by these workers' public keys (hex, comma-separated; what
+    /// `aura keygen` printed for their --identity): an unsigned, forged or replayed answer is
+    /// quarantined and the request sent again [default: every answer is believed].
+    #[arg(long, global = true, env = "AURA_TRUSTED_WORKERS")]
+    trust_workers: Option<String>,
 }
 
 impl NatsArgs {
@@ -63,6 +74,8 @@ impl NatsArgs {
                 self.nats_tls_ca.is_some().then_some("--nats-tls-ca"),
                 self.nats_tls_cert.is_some().then_some("--nats-tls-cert"),
                 self.nats_tls_key.is_some().then_some("--nats-tls-key"),
+                self.identity.is_some().then_some("--identity"),
+                self.trust_workers.is_some().then_some("--trust-workers"),
             ];
             if let Some(option) = alone.into_iter().flatten().next() {
                 anyhow::bail!("{option} was given without --nats (or AURA_NATS_URL)");
@@ -80,6 +93,8 @@ impl NatsArgs {
             tls_cert: self.nats_tls_cert,
             tls_key: self.nats_tls_key,
             tls: self.nats_tls,
+            identity: self.identity,
+            trusted_workers: self.trust_workers,
         };
         NatsAccess::from_options(&options)
             .map(Some)

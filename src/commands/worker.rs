@@ -34,7 +34,7 @@ impl WorkerCommand {
         config.guest_seed = self.seed;
         runtime()?.block_on(async {
             let connection = aura_wire::connect(&access).await?;
-            let joined = aura_wire::front::join_as_worker(&mut config, &connection.client).await;
+            let joined = aura_wire::front::join_as_worker(&mut config, &connection).await;
             if let Some(error) = joined.events_error {
                 eprintln!("aura: warning: no events published: {error}");
             }
@@ -43,11 +43,8 @@ impl WorkerCommand {
             // would keep the publishing task waiting for more after the host is gone.
             drop(config);
             warn_load_failures(&host);
-            let worker = aura_wire::worker::Worker::start(
-                std::sync::Arc::new(host),
-                connection.client.clone(),
-            )
-            .await?;
+            let worker =
+                aura_wire::worker::Worker::start(std::sync::Arc::new(host), &connection).await?;
             // A user without a worker's permissions is refused its subscriptions only after
             // the fact: serving nothing while saying it serves would hide that.
             connection.check("this worker's start").await?;

@@ -40,6 +40,9 @@ pub(crate) enum Role {
     NoCertificate,
     /// The client's user with another password, and its certificate.
     WrongPassword,
+    /// A worker holding the worker's NATS credentials and certificate (stolen, or a second
+    /// deployment's), whose identity no client trusts.
+    Impostor,
 }
 
 /// The files of a locked server: its config (the committed one), its users and TLS, and
@@ -47,6 +50,8 @@ pub(crate) enum Role {
 #[derive(Debug)]
 pub(crate) struct Locked {
     dir: PathBuf,
+    /// The honest workers' identity (`host.key`): the key clients trust.
+    pub(crate) worker_identity: String,
 }
 
 impl Locked {
@@ -98,6 +103,7 @@ impl Locked {
         .unwrap();
         Self {
             dir: dir.to_owned(),
+            worker_identity: keygen(&dir.join("host.key")),
         }
     }
 
@@ -116,6 +122,11 @@ impl Locked {
         ]
     }
 
+    /// A file of the server's dir.
+    pub(crate) fn file(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+
     /// Makes `command` connect to the server on `port` as `role`.
     pub(crate) fn connect_as(&self, role: Role, port: u16, command: &mut Command) {
         let file = |name: &str| self.dir.join(name).display().to_string();
@@ -131,10 +142,21 @@ impl Locked {
         command.env_remove("AURA_NATS_TOKEN");
         command.args(["--nats-tls-ca", &file("ca.pem")]);
         match role {
-            Role::Worker => {
+            Role::Worker | Role::Impostor => {
                 command.args(["--nats", &format!("tls://127.0.0.1:{port}")]);
                 command.args(["--nats-nkey", &file("worker.nk")]);
                 command.args(certificate("worker"));
+                let identity = match role {
+                    Role::Worker => file("host.key"),
+                    _ => {
+                        let impostor = self.dir.join("impostor.key");
+                        if !impostor.exists() {
+                            keygen(&impostor);
+                        }
+                        file("impostor.key")
+                    }
+                };
+                command.args(["--identity", &identity]);
             }
             Role::Client => {
                 command.args([
@@ -142,6 +164,7 @@ impl Locked {
                     &format!("nats://client:{CLIENT_PASSWORD}@127.0.0.1:{port}"),
                 ]);
                 command.args(certificate("client"));
+                command.args(["--trust-workers", &self.worker_identity]);
             }
             Role::EventsReader => {
                 command.args(["--nats", &format!("nats://127.0.0.1:{port}")]);
@@ -175,6 +198,17 @@ impl Locked {
             }
         }
     }
+}
+
+/// Makes a host identity at `path` with `aura keygen`, as a deployment does; its public key.
+fn keygen(path: &Path) -> String {
+    let made = Command::new(AURA)
+        .args(["keygen", "--out"])
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{made:?}");
+    String::from_utf8(made.stdout).unwrap().trim().to_owned()
 }
 
 /// A CA, the server's certificate for 127.0.0.1 and localhost, and a client certificate for
@@ -341,4 +375,180 @@ fn strangers_are_refused_and_the_honest_call_still_succeeds() {
     assert!(called.status.success(), "{}", stderr(&called));
     let result: Value = serde_json::from_slice(&called.stdout).unwrap();
     assert_eq!(result["result"]["score"], 47, "{result}");
+}
+
+/// A client in this process (a host whose calls all go to the workers) connected with the
+/// client's credentials and trusting the honest workers' identity; its data dir.
+async fn trusting_client(nats: &NatsServer) -> (aura_host::Host, PathBuf) {
+    let locked = nats.locked_files().unwrap();
+    let access = aura_wire::NatsAccess::from_options(&aura_wire::NatsOptions {
+        url: format!("nats://client:{CLIENT_PASSWORD}@127.0.0.1:{}", nats.port()),
+        tls_ca: Some(locked.file("ca.pem")),
+        tls_cert: Some(locked.file("client-cert.pem")),
+        tls_key: Some(locked.file("client-key.pem")),
+        trusted_workers: Some(locked.worker_identity.clone()),
+        ..aura_wire::NatsOptions::default()
+    })
+    .unwrap();
+    let cluster = aura_wire::cluster::Cluster::connect(&access).await.unwrap();
+    // The impostor answered discovery too: its info is not signed by a trusted key.
+    assert_eq!(cluster.workers(), 1);
+    let data = temp_dir("locked-impostor-client");
+    let mut config = crate::support::config(plugins_dir(), &data);
+    config.agents = Some(Vec::new());
+    config.fuel_per_ms = cluster.fuel_per_ms();
+    config.remote = Some(std::sync::Arc::new(cluster));
+    (aura_host::Host::open(&config).await.unwrap(), data)
+}
+
+/// The stress-score envelope of `call_id`.
+fn stress_envelope(call_id: &str) -> String {
+    crate::support::envelope(
+        call_id,
+        "wellness",
+        "stress_score",
+        serde_json::json!({
+            "baselines": {"hrv_ms": 60, "resting_hr_bpm": 58, "sleep_minutes": 450},
+            "readings": {"hrv_ms": 42, "resting_hr_bpm": 65, "sleep_minutes": 360}
+        }),
+    )
+    .to_string()
+}
+
+/// Three processes in the workers' queue group, all with the worker's NATS credentials: the
+/// honest worker, an impostor `aura worker` whose identity is not trusted, and a forger that
+/// answers every request it takes with an honest worker's signed answer replayed (to
+/// another request) or with a score of 99 under that answer's signature. The client trusts
+/// only the honest identity: each impostor's and forger's answer is quarantined as one that
+/// does not come from a trusted worker, the request is sent again, and every call is answered
+/// with the honest score.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn impostors_and_forged_or_replayed_answers_are_quarantined_and_honest_calls_succeed() {
+    use aura_wire::async_nats::HeaderMap;
+    use aura_wire::provenance::{REQUEST_ID_HEADER, SIGNATURE_HEADER, SIGNER_HEADER};
+    use futures_util::StreamExt;
+
+    let nats = NatsServer::locked("impostor");
+    let locked = nats.locked_files().unwrap();
+    let _honest = Worker::start("impostor-honest", &nats, &plugins_dir(), Some("wellness"));
+    // The forger's connection: the worker's own NATS credentials and certificate.
+    let forger = aura_wire::connect(
+        &aura_wire::NatsAccess::from_options(&aura_wire::NatsOptions {
+            url: format!("tls://127.0.0.1:{}", nats.port()),
+            nkey: Some(locked.file("worker.nk")),
+            tls_ca: Some(locked.file("ca.pem")),
+            tls_cert: Some(locked.file("worker-cert.pem")),
+            tls_key: Some(locked.file("worker-key.pem")),
+            ..aura_wire::NatsOptions::default()
+        })
+        .unwrap(),
+    )
+    .await
+    .unwrap()
+    .client;
+    // An honest signed answer, captured while the honest worker is the only one serving.
+    let mut headers = HeaderMap::new();
+    headers.insert(REQUEST_ID_HEADER, "a-captured-request");
+    let captured = forger
+        .request_with_headers(
+            "aura.tool.wellness.stress_score",
+            headers,
+            stress_envelope("t_capture001").into(),
+        )
+        .await
+        .unwrap();
+    let signed = captured.headers.clone().unwrap();
+    assert_eq!(
+        signed.get(SIGNER_HEADER).map(|v| v.as_str()),
+        Some(locked.worker_identity.as_str())
+    );
+    assert!(signed.get(SIGNATURE_HEADER).is_some());
+    let mut requests = forger
+        .queue_subscribe("aura.tool.wellness.stress_score", "aura".into())
+        .await
+        .unwrap();
+    let forging = forger.clone();
+    let forged_answers = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = forged_answers.clone();
+    tokio::spawn(async move {
+        while let Some(request) = requests.next().await {
+            let Some(reply) = request.reply.clone() else {
+                continue;
+            };
+            let n = counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let body = match n % 2 {
+                // Replayed: the captured answer, as it was signed, to another request.
+                0 => captured.payload.clone(),
+                // Forged: this request's own ids, a score of 99, the captured signature.
+                _ => {
+                    let call: Value = serde_json::from_slice(&request.payload).unwrap();
+                    let mut answer: Value = serde_json::from_slice(&captured.payload).unwrap();
+                    answer["call_id"] = call["call_id"].clone();
+                    answer["result"]["score"] = 99.into();
+                    answer.to_string().into()
+                }
+            };
+            let _ = forging
+                .publish_with_headers(reply, signed.clone(), body)
+                .await;
+        }
+    });
+    forger.flush().await.unwrap();
+    // The impostor: a real aura worker with the worker's credentials, its own identity.
+    let _impostor = Worker::start_with(
+        "impostor-impostor",
+        &nats,
+        &plugins_dir(),
+        Some("wellness"),
+        (Role::Impostor, &[]),
+    );
+    let (client, data) = trusting_client(&nats).await;
+    const CALLS: usize = 40;
+    for n in 0..CALLS {
+        let answer = client
+            .dispatch(&stress_envelope(&format!("t_honest{n:04}")))
+            .await
+            .unwrap();
+        assert!(answer.ok, "{answer:?}");
+        assert_eq!(answer.result.unwrap()["score"], 47);
+    }
+    // Each untrusted answer has its quarantine record on the client, under the call it came
+    // for; with three in the queue group, 40 calls reach the other two many times.
+    let records = crate::support::quarantine_lines(&data);
+    let reason = |record: &Value| record["reason"].as_str().unwrap_or("").to_owned();
+    let untrusted: Vec<String> = records
+        .iter()
+        .filter(|r| reason(r).contains("does not come from a trusted worker"))
+        .map(reason)
+        .collect();
+    assert_eq!(untrusted.len(), records.len(), "{records:#?}");
+    assert!(
+        untrusted
+            .iter()
+            .any(|r| r.contains("a key this host does not trust")),
+        "the impostor's answers: {untrusted:#?}"
+    );
+    let forged = untrusted
+        .iter()
+        .filter(|r| r.contains("does not verify over what it answers"))
+        .count();
+    assert!(forged > 0, "the forger's answers: {untrusted:#?}");
+    assert_eq!(
+        forged,
+        forged_answers.load(std::sync::atomic::Ordering::SeqCst),
+        "every forged or replayed answer is quarantined"
+    );
+    for record in &records {
+        assert_eq!(
+            (&record["kind"], &record["phase"]),
+            (&Value::from("agent_unavailable"), &Value::from("reply")),
+            "{record}"
+        );
+        assert!(
+            record["call_id"]
+                .as_str()
+                .is_some_and(|id| id.starts_with("t_honest")),
+            "{record}"
+        );
+    }
 }

@@ -172,7 +172,13 @@ fn one_mcp_call_through_a_worker_is_one_trace_with_spans_from_both_processes() {
     let receiver = Receiver::start();
     let nats = NatsServer::start("otlp");
     let otlp = ["--otlp", receiver.url.as_str()];
-    let worker = Worker::start_with("otlp", &nats, &plugins_dir(), Some("wellness"), &otlp);
+    let worker = Worker::start_with(
+        "otlp",
+        &nats,
+        &plugins_dir(),
+        Some("wellness"),
+        (crate::locked::Role::Worker, &otlp),
+    );
     let data = temp_dir("mcp-otlp");
     // stress_score on these readings is 47, moderate (worked out in tests/all/wellness.rs).
     let arguments = json!({

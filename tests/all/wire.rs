@@ -54,6 +54,16 @@ impl NatsServer {
         }
     }
 
+    /// The locked server's files, if it is locked.
+    pub(crate) fn locked_files(&self) -> Option<&Locked> {
+        self.locked.as_ref()
+    }
+
+    /// Its port.
+    pub(crate) fn port(&self) -> u16 {
+        self.port
+    }
+
     /// Makes `command` connect to this server as `role` (on an open server, every role is
     /// anyone).
     pub(crate) fn connect_as(&self, role: Role, command: &mut Command) {
@@ -153,16 +163,17 @@ impl Worker {
         plugins: &Path,
         agents: Option<&str>,
     ) -> Self {
-        Self::start_with(name, nats, plugins, agents, &[])
+        Self::start_with(name, nats, plugins, agents, (Role::Worker, &[]))
     }
 
-    /// [`Worker::start`] with more global options (`global`).
+    /// [`Worker::start`] connected as `role` (a worker, or an impostor with a worker's
+    /// credentials), with more global options (`global`).
     pub(crate) fn start_with(
         name: &str,
         nats: &NatsServer,
         plugins: &Path,
         agents: Option<&str>,
-        global: &[&str],
+        (role, global): (Role, &[&str]),
     ) -> Self {
         let data = temp_dir(&format!("worker-{name}"));
         let mut command = Command::new(AURA);
@@ -174,7 +185,7 @@ impl Worker {
             .arg(plugins)
             .arg("--cache-dir")
             .arg(shared_cache_dir());
-        nats.connect_as(Role::Worker, &mut command);
+        nats.connect_as(role, &mut command);
         command.args(["worker", "--seed", "7"]);
         if let Some(agents) = agents {
             command.args(["--agents", agents]);

@@ -521,6 +521,12 @@ pub const WIRE_WORKERS_MAX: usize = 256;
 /// not one of them, and is refused before it is read whole.
 pub const NATS_CREDENTIALS_BYTES_MAX: u64 = 64 * 1024;
 
+/// Answers from untrusted workers one request takes before it fails (`agent_unavailable`):
+/// each is quarantined and the request sent again at once, since the queue group may have
+/// handed it to an impostor that holds valid NATS credentials; with one impostor beside one
+/// honest worker, this many in a row comes once in 2^32 requests.
+pub const WIRE_UNTRUSTED_ANSWERS_MAX: u32 = 32;
+
 /// Refusals of one NATS connection kept to be named (a permissions violation): the first is
 /// what a front reports; more only repeat it.
 pub const WIRE_REFUSALS_KEPT_MAX: usize = 16;

@@ -23,9 +23,22 @@ use aura_contract::recovery::Recovery;
 use aura_contract::visible::visible;
 use aura_sandbox::Frame;
 
-use crate::remote::{Remote, RemoteRequest, RemoteWork, TICK_TOOL, tick_id};
+use crate::remote::{RefusedAnswers, Remote, RemoteRequest, RemoteWork, TICK_TOOL, tick_id};
 use crate::shared::{Refused, Shared, ids_of};
 use crate::telemetry::{self, TraceContext};
+
+/// Quarantines each answer the transport refused on the way (one no trusted worker signed),
+/// under the call's ids; the call goes on.
+struct Quarantines<'a> {
+    shared: &'a Shared,
+    ids: CallIds<'a>,
+}
+
+impl RefusedAnswers for Quarantines<'_> {
+    fn refused(&self, error: CrossingError, answer: &str) {
+        let _ = self.shared.refuse(error, self.ids, answer);
+    }
+}
 
 /// A result.v1 from a worker, checked.
 #[derive(Debug)]
@@ -168,6 +181,7 @@ impl Shared {
             id: &call.call_id,
             body: checked.canonical(),
             frame,
+            refused: &Quarantines { shared: self, ids },
         };
         let text = remote
             .send(request)
@@ -251,6 +265,7 @@ impl Shared {
             id,
             body: context,
             frame,
+            refused: &Quarantines { shared: self, ids },
         };
         let text = remote
             .send(request)

@@ -22,7 +22,7 @@ use aura_contract::crossing::check_chain;
 use aura_contract::error::{CrossingError, Phase};
 use aura_contract::limits::{
     AGENT_CALL_DEPTH_MAX, WIRE_ANSWERS_KEPT_BYTES_MAX, WIRE_ANSWERS_KEPT_MAX, WIRE_ATTEMPTS_MAX,
-    WIRE_BODY_BYTES_MAX,
+    WIRE_BODY_BYTES_MAX, WIRE_UNTRUSTED_ANSWERS_MAX,
 };
 pub use aura_sandbox::{Budget, Frame};
 
@@ -44,8 +44,25 @@ pub enum RemoteWork<'a> {
     Tick,
 }
 
+/// Where a transport reports an answer it refused before returning any (one no trusted
+/// worker signed): the client quarantines each, and the request is sent again.
+pub trait RefusedAnswers: Send + Sync {
+    /// `answer` (its text as it came) was refused for `error`.
+    fn refused(&self, error: CrossingError, answer: &str);
+}
+
+/// A client that keeps no record of refused answers (a test's).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Unrecorded;
+
+impl RefusedAnswers for Unrecorded {
+    fn refused(&self, error: CrossingError, _answer: &str) {
+        tracing::warn!(%error, "an answer was refused");
+    }
+}
+
 /// One request to the remote.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct RemoteRequest<'a> {
     /// The agent that runs it.
     pub agent: &'static str,
@@ -58,6 +75,20 @@ pub struct RemoteRequest<'a> {
     pub body: &'a str,
     /// Where the call sits: its budget and the chain of agents above it.
     pub frame: &'a Frame,
+    /// Where answers refused on the way are reported.
+    pub refused: &'a dyn RefusedAnswers,
+}
+
+impl std::fmt::Debug for RemoteRequest<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RemoteRequest")
+            .field("agent", &self.agent)
+            .field("work", &self.work)
+            .field("id", &self.id)
+            .field("body_bytes", &self.body.len())
+            .field("frame", &self.frame)
+            .finish_non_exhaustive()
+    }
 }
 
 /// A transport to workers on other hosts (the wire: `aura_wire`).
@@ -87,13 +118,24 @@ pub enum AttemptFailed {
     TooLarge,
     /// An answer came, and it is not text a result.v1 could be.
     BadAnswer(String),
+    /// An answer came that does not prove it comes from a trusted worker: reported to the
+    /// request's [`RefusedAnswers`] and the request sent again at once (another worker of
+    /// the queue group may take it), up to [`WIRE_UNTRUSTED_ANSWERS_MAX`] such answers.
+    Untrusted {
+        /// The answer as it came.
+        answer: String,
+        /// Why it is not trusted.
+        reason: String,
+    },
 }
 
 /// Sends `request` by `attempt` up to [`WIRE_ATTEMPTS_MAX`] times (each with the same id and
 /// body, so a worker that already ran it answers from its [`AnswerCache`]), with `pause(n)`
 /// awaited before attempt n + 1; the first answer is returned. A body over the crossing's
 /// bound is refused (`too_large`) before any attempt. `Unreachable` once every attempt was
-/// lost; too large for the transport or a bad answer at once (no attempt would do better).
+/// lost; too large for the transport or a bad answer at once (no attempt would do better). An
+/// untrusted answer is reported and the same attempt made again without a pause (it was no
+/// loss of the transport), until [`WIRE_UNTRUSTED_ANSWERS_MAX`] came: then `AnswerUntrusted`.
 pub async fn with_retries<Attempt, Sent, Pause, Paused>(
     request: &RemoteRequest<'_>,
     mut attempt: Attempt,
@@ -109,11 +151,9 @@ where
         return Err(too_large(request));
     }
     let mut reason = String::new();
-    for n in 1..=WIRE_ATTEMPTS_MAX {
-        if n > 1 {
-            pause(n - 1).await;
-            tracing::info!(id = request.id, attempt = n, %reason, "wire.retry");
-        }
+    let mut untrusted = 0u32;
+    let mut n = 1;
+    while n <= WIRE_ATTEMPTS_MAX {
         match attempt(n).await {
             Ok(answer) => return Ok(answer),
             Err(AttemptFailed::TooLarge) => return Err(too_large(request)),
@@ -123,7 +163,26 @@ where
                     reason: why,
                 });
             }
+            Err(AttemptFailed::Untrusted { answer, reason }) => {
+                untrusted += 1;
+                let error = |reason| CrossingError::AnswerUntrusted {
+                    agent: request.agent.to_owned(),
+                    reason,
+                };
+                if untrusted >= WIRE_UNTRUSTED_ANSWERS_MAX {
+                    return Err(error(format!(
+                        "{untrusted} answers came, none from a trusted worker; the last: {reason}"
+                    )));
+                }
+                request.refused.refused(error(reason), &answer);
+                continue;
+            }
             Err(AttemptFailed::Lost(why)) => reason = why,
+        }
+        n += 1;
+        if n <= WIRE_ATTEMPTS_MAX {
+            pause(n - 1).await;
+            tracing::info!(id = request.id, attempt = n, %reason, "wire.retry");
         }
     }
     Err(CrossingError::Unreachable {
@@ -393,6 +452,7 @@ mod tests {
             id: "t_0123456789",
             body,
             frame,
+            refused: &Unrecorded,
         }
     }
 
@@ -459,6 +519,93 @@ mod tests {
             assert_eq!(tried.get(), 1);
             assert_eq!(kind, expected);
         }
+    }
+
+    /// Keeps what it is told of refused answers.
+    #[derive(Default)]
+    struct Kept(std::sync::Mutex<Vec<(String, String)>>);
+
+    impl RefusedAnswers for Kept {
+        fn refused(&self, error: CrossingError, answer: &str) {
+            self.0
+                .lock()
+                .unwrap()
+                .push((error.to_string(), answer.to_owned()));
+        }
+    }
+
+    #[tokio::test]
+    async fn untrusted_answers_are_reported_and_sent_again_at_once_up_to_the_bound() {
+        let frame = Frame::root(Budget::for_deadline(100, 1), 0);
+        let kept = Kept::default();
+        let request = RemoteRequest {
+            refused: &kept,
+            ..request(&frame, "{}")
+        };
+        // Two impostors' answers, then a trusted one: the trusted one is the answer, the two
+        // are reported, and no pause was taken (nothing was lost).
+        let calls = std::cell::Cell::new(0u32);
+        let pauses = std::cell::Cell::new(0u32);
+        let answered = with_retries(
+            &request,
+            |_| {
+                calls.set(calls.get() + 1);
+                std::future::ready(match calls.get() {
+                    1 | 2 => Err(AttemptFailed::Untrusted {
+                        answer: format!("forged {}", calls.get()),
+                        reason: "it is not signed".into(),
+                    }),
+                    _ => Ok("trusted".to_owned()),
+                })
+            },
+            |_| {
+                pauses.set(pauses.get() + 1);
+                std::future::ready(())
+            },
+        )
+        .await;
+        assert_eq!(answered.unwrap(), "trusted");
+        assert_eq!(pauses.get(), 0);
+        let reported = kept.0.lock().unwrap().clone();
+        assert_eq!(
+            reported,
+            [1, 2]
+                .map(|n| (
+                    "reply: an answer for `wellness` does not come from a trusted worker: it is not signed".to_owned(),
+                    format!("forged {n}")
+                ))
+                .to_vec()
+        );
+        // Only impostors: the call fails at the bound, every answer but the last reported
+        // (the last is the call's own error).
+        let kept = Kept::default();
+        let again = RemoteRequest {
+            refused: &kept,
+            ..request
+        };
+        let failed = with_retries(
+            &again,
+            |_| {
+                std::future::ready(Err::<String, _>(AttemptFailed::Untrusted {
+                    answer: "forged".into(),
+                    reason: "it is not signed".into(),
+                }))
+            },
+            |_| std::future::ready(()),
+        )
+        .await
+        .unwrap_err();
+        assert_eq!(failed.kind(), "agent_unavailable");
+        assert!(
+            failed
+                .to_string()
+                .contains("32 answers came, none from a trusted worker"),
+            "{failed}"
+        );
+        assert_eq!(
+            kept.0.lock().unwrap().len(),
+            WIRE_UNTRUSTED_ANSWERS_MAX as usize - 1
+        );
     }
 
     #[tokio::test]

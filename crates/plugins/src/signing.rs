@@ -14,8 +14,10 @@
 //! nothing unsigned is ever compiled or mapped executable: a signed .cwasm is loaded from the
 //! bytes hashed in memory, not mapped by path, and a host with keys keeps no compilation cache
 //! (whose entries are not signed). A signature has no version: an older signed dir still
-//! verifies (no rollback protection). It must not read components itself nor decide which
-//! agents exist.
+//! verifies (no rollback protection). The same keys and files are a host's identity on the
+//! wire ([`Identity`]: a worker signs its answers with it, and a client checks the signer
+//! against the workers it trusts with [`TrustedKeys::check`]); the messages signed there are
+//! the wire's. It must not read components itself nor decide which agents exist.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -147,6 +149,100 @@ impl TrustedKeys {
         let signature = verifier.signatures.manifest.clone();
         verifier.check(&manifest_message(manifest), &signature, "its manifest")?;
         Ok(Some(verifier))
+    }
+}
+
+/// Why a signed message was not accepted ([`TrustedKeys::check`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SignatureRefusal {
+    /// No signer or no signature came with it.
+    #[error("it is not signed")]
+    Unsigned,
+    /// The signer is not one of the trusted keys (or not a key at all).
+    #[error("it is signed by {signer}, a key this host does not trust")]
+    UntrustedSigner {
+        /// The signer as sent (at most 80 characters of it).
+        signer: String,
+    },
+    /// The signature does not verify over the message by the (trusted) signer.
+    #[error("its signature by {signer} does not verify over what it answers")]
+    BadSignature {
+        /// The signer.
+        signer: String,
+    },
+}
+
+impl TrustedKeys {
+    /// Accepts `message` when `signer` (a public key, hex) is one of these keys and
+    /// `signature` (hex) verifies over it by that key, strictly (no malleable forms).
+    pub fn check(
+        &self,
+        signer: Option<&str>,
+        message: &[u8],
+        signature: Option<&str>,
+    ) -> Result<(), SignatureRefusal> {
+        let (Some(signer), Some(signature)) = (signer, signature) else {
+            return Err(SignatureRefusal::Unsigned);
+        };
+        let shown = || signer.chars().take(80).collect::<String>();
+        let key = public_key(signer)
+            .ok()
+            .filter(|key| self.0.contains(key))
+            .ok_or_else(|| SignatureRefusal::UntrustedSigner { signer: shown() })?;
+        let bad = || SignatureRefusal::BadSignature { signer: shown() };
+        let bytes = decode_hex(signature).ok_or_else(bad)?;
+        let signature = Signature::from_slice(&bytes).map_err(|_| bad())?;
+        key.verify_strict(message, &signature).map_err(|_| bad())
+    }
+}
+
+/// A host's signing key: what it signs its answers with on the wire. Loaded from a key file
+/// (`aura keygen`); its public half is what others trust.
+#[derive(Clone)]
+pub struct Identity {
+    key: SigningKey,
+    public: String,
+}
+
+impl std::fmt::Debug for Identity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Identity")
+            .field("public", &self.public)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Identity {
+    /// The identity in the key file at `path`.
+    pub fn load(path: &Path) -> Result<Self, SigningError> {
+        read_key(path).map(Self::from_key)
+    }
+
+    /// A new identity, held only in memory (a test's, or a process that need not be known
+    /// again).
+    pub fn generate() -> Result<Self, SigningError> {
+        let mut secret = [0u8; 32];
+        getrandom::fill(&mut secret).map_err(|e| SigningError::KeyFile {
+            path: PathBuf::new(),
+            reason: e.to_string(),
+        })?;
+        Ok(Self::from_key(SigningKey::from_bytes(&secret)))
+    }
+
+    fn from_key(key: SigningKey) -> Self {
+        let public = hex(key.verifying_key().as_bytes());
+        Self { key, public }
+    }
+
+    /// Its public key, hex.
+    pub fn public(&self) -> &str {
+        &self.public
+    }
+
+    /// Its signature over `message`, hex.
+    pub fn sign(&self, message: &[u8]) -> String {
+        use ed25519_dalek::Signer;
+        hex(&self.key.sign(message).to_bytes())
     }
 }
 
@@ -289,6 +385,56 @@ pub(crate) fn read_key(path: &Path) -> Result<SigningKey, SigningError> {
 mod tests {
     use super::*;
     use ed25519_dalek::Signer;
+
+    /// A host identity signs; a trusted key's signature is checked strictly, and an
+    /// untrusted signer, a bad signature or none at all is each refused by name.
+    #[test]
+    fn an_identity_signs_and_only_trusted_signers_are_accepted() {
+        let identity = Identity::generate().unwrap();
+        let trusted = TrustedKeys::parse(identity.public()).unwrap();
+        let signature = identity.sign(b"message");
+        assert_eq!(
+            trusted.check(Some(identity.public()), b"message", Some(&signature)),
+            Ok(())
+        );
+        assert_eq!(
+            trusted.check(Some(identity.public()), b"other", Some(&signature)),
+            Err(SignatureRefusal::BadSignature {
+                signer: identity.public().to_owned()
+            })
+        );
+        assert_eq!(
+            trusted.check(Some(identity.public()), b"message", Some("zz")),
+            Err(SignatureRefusal::BadSignature {
+                signer: identity.public().to_owned()
+            })
+        );
+        let stranger = Identity::generate().unwrap();
+        assert_eq!(
+            trusted.check(
+                Some(stranger.public()),
+                b"message",
+                Some(&stranger.sign(b"message"))
+            ),
+            Err(SignatureRefusal::UntrustedSigner {
+                signer: stranger.public().to_owned()
+            })
+        );
+        assert_eq!(
+            trusted.check(None, b"message", Some(&signature)),
+            Err(SignatureRefusal::Unsigned)
+        );
+        // A key file written by keygen is the same identity when loaded.
+        let dir = std::env::temp_dir().join(format!("aura-identity-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let public = keygen(&dir.join("host.key")).unwrap();
+        assert_eq!(
+            Identity::load(&dir.join("host.key")).unwrap().public(),
+            public
+        );
+        assert!(!format!("{identity:?}").contains("secret"));
+    }
 
     /// RFC 8032 §7.1, TEST 1: the empty message under the first test key.
     #[test]

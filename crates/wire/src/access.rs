@@ -6,7 +6,9 @@
 //! its nkey seed), an nkey seed file, a user and password or a token (also from the URL's
 //! userinfo, the NATS way: `nats://user:password@host`, `nats://token@host`), and TLS (a CA to
 //! trust, a client certificate, `tls://` or `--nats-tls` to require it). At most one kind of
-//! credentials is taken: two are refused, never silently merged. Secrets are never shown: a
+//! credentials is taken: two are refused, never silently merged. It also carries who the
+//! process is on the wire and whom it believes ([`Provenance`]: its identity key, the trusted
+//! workers' keys), read with the rest. Secrets are never shown: a
 //! [`NatsAccess`] displays its URLs without their userinfo, and its `Debug` hides them. It must
 //! not decide what a role may do: the nats-server's permissions do (`deploy/nats/`).
 
@@ -14,6 +16,9 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use aura_contract::limits::NATS_CREDENTIALS_BYTES_MAX;
+use aura_plugins::signing::{Identity, TrustedKeys};
+
+use crate::provenance::Provenance;
 
 /// What a command was given to reach the nats-server, before it is checked.
 #[derive(Clone, Default)]
@@ -39,6 +44,10 @@ pub struct NatsOptions {
     pub tls_key: Option<PathBuf>,
     /// Require TLS even with a `nats://` URL and no CA or certificate given.
     pub tls: bool,
+    /// This host's identity: an `aura keygen` key file a worker signs its answers with.
+    pub identity: Option<PathBuf>,
+    /// The workers whose answers are believed: public keys, hex, comma or space separated.
+    pub trusted_workers: Option<String>,
 }
 
 impl fmt::Debug for NatsOptions {
@@ -54,6 +63,8 @@ impl fmt::Debug for NatsOptions {
             .field("tls_cert", &self.tls_cert)
             .field("tls_key", &self.tls_key)
             .field("tls", &self.tls)
+            .field("identity", &self.identity)
+            .field("trusted_workers", &self.trusted_workers)
             .finish()
     }
 }
@@ -68,6 +79,7 @@ pub struct NatsAccess {
     servers: Vec<url::Url>,
     credentials: Credentials,
     tls: Tls,
+    provenance: Provenance,
 }
 
 /// The one kind of credentials a connection presents.
@@ -149,6 +161,9 @@ pub enum AccessError {
     /// A client certificate without its key, or a key without its certificate.
     #[error("a NATS client certificate needs both --nats-tls-cert and --nats-tls-key")]
     HalfACertificate,
+    /// The identity's key file or a trusted worker's key is not usable.
+    #[error("{0}")]
+    Key(#[from] aura_plugins::signing::SigningError),
 }
 
 impl NatsAccess {
@@ -246,6 +261,14 @@ impl NatsAccess {
             || options.tls_ca.is_some()
             || client.is_some()
             || servers.iter().any(|server| server.scheme() == "tls");
+        let provenance = Provenance {
+            identity: options
+                .identity
+                .as_deref()
+                .map(Identity::load)
+                .transpose()?,
+            trusted: TrustedKeys::parse(options.trusted_workers.as_deref().unwrap_or(""))?,
+        };
         Ok(Self {
             servers,
             credentials,
@@ -254,6 +277,7 @@ impl NatsAccess {
                 client,
                 required,
             },
+            provenance,
         })
     }
 
@@ -270,6 +294,11 @@ impl NatsAccess {
     /// Whether the connection presents credentials.
     pub fn authenticated(&self) -> bool {
         self.credentials != Credentials::Anonymous
+    }
+
+    /// Who this process is on the wire, and whom it believes.
+    pub fn provenance(&self) -> &Provenance {
+        &self.provenance
     }
 
     /// Whether the connection requires TLS.
@@ -325,6 +354,7 @@ impl fmt::Debug for NatsAccess {
             .field("servers", &self.shown())
             .field("credentials", &self.credentials.kind())
             .field("tls", &self.tls)
+            .field("provenance", &self.provenance)
             .finish()
     }
 }

@@ -5,7 +5,11 @@
 //! could not be the same on both), and sending a request: its frame in headers, a timeout of
 //! its deadline plus the backstop margin and [`WIRE_REPLY_GRACE_MS`], retried by the remote
 //! seam's rules ([`with_retries`]) after a timeout, no responder or a lost connection, with
-//! the wire's backoff between attempts. It must not check an answer (the host does).
+//! the wire's backoff between attempts. With trusted workers configured, discovery keeps only
+//! the workers whose info a trusted key signed, and an answer is taken only when a trusted
+//! worker signed it over the request sent ([`crate::provenance`]): another is reported as
+//! untrusted and the request sent again. It must not check what an answer says (the host
+//! does).
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -14,7 +18,8 @@ use bytes::Bytes;
 use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
 
-use super::{NatsAccess, SERVICE_NAME, WireError, frame_headers};
+use super::provenance::{self, Provenance, REQUEST_ID_HEADER};
+use super::{Connection, NatsAccess, SERVICE_NAME, WireError, frame_headers};
 use aura_contract::error::CrossingError;
 use aura_contract::limits::{
     EPOCH_BACKSTOP_MARGIN_MS, WIRE_BODY_BYTES_MAX, WIRE_DISCOVERY_MS, WIRE_REPLY_GRACE_MS,
@@ -26,6 +31,7 @@ use aura_host::remote::{AttemptFailed, Remote, RemoteRequest, RemoteWork, with_r
 #[derive(Debug, Clone)]
 pub struct Cluster {
     client: async_nats::Client,
+    provenance: Provenance,
     agents: Vec<&'static str>,
     sources: BTreeMap<String, String>,
     workers: usize,
@@ -53,7 +59,7 @@ impl Cluster {
     /// the server refused the discovery (this user may not ask), that refusal is the error.
     pub async fn connect(access: &NatsAccess) -> Result<Self, WireError> {
         let connection = super::connect(access).await?;
-        match Self::discover(connection.client.clone()).await {
+        match Self::discover(&connection).await {
             Err(WireError::NoWorkers) => {
                 connection
                     .check("this client's discovery of the workers")
@@ -66,10 +72,15 @@ impl Cluster {
 
     /// Discovers the workers on `client`'s server: at least one must answer, and any two
     /// serving the same agent must serve it built from the same source at the same fuel rate.
-    pub async fn discover(client: async_nats::Client) -> Result<Self, WireError> {
-        let workers = discover(&client).await?;
+    pub async fn discover(connection: &Connection) -> Result<Self, WireError> {
+        let client = connection.client.clone();
+        let provenance = connection.provenance.clone();
+        let (workers, untrusted) = discover(&client, &provenance).await?;
         if workers.is_empty() {
-            return Err(WireError::NoWorkers);
+            return match untrusted {
+                0 => Err(WireError::NoWorkers),
+                untrusted => Err(WireError::NoTrustedWorkers { untrusted }),
+            };
         }
         let mut sources: BTreeMap<String, String> = BTreeMap::new();
         let mut fuel_per_ms: Option<u64> = None;
@@ -102,6 +113,7 @@ impl Cluster {
             .collect();
         Ok(Self {
             client,
+            provenance,
             agents,
             sources,
             workers: workers.len(),
@@ -113,9 +125,10 @@ impl Cluster {
     /// The workers on `client`'s server, not discovered: a worker's remote, for the calls
     /// its agents make to agents it does not serve (whoever serves them answers, or none
     /// does and the call is `agent_unavailable`).
-    pub fn undiscovered(client: async_nats::Client) -> Self {
+    pub fn undiscovered(connection: &Connection) -> Self {
         Self {
-            client,
+            client: connection.client.clone(),
+            provenance: connection.provenance.clone(),
             agents: Vec::new(),
             sources: BTreeMap::new(),
             workers: 0,
@@ -151,6 +164,7 @@ impl Cluster {
         body: &Bytes,
         timeout: Duration,
     ) -> Result<String, AttemptFailed> {
+        let request_id = headers.get(REQUEST_ID_HEADER).map_or("", |id| id.as_str());
         let request = async_nats::Request::new()
             .payload(body.clone())
             .headers(headers.clone())
@@ -171,6 +185,19 @@ impl Cluster {
                 "the answer is {} bytes, more than {WIRE_BODY_BYTES_MAX}",
                 reply.payload.len()
             )));
+        }
+        let checked = self.provenance.check_answer(
+            subject,
+            request_id,
+            body,
+            reply.headers.as_ref(),
+            &reply.payload,
+        );
+        if let Err(refusal) = checked {
+            return Err(AttemptFailed::Untrusted {
+                answer: String::from_utf8_lossy(&reply.payload).into_owned(),
+                reason: refusal.to_string(),
+            });
         }
         String::from_utf8(reply.payload.to_vec())
             .map_err(|_| AttemptFailed::BadAnswer("the answer is not UTF-8".into()))
@@ -195,7 +222,10 @@ impl Remote for Cluster {
                 RemoteWork::Call { tool } => super::tool_subject(request.agent, tool),
                 RemoteWork::Tick => super::tick_subject(request.agent),
             };
-            let headers = frame_headers(request.frame);
+            let mut headers = frame_headers(request.frame);
+            // One id for every attempt of this send: a signed answer to it verifies for
+            // this request alone.
+            headers.insert(REQUEST_ID_HEADER, provenance::request_id().as_str());
             let body = Bytes::copy_from_slice(request.body.as_bytes());
             let timeout = Duration::from_millis(
                 request
@@ -231,8 +261,12 @@ fn agree(known: &mut Option<u64>, theirs: Option<u64>, what: &str) -> Result<(),
     }
 }
 
-/// The workers answering `$SRV.INFO.aura` within [`WIRE_DISCOVERY_MS`].
-pub async fn discover(client: &async_nats::Client) -> Result<Vec<WorkerInfo>, WireError> {
+/// The workers answering `$SRV.INFO.aura` within [`WIRE_DISCOVERY_MS`] whose info
+/// `provenance` accepts, and how many answered that it did not (each logged).
+pub async fn discover(
+    client: &async_nats::Client,
+    provenance: &Provenance,
+) -> Result<(Vec<WorkerInfo>, usize), WireError> {
     let inbox = client.new_inbox();
     let mut answers = client
         .subscribe(inbox.clone())
@@ -243,8 +277,9 @@ pub async fn discover(client: &async_nats::Client) -> Result<Vec<WorkerInfo>, Wi
         .await
         .map_err(|error| WireError::Discovery(error.to_string()))?;
     let mut workers = Vec::new();
+    let mut untrusted = 0;
     let deadline = tokio::time::Instant::now() + Duration::from_millis(WIRE_DISCOVERY_MS);
-    while workers.len() < WIRE_WORKERS_MAX {
+    while workers.len() + untrusted < WIRE_WORKERS_MAX {
         let Ok(Some(message)) = tokio::time::timeout_at(deadline, answers.next()).await else {
             break;
         };
@@ -254,6 +289,12 @@ pub async fn discover(client: &async_nats::Client) -> Result<Vec<WorkerInfo>, Wi
         }
         let info: async_nats::service::Info = serde_json::from_slice(&message.payload)
             .map_err(|error| WireError::Discovery(error.to_string()))?;
+        let metadata: BTreeMap<String, String> = info.metadata.clone().into_iter().collect();
+        if let Err(refusal) = provenance.check_info(&metadata) {
+            tracing::warn!(worker = %info.id, %refusal, "a worker that is not trusted is not used");
+            untrusted += 1;
+            continue;
+        }
         let agents = info
             .metadata
             .get("agents")
@@ -280,5 +321,5 @@ pub async fn discover(client: &async_nats::Client) -> Result<Vec<WorkerInfo>, Wi
             guest_seed: info.metadata.get("guest_seed").and_then(|s| s.parse().ok()),
         });
     }
-    Ok(workers)
+    Ok((workers, untrusted))
 }

@@ -14,7 +14,7 @@ use aura_host::remote::Remote;
 
 use crate::cluster::Cluster;
 use crate::stream::{Published, Publisher};
-use crate::{NatsAccess, WireError};
+use crate::{Connection, NatsAccess, WireError};
 
 /// What a front that joined the wire has to know and to wait for.
 #[derive(Debug)]
@@ -63,11 +63,11 @@ pub async fn join_as_client(
     Ok(joined)
 }
 
-/// Makes `config` a worker's on `client`'s server: the calls its agents make to agents it does
+/// Makes `config` a worker's on `connection`'s server: the calls its agents make to agents it does
 /// not serve go to the workers that do; its events are published to the stream.
-pub async fn join_as_worker(config: &mut HostConfig, client: &async_nats::Client) -> Joined {
-    config.remote = Some(Arc::new(Cluster::undiscovered(client.clone())));
-    let (events, events_error) = publish_events(config, client).await;
+pub async fn join_as_worker(config: &mut HostConfig, connection: &Connection) -> Joined {
+    config.remote = Some(Arc::new(Cluster::undiscovered(connection)));
+    let (events, events_error) = publish_events(config, &connection.client).await;
     Joined {
         workers: 0,
         agents: Vec::new(),

@@ -20,6 +20,7 @@ pub use async_nats;
 pub mod access;
 pub mod cluster;
 pub mod front;
+pub mod provenance;
 pub mod stream;
 pub mod worker;
 
@@ -107,6 +108,14 @@ pub enum WireError {
         /// Another's.
         other: String,
     },
+    /// Workers answered discovery, and none is one this client trusts.
+    #[error(
+        "{untrusted} worker(s) answered, none signed by a key this client trusts (--trust-workers)"
+    )]
+    NoTrustedWorkers {
+        /// How many answered.
+        untrusted: usize,
+    },
     /// A worker's discovery answer could not be read.
     #[error("a worker's discovery answer is not readable: {0}")]
     Discovery(String),
@@ -134,6 +143,8 @@ pub struct Connection {
     pub client: async_nats::Client,
     /// Where it is connected (no secrets).
     pub shown: String,
+    /// Who this process is on the wire, and whom it believes.
+    pub provenance: provenance::Provenance,
     refusals: Arc<Mutex<VecDeque<String>>>,
 }
 
@@ -189,6 +200,7 @@ pub async fn connect(access: &NatsAccess) -> Result<Connection, WireError> {
     Ok(Connection {
         client,
         shown: access.shown(),
+        provenance: access.provenance().clone(),
         refusals,
     })
 }

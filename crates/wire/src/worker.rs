@@ -5,17 +5,19 @@
 //! the wire (at most [`WIRE_REQUESTS_IN_FLIGHT_MAX`] at once) and answering each through the
 //! host's seam ([`Host::serve_call`], [`Host::serve_tick`]), and its answer cache: a repeated
 //! request (a client's retry) is answered from the cache, and one still running is waited for,
-//! never run twice on this worker. An answer goes out once the call's events are stored.
-//! It must not check a call itself (the host does).
+//! never run twice on this worker. An answer goes out once the call's events are stored,
+//! signed with the host's identity over the request it answers, as is its discovery info
+//! ([`crate::provenance`]). It must not check a call itself (the host does).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use async_nats::service::ServiceExt;
 use bytes::Bytes;
 use futures_util::StreamExt;
 
-use super::{QUEUE_GROUP, SERVICE_NAME, WireError};
+use super::provenance::{Provenance, REQUEST_ID_HEADER};
+use super::{Connection, QUEUE_GROUP, SERVICE_NAME, WireError};
 use aura_contract::limits::WIRE_REQUESTS_IN_FLIGHT_MAX;
 use aura_host::Host;
 use aura_host::remote::AnswerCache;
@@ -23,6 +25,7 @@ use aura_host::remote::AnswerCache;
 /// A worker: the host, its service, and its answers kept for retries.
 pub struct Worker {
     host: Arc<Host>,
+    provenance: Arc<Provenance>,
     service: async_nats::service::Service,
     endpoints: Vec<async_nats::service::endpoint::Endpoint>,
     answers: Arc<AnswerCache>,
@@ -40,11 +43,12 @@ impl Worker {
     /// Registers `host`'s agents on `client` as the service [`SERVICE_NAME`]: its metadata
     /// name the agents, their source digests, the fuel rate and the guest seed, so a client
     /// can check that every worker runs the same thing.
-    pub async fn start(host: Arc<Host>, client: async_nats::Client) -> Result<Self, WireError> {
+    pub async fn start(host: Arc<Host>, connection: &Connection) -> Result<Self, WireError> {
+        let client = &connection.client;
         host.admit_all().await;
         let agents = host.loaded_agents();
         let sources = host.plugin_sources();
-        let metadata = HashMap::from([
+        let mut metadata = BTreeMap::from([
             ("agents".to_owned(), agents.join(",")),
             (
                 "sources".to_owned(),
@@ -53,10 +57,11 @@ impl Worker {
             ("fuel_per_ms".to_owned(), host.fuel_per_ms().to_string()),
             ("guest_seed".to_owned(), host.guest_seed().to_string()),
         ]);
+        connection.provenance.sign_info(&mut metadata);
         let service = client
             .service_builder()
             .description("aura: the locked catalogue's tools and ticks, each through the crossing")
-            .metadata(metadata)
+            .metadata(metadata.into_iter().collect::<HashMap<_, _>>())
             .queue_group(QUEUE_GROUP)
             .start(SERVICE_NAME, env!("CARGO_PKG_VERSION"))
             .await
@@ -89,6 +94,7 @@ impl Worker {
         }
         Ok(Self {
             host,
+            provenance: Arc::new(connection.provenance.clone()),
             service,
             endpoints,
             answers: Arc::new(AnswerCache::default()),
@@ -105,6 +111,7 @@ impl Worker {
     pub async fn serve(self, stop: impl std::future::Future<Output = ()>) -> Result<(), WireError> {
         let Self {
             host,
+            provenance,
             service,
             endpoints,
             answers,
@@ -123,15 +130,27 @@ impl Worker {
             let Ok(permit) = permits.clone().acquire_owned().await else {
                 break;
             };
-            let (host, answers) = (host.clone(), answers.clone());
+            let (host, answers, provenance) = (host.clone(), answers.clone(), provenance.clone());
             tasks.spawn(async move {
                 let key = request_key(&request.message);
                 let made = answer_request(&host, &request.message);
                 let answer = Bytes::from_owner(Answer(answers.answer(key, made).await));
+                let message = &request.message;
+                let request_id = message
+                    .headers
+                    .as_ref()
+                    .and_then(|headers| headers.get(REQUEST_ID_HEADER))
+                    .map_or("", |id| id.as_str());
+                let signed = provenance.sign_answer(
+                    message.subject.as_str(),
+                    request_id,
+                    &message.payload,
+                    &answer,
+                );
                 // The call's events stored before its answer goes: a worker killed after
                 // answering has lost none of them.
                 host.events_settled().await;
-                if let Err(error) = request.respond(Ok(answer)).await {
+                if let Err(error) = request.respond_with_headers(Ok(answer), signed).await {
                     tracing::warn!(%error, "an answer could not be sent (the client retries)");
                 }
                 drop(permit);

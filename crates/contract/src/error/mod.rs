@@ -250,6 +250,17 @@ pub enum CrossingError {
         /// The last attempt's failure.
         reason: String,
     },
+    /// An answer across the wire that does not prove it comes from a worker this host trusts
+    /// (unsigned, signed by another key, or a signature that does not verify over the request
+    /// it claims to answer: forged or replayed). Each one is quarantined and the request sent
+    /// again; this is the call's error once [`crate::limits::WIRE_UNTRUSTED_ANSWERS_MAX`] came.
+    #[error("reply: an answer for `{agent}` does not come from a trusted worker: {reason}")]
+    AnswerUntrusted {
+        /// The agent called.
+        agent: String,
+        /// Why it is not trusted.
+        reason: String,
+    },
     /// A worker's answer that is not the result.v1 of the request it answers (other ids,
     /// more fuel than was sent, neither result nor error).
     #[error("reply: the worker's answer for `{agent}` is not its call's: {reason}")]
@@ -315,7 +326,9 @@ impl CrossingError {
             CrossingError::MemoryLimit { .. } => "memory_limit",
             CrossingError::Busy { .. } => "busy",
             CrossingError::Remote(remote) => remote.kind,
-            CrossingError::Unreachable { .. } => "agent_unavailable",
+            CrossingError::Unreachable { .. } | CrossingError::AnswerUntrusted { .. } => {
+                "agent_unavailable"
+            }
         }
     }
 
@@ -324,7 +337,7 @@ impl CrossingError {
         match self {
             CrossingError::Json { phase, .. } | CrossingError::Schema { phase, .. } => *phase,
             CrossingError::Remote(remote) => remote.phase,
-            CrossingError::WireReply { .. } => Phase::Reply,
+            CrossingError::WireReply { .. } | CrossingError::AnswerUntrusted { .. } => Phase::Reply,
             CrossingError::UnknownAgent { .. }
             | CrossingError::UnknownTool { .. }
             | CrossingError::AgentCallUnsupported { .. }

@@ -27,6 +27,7 @@ fn exhaustive(error: &CrossingError) {
         | CrossingError::Busy { .. }
         | CrossingError::Remote(_)
         | CrossingError::Unreachable { .. }
+        | CrossingError::AnswerUntrusted { .. }
         | CrossingError::WireReply { .. } => {}
     }
 }
@@ -152,7 +153,8 @@ fn one_of_each() -> Vec<CrossingError> {
 
 /// The wire's variants reuse kinds the sandbox already has: a worker's refusal keeps
 /// the worker's kind, phase and fuel; a worker nobody reaches is an unavailable agent;
-/// a reply that is not result.v1 is a schema error of the reply.
+/// a reply that is not result.v1 is a schema error of the reply; an answer no trusted worker
+/// signed leaves the agent unavailable, refused at the reply.
 #[test]
 fn the_wire_variants_reuse_existing_kinds() {
     let remote = CrossingError::Remote(Box::new(RemoteRefusal {
@@ -189,6 +191,18 @@ fn the_wire_variants_reuse_existing_kinds() {
     assert_eq!(
         (reply.kind(), reply.phase(), reply.fuel_used()),
         ("schema_error", Phase::Reply, 0)
+    );
+    let untrusted = CrossingError::AnswerUntrusted {
+        agent: "a".to_owned(),
+        reason: "it is not signed".to_owned(),
+    };
+    assert_eq!(
+        (untrusted.kind(), untrusted.phase(), untrusted.fuel_used()),
+        ("agent_unavailable", Phase::Reply, 0)
+    );
+    assert_eq!(
+        untrusted.to_string(),
+        "reply: an answer for `a` does not come from a trusted worker: it is not signed"
     );
 }
 
