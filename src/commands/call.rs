@@ -44,7 +44,9 @@ pub fn dispatch_one(globals: Globals, input: CallInput<'_>) -> anyhow::Result<Ex
     let runtime = runtime()?;
     let code = runtime.block_on(async {
         let (host, events) = open_host(config, globals.nats.as_ref(), None).await?;
-        let dispatched = host.dispatch(input).await;
+        // The user typed this call (`call`, or `dispatch` of an envelope they wrote): for a tool
+        // that needs their yes, the command is it.
+        let dispatched = host.dispatch_confirmed(input, None).await;
         warn_load_failures(&host);
         let code = match dispatched {
             Ok(result) => {

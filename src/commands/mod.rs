@@ -159,6 +159,8 @@ async fn join_wire(
     access: &NatsAccess,
     guest_seed: Option<u64>,
 ) -> anyhow::Result<Option<EventsTask>> {
+    // The identity a confirmed call's proof is signed with.
+    config.identity = access.provenance().identity.clone();
     let joined = aura_wire::front::join_as_client(config, access, guest_seed).await?;
     eprintln!(
         "aura: {} worker(s) on {access} serve {}",

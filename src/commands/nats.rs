@@ -58,6 +58,11 @@ pub struct NatsArgs {
     /// quarantined and the request sent again [default: every answer is believed].
     #[arg(long, global = true, env = "AURA_TRUSTED_WORKERS")]
     trust_workers: Option<String>,
+    /// A worker runs a confirm_required call (calendar.schedule_event) only with a proof of
+    /// the user's yes signed by one of these fronts' keys (their --identity): hex,
+    /// comma-separated [default: no proof needed].
+    #[arg(long, global = true, env = "AURA_TRUSTED_FRONTS")]
+    trust_fronts: Option<String>,
 }
 
 impl NatsArgs {
@@ -76,6 +81,7 @@ impl NatsArgs {
                 self.nats_tls_key.is_some().then_some("--nats-tls-key"),
                 self.identity.is_some().then_some("--identity"),
                 self.trust_workers.is_some().then_some("--trust-workers"),
+                self.trust_fronts.is_some().then_some("--trust-fronts"),
             ];
             if let Some(option) = alone.into_iter().flatten().next() {
                 anyhow::bail!("{option} was given without --nats (or AURA_NATS_URL)");
@@ -95,6 +101,7 @@ impl NatsArgs {
             tls: self.nats_tls,
             identity: self.identity,
             trusted_workers: self.trust_workers,
+            trusted_fronts: self.trust_fronts,
         };
         NatsAccess::from_options(&options)
             .map(Some)

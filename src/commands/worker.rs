@@ -32,6 +32,8 @@ impl WorkerCommand {
         let mut config = globals.host_config();
         config.agents = self.agents;
         config.guest_seed = self.seed;
+        config.identity = access.provenance().identity.clone();
+        config.trusted_fronts = access.provenance().fronts.clone();
         runtime()?.block_on(async {
             let connection = aura_wire::connect(&access).await?;
             let joined = aura_wire::front::join_as_worker(&mut config, &connection).await;
@@ -43,6 +45,11 @@ impl WorkerCommand {
             // would keep the publishing task waiting for more after the host is gone.
             drop(config);
             warn_load_failures(&host);
+            if access.provenance().fronts.is_empty() {
+                eprintln!(
+                    "aura: warning: a confirm_required call from anyone on the bus runs here without a proof of the user's yes (--trust-fronts names the fronts whose proofs it needs)"
+                );
+            }
             let worker =
                 aura_wire::worker::Worker::start(std::sync::Arc::new(host), &connection).await?;
             // A user without a worker's permissions is refused its subscriptions only after

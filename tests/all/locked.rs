@@ -52,6 +52,9 @@ pub(crate) struct Locked {
     dir: PathBuf,
     /// The honest workers' identity (`host.key`): the key clients trust.
     pub(crate) worker_identity: String,
+    /// The client's identity (`front.key`): the front whose proofs of a user's yes workers
+    /// take.
+    pub(crate) front_identity: String,
 }
 
 impl Locked {
@@ -104,6 +107,7 @@ impl Locked {
         Self {
             dir: dir.to_owned(),
             worker_identity: keygen(&dir.join("host.key")),
+            front_identity: keygen(&dir.join("front.key")),
         }
     }
 
@@ -157,6 +161,7 @@ impl Locked {
                     }
                 };
                 command.args(["--identity", &identity]);
+                command.args(["--trust-fronts", &self.front_identity]);
             }
             Role::Client => {
                 command.args([
@@ -165,6 +170,7 @@ impl Locked {
                 ]);
                 command.args(certificate("client"));
                 command.args(["--trust-workers", &self.worker_identity]);
+                command.args(["--identity", &file("front.key")]);
             }
             Role::EventsReader => {
                 command.args(["--nats", &format!("nats://127.0.0.1:{port}")]);
@@ -550,5 +556,162 @@ async fn impostors_and_forged_or_replayed_answers_are_quarantined_and_honest_cal
                 .is_some_and(|id| id.starts_with("t_honest")),
             "{record}"
         );
+    }
+}
+
+/// What the worker answers a raw schedule_event request (sent with the client's credentials,
+/// as a process that skips aura's client would) carrying `proof`, with `fuel` in its frame.
+async fn schedule_raw(
+    client: &aura_wire::async_nats::Client,
+    call_id: &str,
+    proof: Option<&str>,
+    fuel: u64,
+) -> Value {
+    let mut headers = aura_wire::async_nats::HeaderMap::new();
+    headers.insert(aura_wire::FUEL_HEADER, fuel.to_string().as_str());
+    if let Some(proof) = proof {
+        headers.insert(aura_wire::CONFIRMATION_HEADER, proof);
+    }
+    let answer = client
+        .request_with_headers(
+            "aura.tool.calendar.schedule_event",
+            headers,
+            schedule_envelope(call_id).into(),
+        )
+        .await
+        .unwrap();
+    serde_json::from_slice(&answer.payload).unwrap()
+}
+
+/// A schedule_event call, canonical (as a client host sends it).
+fn schedule_envelope(call_id: &str) -> String {
+    let call = crate::support::envelope(
+        call_id,
+        "calendar",
+        "schedule_event",
+        serde_json::json!({
+            "event": {"title": "Dentist", "start": "2026-11-24T15:00:00Z",
+                      "end": "2026-11-24T16:00:00Z"},
+            "working_hours": {"start": "09:00", "end": "17:00"},
+            "utc_offset_minutes": 0
+        }),
+    );
+    aura_contract::canonical::to_canonical_string(&call).unwrap()
+}
+
+/// A worker that trusts the client's front key runs calendar.schedule_event only with that
+/// front's proof of the user's yes over that very call: `aura call` (the user's own command)
+/// carries one; a raw request with none, one from another front, one for another call, an
+/// expired one or one already used (sent again under another frame, past the answer cache)
+/// is refused with call_not_allowed, told to finish, and quarantined on the worker.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_confirm_required_call_runs_only_with_a_trusted_fronts_proof_of_the_yes() {
+    use aura_host::confirmation::{Confirmations, now_unix_ms};
+    use aura_plugins::signing::{Identity, TrustedKeys};
+
+    let nats = NatsServer::locked("confirm");
+    let locked = nats.locked_files().unwrap();
+    let worker = Worker::start("confirm", &nats, &plugins_dir(), Some("calendar"));
+    // The user's own command: proven, run.
+    let called = aura_as(&nats, Role::Client)
+        .arg("--data-dir")
+        .arg(temp_dir("confirm-client"))
+        .args([
+            "call",
+            "calendar",
+            "schedule_event",
+            r#"{"event":{"title":"Dentist","start":"2026-11-24T15:00:00Z","end":"2026-11-24T16:00:00Z"},"working_hours":{"start":"09:00","end":"17:00"},"utc_offset_minutes":0}"#,
+        ])
+        .output()
+        .unwrap();
+    assert!(called.status.success(), "{}", stderr(&called));
+    let result: Value = serde_json::from_slice(&called.stdout).unwrap();
+    assert_eq!(result["result"]["event"]["title"], "Dentist", "{result}");
+    // Raw requests with the client's NATS credentials.
+    let raw = aura_wire::connect(
+        &aura_wire::NatsAccess::from_options(&aura_wire::NatsOptions {
+            url: format!("nats://client:{CLIENT_PASSWORD}@127.0.0.1:{}", nats.port()),
+            tls_ca: Some(locked.file("ca.pem")),
+            tls_cert: Some(locked.file("client-cert.pem")),
+            tls_key: Some(locked.file("client-key.pem")),
+            ..aura_wire::NatsOptions::default()
+        })
+        .unwrap(),
+    )
+    .await
+    .unwrap()
+    .client;
+    let front = Confirmations::new(
+        Some(Identity::load(&locked.file("front.key")).unwrap()),
+        TrustedKeys::none(),
+    );
+    let stranger = Confirmations::new(Some(Identity::generate().unwrap()), TrustedKeys::none());
+    let now = now_unix_ms();
+    let proof_a = front
+        .prove(&schedule_envelope("t_confirm0a1"), now)
+        .unwrap();
+    // A proof a minute and more old: the expiry was signed, so it cannot be moved.
+    let old = front
+        .prove(&schedule_envelope("t_confirm0e1"), now - 120_000)
+        .unwrap();
+    let foreign = stranger
+        .prove(&schedule_envelope("t_confirm0f1"), now)
+        .unwrap();
+    // The honest proof runs its call once.
+    let ran = schedule_raw(&raw, "t_confirm0a1", Some(&proof_a), 5_000_000).await;
+    assert_eq!(ran["ok"], true, "{ran}");
+    let refusals = [
+        (
+            "t_confirm0n1",
+            None,
+            "it carries no proof of the user's yes",
+        ),
+        (
+            "t_confirm0f1",
+            Some(foreign.as_str()),
+            "a key this host does not trust",
+        ),
+        (
+            "t_confirm0b1",
+            Some(proof_a.as_str()),
+            "does not verify over what it answers",
+        ),
+        ("t_confirm0e1", Some(old.as_str()), "expired"),
+    ];
+    for (call_id, proof, why) in refusals {
+        let refused = schedule_raw(&raw, call_id, proof, 5_000_000).await;
+        assert_eq!(refused["ok"], false, "{refused}");
+        assert_eq!(refused["error"]["kind"], "call_not_allowed", "{refused}");
+        let message = refused["error"]["message"].as_str().unwrap();
+        assert!(
+            message.starts_with("`calendar.schedule_event` needs the user's yes, and ")
+                && message.contains(why),
+            "{call_id}: {message}"
+        );
+    }
+    // The honest proof again, under another frame (so not a retry the worker's answer cache
+    // answers): a replay.
+    let replayed = schedule_raw(&raw, "t_confirm0a1", Some(&proof_a), 4_000_000).await;
+    assert_eq!(replayed["ok"], false, "{replayed}");
+    assert!(
+        replayed["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("was already used (a replay)"),
+        "{replayed}"
+    );
+    // The same request again (a client's retry) is its first answer, from the cache.
+    let retried = schedule_raw(&raw, "t_confirm0a1", Some(&proof_a), 5_000_000).await;
+    assert_eq!(retried, ran);
+    // Each refusal is quarantined on the worker, once, told to finish (asking the user again
+    // is the front's to do, not a retry's).
+    let records = worker.quarantine();
+    let unconfirmed: Vec<&Value> = records
+        .iter()
+        .filter(|r| r["kind"] == "call_not_allowed")
+        .collect();
+    assert_eq!(unconfirmed.len(), refusals.len() + 1, "{records:#?}");
+    for record in unconfirmed {
+        assert_eq!(record["recovery"]["action"], "finish", "{record}");
     }
 }

@@ -217,7 +217,7 @@ impl Worker {
         Self { child, data }
     }
 
-    fn quarantine(&self) -> Vec<Value> {
+    pub(crate) fn quarantine(&self) -> Vec<Value> {
         crate::support::quarantine_lines(&self.data)
     }
 

@@ -521,6 +521,19 @@ pub const WIRE_WORKERS_MAX: usize = 256;
 /// not one of them, and is refused before it is read whole.
 pub const NATS_CREDENTIALS_BYTES_MAX: u64 = 64 * 1024;
 
+/// How long a front's proof of the user's yes to a confirm_required call lasts: the call is
+/// sent the moment the user answers (a retry within its deadline), so a proof older than this
+/// is not that call's but a replay of it.
+pub const CONFIRMATION_TTL_MS: u64 = 60_000;
+
+/// How far apart the clocks of a front and a worker may be when a proof's expiry is checked.
+pub const CONFIRMATION_CLOCK_SKEW_MS: u64 = 5_000;
+
+/// Proofs a worker remembers as taken (each until it expires), to refuse a replay: one per
+/// confirmed call of the last [`CONFIRMATION_TTL_MS`]; past it, a new confirmed call is refused
+/// (sent again shortly) rather than the record growing without bound.
+pub const CONFIRMATIONS_SEEN_MAX: usize = 65_536;
+
 /// Answers from untrusted workers one request takes before it fails (`agent_unavailable`):
 /// each is quarantined and the request sent again at once, since the queue group may have
 /// handed it to an impostor that holds valid NATS credentials; with one impostor beside one

@@ -129,6 +129,9 @@ fn callee_frame(
         clock_start_unix_ns,
         interrupt_at_start: false,
         trace: caller.trace,
+        // An agent's call to another never carries a user's yes (the crossing refuses an
+        // agent's call to a confirm_required tool).
+        confirmation: None,
     }
 }
 

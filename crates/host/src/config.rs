@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use aura_contract::limits::FUEL_PER_MS_DEFAULT;
 use aura_plugins::code_cache::CACHE_DIR_IN_DATA_DIR;
-use aura_plugins::signing::TrustedKeys;
+use aura_plugins::signing::{Identity, TrustedKeys};
 
 use crate::admission::Loading;
 use crate::calibrate::WORKLOAD_AGENT;
@@ -55,6 +55,12 @@ pub struct HostConfig {
     /// Faults injected into the journal's writes (the deterministic simulation, the crash
     /// tests); `None` in normal use.
     pub storage_faults: Option<Arc<dyn StorageFaults>>,
+    /// This host's identity: what it signs its proofs of a user's yes with when it sends a
+    /// confirmed call to a worker ([`crate::confirmation`]).
+    pub identity: Option<Identity>,
+    /// The fronts whose proofs of a user's yes this host takes for a confirm_required call
+    /// sent over the wire; none: such a call needs no proof (an open deployment).
+    pub trusted_fronts: TrustedKeys,
 }
 
 impl HostConfig {
@@ -74,6 +80,8 @@ impl HostConfig {
             remote: None,
             events: None,
             storage_faults: None,
+            identity: None,
+            trusted_fronts: TrustedKeys::none(),
         }
     }
 

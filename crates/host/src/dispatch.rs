@@ -24,6 +24,7 @@ use aura_contract::quarantine::CallIds;
 use aura_contract::visible::visible;
 use aura_sandbox::{Budget, Frame};
 
+use crate::confirmation;
 use crate::events::EventKind;
 use crate::host::Host;
 use crate::remote::{SentFrame, frame_from};
@@ -87,8 +88,12 @@ impl<'a> From<&'a CheckedCall> for CallInput<'a> {
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Origin<'a> {
     /// A front of this host: a root call with its own deadline's budget, in the request
-    /// `trace` its caller sent (an MCP client's `_meta.traceparent`), if any.
-    Front(Option<TraceContext>),
+    /// `trace` its caller sent (an MCP client's `_meta.traceparent`), if any; `confirmed`
+    /// when the user said yes to it (a worker that runs it is sent this host's proof).
+    Front {
+        trace: Option<TraceContext>,
+        confirmed: bool,
+    },
     /// A peer host, over the wire: the frame it sent the call with (which may only lower this
     /// host's budget, and whose chain is checked), and the (agent, tool) of the subject it
     /// came on, if the transport addresses one.
@@ -99,10 +104,15 @@ pub(crate) enum Origin<'a> {
 }
 
 impl Origin<'_> {
+    /// A front's call in `trace`, `confirmed` or not.
+    fn front(trace: Option<TraceContext>, confirmed: bool) -> Self {
+        Origin::Front { trace, confirmed }
+    }
+
     /// The request's trace.
     fn trace(&self) -> Option<TraceContext> {
         match self {
-            Origin::Front(trace) => *trace,
+            Origin::Front { trace, .. } => *trace,
             Origin::Peer { sent, .. } => sent.trace,
         }
     }
@@ -140,7 +150,22 @@ impl Host {
         input: impl Into<CallInput<'a>>,
         trace: Option<TraceContext>,
     ) -> Result<ResultEnvelope, Refused> {
-        self.dispatch_from(input.into(), Origin::Front(trace)).await
+        self.dispatch_from(input.into(), Origin::front(trace, false))
+            .await
+    }
+
+    /// [`Host::dispatch_traced`] for a call the user said yes to (a front asked them: an MCP
+    /// client's elicitation, the orchestrator's question, or the user's own `aura call`). In
+    /// this process that is all it needs; sent to a worker, a confirm_required call carries
+    /// this host's proof of the yes ([`crate::confirmation`]), which a worker that trusts
+    /// fronts requires.
+    pub async fn dispatch_confirmed<'a>(
+        &self,
+        input: impl Into<CallInput<'a>>,
+        trace: Option<TraceContext>,
+    ) -> Result<ResultEnvelope, Refused> {
+        self.dispatch_from(input.into(), Origin::front(trace, true))
+            .await
     }
 
     /// The seam itself, for a call from `origin`: the in-flight bound, the crossing (unless
@@ -213,14 +238,34 @@ impl Shared {
     fn frame_for(&self, checked: &CheckedCall, origin: Origin<'_>) -> Result<Frame, Refused> {
         let call = checked.call();
         let (sent, addressed) = match origin {
-            Origin::Front(trace) => {
+            Origin::Front { trace, confirmed } => {
                 let budget = Budget::for_deadline(checked.deadline_ms(), self.fuel_per_ms);
                 let mut frame = Frame::root(budget, envelope::unix_ns(&call.ts));
                 frame.trace = trace;
+                if confirmed && checked.needs_confirmation() {
+                    frame.confirmation = self
+                        .confirmations
+                        .prove(checked.canonical(), confirmation::now_unix_ms())
+                        .map(Into::into);
+                }
                 return Ok(frame);
             }
             Origin::Peer { sent, addressed } => (sent, addressed),
         };
+        if checked.needs_confirmation() && self.confirmations.required() {
+            let proof = sent.confirmation.as_deref();
+            let taken =
+                self.confirmations
+                    .check(checked.canonical(), proof, confirmation::now_unix_ms());
+            if let Err(reason) = taken {
+                let error = CrossingError::Unconfirmed {
+                    agent: call.agent.clone(),
+                    tool: call.tool.clone(),
+                    reason,
+                };
+                return Err(self.refuse(error, ids_of(checked, &[]), checked.canonical()));
+            }
+        }
         if addressed.is_some_and(|to| to != (call.agent.as_str(), call.tool.as_str())) {
             let error = CrossingError::CallNotAllowed {
                 caller: "host".to_owned(),

@@ -29,6 +29,7 @@ use aura_sandbox::{
 use crate::admission::{LoadError, Loading, Roster};
 use crate::calibrate;
 use crate::config::HostConfig;
+use crate::confirmation::Confirmations;
 use crate::journal::{Appended, Journal, JournalError};
 use crate::shared::Shared;
 
@@ -125,6 +126,10 @@ impl Host {
                 simulation: config.simulation.clone(),
                 remote: config.remote.clone(),
                 events: config.events.clone(),
+                confirmations: Confirmations::new(
+                    config.identity.clone(),
+                    config.trusted_fronts.clone(),
+                ),
             }),
         })
     }

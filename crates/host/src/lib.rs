@@ -38,6 +38,7 @@ mod agent_calls;
 pub mod calibrate;
 mod client;
 mod config;
+pub mod confirmation;
 pub mod conformance;
 mod dispatch;
 pub mod events;

@@ -313,6 +313,8 @@ pub struct SentFrame {
     pub chain: Vec<String>,
     /// The request it belongs to (`traceparent`).
     pub trace: Option<TraceContext>,
+    /// A confirming front's proof of the user's yes ([`crate::confirmation`]).
+    pub confirmation: Option<String>,
 }
 
 impl SentFrame {
@@ -323,6 +325,7 @@ impl SentFrame {
             deadline_ms: Some(frame.budget.deadline_ms),
             chain: frame.chain_above.iter().map(|a| (*a).to_owned()).collect(),
             trace: frame.trace,
+            confirmation: frame.confirmation.as_deref().map(str::to_owned),
         }
     }
 }
@@ -368,6 +371,8 @@ pub(crate) fn frame_from(
         clock_start_unix_ns,
         interrupt_at_start: false,
         trace: sent.trace,
+        // Checked before the frame is made (crate::confirmation); not sent on.
+        confirmation: None,
     })
 }
 
@@ -381,6 +386,7 @@ mod tests {
             deadline_ms,
             chain: chain.iter().map(|a| (*a).to_owned()).collect(),
             trace: None,
+            confirmation: None,
         }
     }
 

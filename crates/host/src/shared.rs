@@ -19,6 +19,7 @@ use aura_contract::visible::visible;
 use aura_sandbox::{PreparedAgent, Sandbox};
 
 use crate::admission::Roster;
+use crate::confirmation::Confirmations;
 use crate::events::{AgentMessage, EventKind, EventSink};
 use crate::journal::{Appended, Journal, JournalError};
 use crate::remote::Remote;
@@ -44,6 +45,8 @@ pub(crate) struct Shared {
     pub(crate) remote: Option<Arc<dyn Remote>>,
     /// Where events go ([`crate::HostConfig::events`]).
     pub(crate) events: Option<Arc<dyn EventSink>>,
+    /// Proving users' yeses to workers, and checking fronts' proofs.
+    pub(crate) confirmations: Confirmations,
 }
 
 /// A call the crossing refused: the error, and whether its quarantine record is durable.
@@ -198,6 +201,7 @@ pub(crate) mod tests {
             simulation: None,
             remote: None,
             events: None,
+            confirmations: Confirmations::default(),
         });
         (shared, data)
     }

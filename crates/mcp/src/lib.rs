@@ -172,11 +172,14 @@ impl McpServer {
                 .into();
             }
         }
-        match self
-            .host
-            .dispatch_traced(&checked, aura_host::telemetry::current())
-            .await
-        {
+        // Here the user said yes to a tool that needs it (the asking above returned early
+        // otherwise): a worker that runs it is sent this host's proof of that yes.
+        let trace = aura_host::telemetry::current();
+        let dispatched = match checked.needs_confirmation() {
+            true => self.host.dispatch_confirmed(&checked, trace).await,
+            false => self.host.dispatch_traced(&checked, trace).await,
+        };
+        match dispatched {
             Ok(result) => result_of(&result, ctx).into(),
             Err(refused) => failure_result(&refused.failure(), ctx).into(),
         }

@@ -172,6 +172,9 @@ pub struct Frame {
     /// The request the call belongs to (its caller's, or sent with it); `None`: a trace of
     /// its own, from its call_id.
     pub trace: Option<aura_contract::traceparent::TraceContext>,
+    /// A confirming front's proof of the user's yes to this (confirm_required) call, sent to
+    /// the worker that runs it; the sandbox never reads it.
+    pub confirmation: Option<std::sync::Arc<str>>,
 }
 
 impl Frame {
@@ -184,6 +187,7 @@ impl Frame {
             clock_start_unix_ns,
             interrupt_at_start: false,
             trace: None,
+            confirmation: None,
         }
     }
 }

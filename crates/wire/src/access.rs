@@ -48,6 +48,8 @@ pub struct NatsOptions {
     pub identity: Option<PathBuf>,
     /// The workers whose answers are believed: public keys, hex, comma or space separated.
     pub trusted_workers: Option<String>,
+    /// The fronts whose proofs of a user's yes a worker takes: public keys, as above.
+    pub trusted_fronts: Option<String>,
 }
 
 impl fmt::Debug for NatsOptions {
@@ -65,6 +67,7 @@ impl fmt::Debug for NatsOptions {
             .field("tls", &self.tls)
             .field("identity", &self.identity)
             .field("trusted_workers", &self.trusted_workers)
+            .field("trusted_fronts", &self.trusted_fronts)
             .finish()
     }
 }
@@ -268,6 +271,7 @@ impl NatsAccess {
                 .map(Identity::load)
                 .transpose()?,
             trusted: TrustedKeys::parse(options.trusted_workers.as_deref().unwrap_or(""))?,
+            fronts: TrustedKeys::parse(options.trusted_fronts.as_deref().unwrap_or(""))?,
         };
         Ok(Self {
             servers,

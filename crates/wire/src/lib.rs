@@ -53,6 +53,9 @@ pub const DEADLINE_HEADER: &str = "Aura-Deadline-Ms";
 pub const CHAIN_HEADER: &str = "Aura-Chain";
 /// Header: the W3C trace context.
 pub const TRACEPARENT_HEADER: &str = "traceparent";
+/// Header: a confirming front's proof of the user's yes to a confirm_required call
+/// (`aura_host::confirmation`).
+pub const CONFIRMATION_HEADER: &str = "Aura-Confirmation";
 
 /// The subject of `agent`'s `tool`.
 pub fn tool_subject(agent: &str, tool: &str) -> String {
@@ -242,6 +245,9 @@ pub fn frame_headers(frame: &Frame) -> HeaderMap {
         let sending = aura_host::telemetry::outgoing(*trace);
         headers.insert(TRACEPARENT_HEADER, sending.header().as_str());
     }
+    if let Some(proof) = &frame.confirmation {
+        headers.insert(CONFIRMATION_HEADER, &**proof);
+    }
     headers
 }
 
@@ -267,6 +273,7 @@ pub fn sent_frame(headers: Option<&HeaderMap>) -> SentFrame {
             })
             .unwrap_or_default(),
         trace: text(TRACEPARENT_HEADER).and_then(|t| TraceContext::parse(&t)),
+        confirmation: text(CONFIRMATION_HEADER),
     }
 }
 
@@ -286,6 +293,7 @@ mod tests {
             clock_start_unix_ns: 0,
             interrupt_at_start: false,
             trace: Some(TraceContext::for_call("t_0123456789")),
+            confirmation: Some("v1 signer 7 signature".into()),
         };
         let sent = sent_frame(Some(&frame_headers(&frame)));
         assert_eq!(sent, SentFrame::of(&frame));

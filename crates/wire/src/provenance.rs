@@ -42,6 +42,9 @@ pub struct Provenance {
     /// The workers whose answers are believed; empty: every answer is (an open deployment,
     /// where NATS permissions are the only gate).
     pub trusted: TrustedKeys,
+    /// The fronts whose proofs of a user's yes a worker takes for a confirm_required call
+    /// (`aura_host::confirmation`); empty: such a call needs no proof.
+    pub fronts: TrustedKeys,
 }
 
 /// What a worker signs of an answer: a domain tag, the subject, the request's id, and the
@@ -155,6 +158,7 @@ mod tests {
         Provenance {
             identity: None,
             trusted: TrustedKeys::parse(identity.public()).unwrap(),
+            fronts: TrustedKeys::none(),
         }
     }
 
@@ -164,6 +168,7 @@ mod tests {
         let signing = Provenance {
             identity: Some(worker.clone()),
             trusted: TrustedKeys::none(),
+            fronts: TrustedKeys::none(),
         };
         let subject = "aura.tool.wellness.stress_score";
         let headers = signing.sign_answer(subject, "id-1", b"request", b"answer");
@@ -202,6 +207,7 @@ mod tests {
         let stranger = Provenance {
             identity: Some(impostor.clone()),
             trusted: TrustedKeys::none(),
+            fronts: TrustedKeys::none(),
         }
         .sign_answer(subject, "id-1", b"request", b"answer");
         assert_eq!(
@@ -238,6 +244,7 @@ mod tests {
         Provenance {
             identity: Some(worker.clone()),
             trusted: TrustedKeys::none(),
+            fronts: TrustedKeys::none(),
         }
         .sign_info(&mut metadata);
         let client = trusting(&worker);

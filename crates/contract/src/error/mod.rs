@@ -250,6 +250,17 @@ pub enum CrossingError {
         /// The last attempt's failure.
         reason: String,
     },
+    /// A confirm_required call that came without a valid proof of the user's yes from a front
+    /// this host trusts (none, forged, for another call, expired, or already used).
+    #[error("`{agent}.{tool}` needs the user's yes, and {reason}")]
+    Unconfirmed {
+        /// The agent called.
+        agent: String,
+        /// The tool.
+        tool: String,
+        /// Why the proof is not taken.
+        reason: String,
+    },
     /// An answer across the wire that does not prove it comes from a worker this host trusts
     /// (unsigned, signed by another key, or a signature that does not verify over the request
     /// it claims to answer: forged or replayed). Each one is quarantined and the request sent
@@ -320,7 +331,9 @@ impl CrossingError {
             CrossingError::HostWorkLimit { .. } => "host_work_limit",
             CrossingError::AgentExited { .. } => "agent_exited",
             CrossingError::AgentCallUnsupported { .. } => "agent_call_unsupported",
-            CrossingError::CallNotAllowed { .. } => "call_not_allowed",
+            CrossingError::CallNotAllowed { .. } | CrossingError::Unconfirmed { .. } => {
+                "call_not_allowed"
+            }
             CrossingError::CycleDetected { .. } => "cycle_detected",
             CrossingError::DepthExceeded { .. } => "depth_exceeded",
             CrossingError::MemoryLimit { .. } => "memory_limit",
@@ -342,6 +355,7 @@ impl CrossingError {
             | CrossingError::UnknownTool { .. }
             | CrossingError::AgentCallUnsupported { .. }
             | CrossingError::CallNotAllowed { .. }
+            | CrossingError::Unconfirmed { .. }
             | CrossingError::CycleDetected { .. }
             | CrossingError::DepthExceeded { .. }
             | CrossingError::Busy { .. } => Phase::Envelope,

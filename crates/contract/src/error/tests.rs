@@ -28,6 +28,7 @@ fn exhaustive(error: &CrossingError) {
         | CrossingError::Remote(_)
         | CrossingError::Unreachable { .. }
         | CrossingError::AnswerUntrusted { .. }
+        | CrossingError::Unconfirmed { .. }
         | CrossingError::WireReply { .. } => {}
     }
 }
@@ -191,6 +192,19 @@ fn the_wire_variants_reuse_existing_kinds() {
     assert_eq!(
         (reply.kind(), reply.phase(), reply.fuel_used()),
         ("schema_error", Phase::Reply, 0)
+    );
+    let unconfirmed = CrossingError::Unconfirmed {
+        agent: "calendar".to_owned(),
+        tool: "schedule_event".to_owned(),
+        reason: "it carries no proof of the user's yes".to_owned(),
+    };
+    assert_eq!(
+        (unconfirmed.kind(), unconfirmed.phase()),
+        ("call_not_allowed", Phase::Envelope)
+    );
+    assert_eq!(
+        unconfirmed.to_string(),
+        "`calendar.schedule_event` needs the user's yes, and it carries no proof of the user's yes"
     );
     let untrusted = CrossingError::AnswerUntrusted {
         agent: "a".to_owned(),

@@ -269,6 +269,9 @@ impl Recovery {
                 phase: Phase::Envelope | Phase::Signal,
                 ..
             } => Self::plain(Action::CorrectCall),
+            // The user's yes is not proven here: asking again is the front's to do, not the
+            // caller's to retry.
+            CrossingError::Unconfirmed { .. } => Self::plain(Action::Finish),
             CrossingError::Busy { .. } | CrossingError::Unreachable { .. } => Self {
                 retry_after_ms: Some(BUSY_RETRY_AFTER_MS),
                 ..Self::plain(Action::Retry)

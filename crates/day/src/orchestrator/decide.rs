@@ -261,8 +261,9 @@ impl TickRun<'_> {
                     choice.surface = Surface::Silent;
                     choice.moved = Some(Moved::Busy);
                 }
+                let confirmed = choice.decision == Decision::Confirmed;
                 let (outcome, fuel_used, result, failed) =
-                    self.execute(&choice.proposal, &telling).await;
+                    self.execute(&choice.proposal, confirmed, &telling).await;
                 failure = failed;
                 let outcome = self.tell(
                     &mut choice,
@@ -499,14 +500,21 @@ impl TickRun<'_> {
     }
 
     /// Runs a chosen call: it passed the crossing when it was proposed, so it runs as it is
-    /// (its answer is checked now). The outcome (as a card; `tell` puts it in its surface's
-    /// words), the fuel burned, the result if any, and what went wrong if it failed.
+    /// (its answer is checked now); `confirmed` when the person said yes to it (a worker that
+    /// runs it gets the host's proof of that yes). The outcome (as a card; `tell` puts it in
+    /// its surface's words), the fuel burned, the result if any, and what went wrong if it
+    /// failed.
     async fn execute(
         &self,
         proposal: &Proposal,
+        confirmed: bool,
         telling: &Telling<'_>,
     ) -> (Outcome, u64, Option<Value>, Option<String>) {
-        match self.host.dispatch(&proposal.call).await {
+        let dispatched = match confirmed {
+            true => self.host.dispatch_confirmed(&proposal.call, None).await,
+            false => self.host.dispatch(&proposal.call).await,
+        };
+        match dispatched {
             Ok(result) => match (result.result, result.error) {
                 (Some(value), _) => (
                     Outcome::ok(proposal.call.spec(), &value, telling),
