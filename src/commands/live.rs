@@ -55,6 +55,10 @@ pub struct LiveCommand {
     #[cfg(feature = "http")]
     #[arg(long, value_name = "ADDRESS")]
     listen: Option<String>,
+    /// TLS and allowed origins of the --listen front.
+    #[cfg(feature = "http")]
+    #[command(flatten)]
+    guard: super::guard::GuardArgs,
     /// Write the data dir's session as a scenario (what `aura run` runs to the same traces)
     /// to this file, and exit.
     #[arg(long, value_name = "FILE")]
@@ -120,8 +124,9 @@ impl LiveCommand {
             });
             #[cfg(feature = "http")]
             if let Some(address) = &self.listen {
+                let guard = self.guard.guard()?;
                 let listener = aura_live_http::bind(address).await?;
-                eprintln!("aura: live at {}", listener.shown());
+                eprintln!("aura: live at {}", listener.shown(guard.scheme()));
                 let front = handle.clone();
                 let (stopped, stop) = tokio::sync::oneshot::channel::<()>();
                 http_stop = Some(stopped);
@@ -129,7 +134,8 @@ impl LiveCommand {
                     let shutdown = async move {
                         let _ = stop.await;
                     };
-                    if let Err(error) = aura_live_http::serve(front, listener, shutdown).await {
+                    let served = aura_live_http::serve(front, listener, &guard, shutdown).await;
+                    if let Err(error) = served {
                         eprintln!("aura: {error}");
                     }
                 });

@@ -6,14 +6,17 @@ use anyhow::{Context, bail};
 
 use super::{Globals, open_host, runtime, shutdown_signal, warn_load_failures};
 
-/// Serve the catalogue as MCP tools over streamable HTTP at http://<listen>/mcp until
-/// SIGINT or SIGTERM. Loopback only: there is no authentication.
+/// Serve the catalogue as MCP tools over streamable HTTP at http(s)://<listen>/mcp until
+/// SIGINT or SIGTERM. Loopback only: there is no authentication yet. A browser's request is
+/// served only from a loopback origin or one --allow-origin names (else 403).
 #[derive(clap::Args, Debug)]
 pub struct ServeCommand {
     /// Address to listen on (a loopback address; port 0 picks a free port, printed on
     /// stderr).
     #[arg(long, default_value = "127.0.0.1:8765")]
     listen: std::net::SocketAddr,
+    #[command(flatten)]
+    guard: super::guard::GuardArgs,
 }
 
 impl ServeCommand {
@@ -26,6 +29,7 @@ impl ServeCommand {
                 listen.port()
             );
         }
+        let guard = self.guard.guard()?;
         runtime()?.block_on(async {
             let (host, _events) =
                 open_host(globals.host_config(), globals.nats.as_ref(), None).await?;
@@ -35,14 +39,14 @@ impl ServeCommand {
                 .await
                 .with_context(|| format!("cannot listen on {listen}"))?;
             let bound = listener.local_addr()?;
-            eprintln!("aura: serving MCP at http://{bound}/mcp");
+            eprintln!("aura: serving MCP at {}://{bound}/mcp", guard.scheme());
             let shutdown = tokio_util::sync::CancellationToken::new();
             let stop = shutdown.clone();
             tokio::spawn(async move {
                 shutdown_signal().await;
                 stop.cancel();
             });
-            server.serve_http(listener, shutdown).await?;
+            server.serve_http(listener, &guard, shutdown).await?;
             anyhow::Ok(ExitCode::SUCCESS)
         })
     }

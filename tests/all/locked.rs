@@ -67,7 +67,7 @@ impl Locked {
             std::fs::copy(deploy.join(file), dir.join(file)).unwrap();
         }
         std::fs::copy(deploy.join("tls.example.conf"), dir.join("tls.conf")).unwrap();
-        make_certificates(dir);
+        crate::support::make_certificates(dir, &["worker", "client", "events", "rogue"]);
         // The worker's nkey, made the way a deployment makes it.
         let made = Command::new(AURA)
             .args(["keygen", "--nkey", "--out"])
@@ -215,40 +215,6 @@ fn keygen(path: &Path) -> String {
         .unwrap();
     assert!(made.status.success(), "{made:?}");
     String::from_utf8(made.stdout).unwrap().trim().to_owned()
-}
-
-/// A CA, the server's certificate for 127.0.0.1 and localhost, and a client certificate for
-/// each role, as PEM files named as tls.example.conf and [`Locked::connect_as`] name them.
-fn make_certificates(dir: &Path) {
-    use rcgen::{
-        BasicConstraints, CertificateParams, CertifiedIssuer, DnType, ExtendedKeyUsagePurpose,
-        IsCa, KeyPair, KeyUsagePurpose,
-    };
-    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    ca_params
-        .distinguished_name
-        .push(DnType::CommonName, "aura test CA");
-    ca_params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
-    let ca = CertifiedIssuer::self_signed(ca_params, KeyPair::generate().unwrap()).unwrap();
-    std::fs::write(dir.join("ca.pem"), ca.pem()).unwrap();
-    let leaf = |names: Vec<String>, purpose: ExtendedKeyUsagePurpose, file: &str| {
-        let key = KeyPair::generate().unwrap();
-        let mut params = CertificateParams::new(names).unwrap();
-        params.distinguished_name.push(DnType::CommonName, file);
-        params.extended_key_usages = vec![purpose];
-        let cert = params.signed_by(&key, &ca).unwrap();
-        std::fs::write(dir.join(format!("{file}-cert.pem")), cert.pem()).unwrap();
-        std::fs::write(dir.join(format!("{file}-key.pem")), key.serialize_pem()).unwrap();
-    };
-    leaf(
-        vec!["127.0.0.1".into(), "localhost".into()],
-        ExtendedKeyUsagePurpose::ServerAuth,
-        "server",
-    );
-    for who in ["worker", "client", "events", "rogue"] {
-        leaf(Vec::new(), ExtendedKeyUsagePurpose::ClientAuth, who);
-    }
 }
 
 /// An `aura` command connected to `nats` as `role`.

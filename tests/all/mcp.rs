@@ -26,13 +26,18 @@ pub(crate) fn mcp_dir() -> PathBuf {
 pub(crate) fn run_client(script: &str, config: &Value, data: &Path) -> std::process::Output {
     let config_path = data.join(format!("{script}.json"));
     std::fs::write(&config_path, config.to_string()).unwrap();
-    Command::new("node")
+    let mut command = Command::new("node");
+    command
         .arg(mcp_dir().join(script))
         .arg(&config_path)
         .current_dir(mcp_dir())
-        .env_remove("AURA_PLUGINS_DIR")
-        .output()
-        .expect("node")
+        .env_remove("AURA_PLUGINS_DIR");
+    // A server with a certificate of the test's own CA: Node trusts it as a user would make
+    // it trust a private CA.
+    if let Some(ca) = config.get("ca").and_then(Value::as_str) {
+        command.env("NODE_EXTRA_CA_CERTS", ca);
+    }
+    command.output().expect("node")
 }
 
 /// The pinned clients, installed once from package-lock.json if they are not yet.
@@ -55,6 +60,17 @@ fn aura_args(data: &Path) -> Vec<String> {
 
 /// Runs the conformance script with `client` over `transport`; its JSON report.
 fn conformance(client: &str, transport: &str, data: &Path, url: Option<&str>) -> Value {
+    conformance_trusting(client, transport, data, url, None)
+}
+
+/// [`conformance`] with the client trusting the CA in `ca` beside the system's.
+fn conformance_trusting(
+    client: &str,
+    transport: &str,
+    data: &Path,
+    url: Option<&str>,
+    ca: Option<&Path>,
+) -> Value {
     clients_installed();
     let catalogue = aura_contract::catalogue::CATALOGUE;
     let tools: Vec<String> = catalogue
@@ -92,6 +108,7 @@ fn conformance(client: &str, transport: &str, data: &Path, url: Option<&str>) ->
         "confirm_required": confirm_required,
         "examples": examples,
         "traceparent": TRACEPARENT,
+        "ca": ca,
     });
     let output = run_client("conformance.mjs", &config, data);
     assert!(
@@ -145,9 +162,15 @@ struct Server {
 
 impl Server {
     fn start(data: &Path) -> Self {
+        Self::start_with(data, &[])
+    }
+
+    /// `aura serve` with more options (`serve_args`).
+    fn start_with(data: &Path, serve_args: &[&str]) -> Self {
         let mut child = Command::new(AURA)
             .args(aura_args(data))
             .args(["--log-json", "serve", "--listen", "127.0.0.1:0"])
+            .args(serve_args)
             .env("RUST_LOG", "aura=info")
             .env_remove("AURA_PLUGINS_DIR")
             .stdin(Stdio::null())
@@ -181,6 +204,7 @@ impl Server {
     fn address(&self) -> String {
         self.url
             .trim_start_matches("http://")
+            .trim_start_matches("https://")
             .trim_end_matches("/mcp")
             .to_owned()
     }
@@ -200,11 +224,16 @@ impl Server {
 
 /// One raw HTTP/1.1 request to the server; the status code and body.
 fn raw_post(address: &str, body: &str) -> (u16, String) {
+    raw_post_with(address, "", body)
+}
+
+/// [`raw_post`] with more header lines (`headers`, each ending in CRLF).
+fn raw_post_with(address: &str, headers: &str, body: &str) -> (u16, String) {
     let mut stream = std::net::TcpStream::connect(address).unwrap();
     write!(
         stream,
         "POST /mcp HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n{headers}\
          Connection: close\r\n\r\n{body}",
         body.len()
     )
@@ -217,6 +246,72 @@ fn raw_post(address: &str, body: &str) -> (u16, String) {
         .map(|(_, b)| b.to_owned())
         .unwrap_or_default();
     (status, body)
+}
+
+/// A browser's request from a foreign origin is refused with 403 before the MCP server sees
+/// it (DNS rebinding: the MCP transport's MUST); from a loopback origin, from one the
+/// deployment allows, or from no browser at all (no Origin), it is served.
+#[test]
+fn a_foreign_origin_is_refused_and_allowed_ones_are_served() {
+    let data = temp_dir("mcp-origin");
+    let server = Server::start_with(&data, &["--allow-origin", "https://app.example.com"]);
+    let address = server.address();
+    let ping = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"origin-test","version":"1"}}}"#;
+    for (origin, expected) in [
+        ("http://evil.example", 403),
+        ("https://app.example.com:8443", 403),
+        ("null", 403),
+        ("http://localhost:5173", 200),
+        ("https://app.example.com", 200),
+    ] {
+        let (status, body) = raw_post_with(&address, &format!("Origin: {origin}\r\n"), ping);
+        assert_eq!(status, expected, "Origin {origin}: {body}");
+        match expected {
+            403 => assert!(body.contains("is not allowed here"), "{body}"),
+            _ => assert!(body.contains(r#""serverInfo":{"name":"aura""#), "{body}"),
+        }
+    }
+    let (status, body) = raw_post(&address, ping);
+    assert_eq!(status, 200, "{body}");
+    server.stop();
+}
+
+/// `aura serve --tls-cert --tls-key`: the official SDK client runs the whole conformance
+/// script over HTTPS, trusting the server's CA as a user would (NODE_EXTRA_CA_CERTS).
+#[test]
+fn sdk_1_32_over_https() {
+    let data = temp_dir("mcp-v1-https");
+    let certs = temp_dir("mcp-https-certs");
+    crate::support::make_certificates(&certs, &[]);
+    let (cert, key) = (certs.join("server-cert.pem"), certs.join("server-key.pem"));
+    let server = Server::start_with(
+        &data,
+        &[
+            "--tls-cert",
+            cert.to_str().unwrap(),
+            "--tls-key",
+            key.to_str().unwrap(),
+        ],
+    );
+    assert!(
+        server.url.starts_with("https://127.0.0.1:"),
+        "{}",
+        server.url
+    );
+    // Plain HTTP to the TLS port is not served.
+    let mut plain = std::net::TcpStream::connect(server.address()).unwrap();
+    let _ = write!(plain, "GET /mcp HTTP/1.1\r\nHost: x\r\n\r\n");
+    let mut answer = Vec::new();
+    let _ = plain.read_to_end(&mut answer);
+    assert!(!String::from_utf8_lossy(&answer).starts_with("HTTP/1.1 200"));
+    conformance_trusting(
+        "v1",
+        "http",
+        &data,
+        Some(&server.url.clone()),
+        Some(&certs.join("ca.pem")),
+    );
+    server.stop();
 }
 
 #[test]

@@ -264,3 +264,38 @@ fn shell_unquote(quoted: &str) -> String {
         .expect("single-quoted");
     inner.replace(r#"'"'"'"#, "'")
 }
+
+/// A CA, the server's certificate for 127.0.0.1 and localhost, and a client certificate for
+/// each of `clients`, as PEM files: `ca.pem`, `server-cert.pem`, `server-key.pem`,
+/// `<client>-cert.pem`, `<client>-key.pem` (the names deploy/nats/tls.example.conf uses).
+pub fn make_certificates(dir: &Path, clients: &[&str]) {
+    use rcgen::{
+        BasicConstraints, CertificateParams, CertifiedIssuer, DnType, ExtendedKeyUsagePurpose,
+        IsCa, KeyPair, KeyUsagePurpose,
+    };
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca_params
+        .distinguished_name
+        .push(DnType::CommonName, "aura test CA");
+    ca_params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
+    let ca = CertifiedIssuer::self_signed(ca_params, KeyPair::generate().unwrap()).unwrap();
+    std::fs::write(dir.join("ca.pem"), ca.pem()).unwrap();
+    let leaf = |names: Vec<String>, purpose: ExtendedKeyUsagePurpose, file: &str| {
+        let key = KeyPair::generate().unwrap();
+        let mut params = CertificateParams::new(names).unwrap();
+        params.distinguished_name.push(DnType::CommonName, file);
+        params.extended_key_usages = vec![purpose];
+        let cert = params.signed_by(&key, &ca).unwrap();
+        std::fs::write(dir.join(format!("{file}-cert.pem")), cert.pem()).unwrap();
+        std::fs::write(dir.join(format!("{file}-key.pem")), key.serialize_pem()).unwrap();
+    };
+    leaf(
+        vec!["127.0.0.1".into(), "localhost".into()],
+        ExtendedKeyUsagePurpose::ServerAuth,
+        "server",
+    );
+    for who in clients {
+        leaf(Vec::new(), ExtendedKeyUsagePurpose::ClientAuth, who);
+    }
+}

@@ -534,6 +534,20 @@ pub const CONFIRMATION_CLOCK_SKEW_MS: u64 = 5_000;
 /// (sent again shortly) rather than the record growing without bound.
 pub const CONFIRMATIONS_SEEN_MAX: usize = 65_536;
 
+/// Bytes read of an HTTP front's TLS certificate chain or key (PEM): a chain is a few
+/// certificates of a few KiB each; a file past this is not one, refused before it is read
+/// whole.
+pub const HTTP_TLS_FILE_BYTES_MAX: u64 = 256 * 1024;
+
+/// How long a client has to finish its TLS handshake with an HTTP front: each handshake runs
+/// in a task of its own, so a client that never finishes holds only its own connection, for
+/// this long.
+pub const HTTP_TLS_HANDSHAKE_MS: u64 = 10_000;
+
+/// TLS connections handshaken and not yet taken by the HTTP server: past it, handshakes wait
+/// (the server takes them as fast as it serves).
+pub const HTTP_TLS_PENDING_MAX: usize = 64;
+
 /// Answers from untrusted workers one request takes before it fails (`agent_unavailable`):
 /// each is quarantined and the request sent again at once, since the queue group may have
 /// handed it to an impostor that holds valid NATS credentials; with one impostor beside one

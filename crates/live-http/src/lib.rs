@@ -46,6 +46,9 @@ pub enum HttpError {
     /// Serving failed.
     #[error("the live HTTP front failed: {0}")]
     Io(#[from] std::io::Error),
+    /// Its guard (TLS) failed.
+    #[error("the live HTTP front failed: {0}")]
+    Guard(#[from] aura_http::GuardError),
 }
 
 /// Binds `address`: `unix:<path>` for a unix socket (an old socket file at the path is
@@ -71,12 +74,12 @@ pub async fn bind(address: &str) -> Result<Listener, HttpError> {
 }
 
 impl Listener {
-    /// Where it listens, as a URL or a socket path.
-    pub fn shown(&self) -> String {
+    /// Where it listens, as a URL (`scheme`: `http` or `https`) or a socket path.
+    pub fn shown(&self, scheme: &str) -> String {
         match self {
             Listener::Tcp(tcp) => tcp
                 .local_addr()
-                .map_or_else(|e| e.to_string(), |a| format!("http://{a}")),
+                .map_or_else(|e| e.to_string(), |a| format!("{scheme}://{a}")),
             Listener::Unix(unix) => unix
                 .local_addr()
                 .ok()
@@ -86,10 +89,12 @@ impl Listener {
     }
 }
 
-/// Serves `live`'s routes on `listener` until `shutdown` completes.
+/// Serves `live`'s routes on `listener` behind `guard` (TLS on TCP if it has a certificate;
+/// its Origin policy) until `shutdown` completes.
 pub async fn serve(
     live: Live,
     listener: Listener,
+    guard: &aura_http::Guard,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), HttpError> {
     let router = axum::Router::new()
@@ -97,14 +102,14 @@ pub async fn serve(
         .route("/answers", post(answers))
         .route("/decisions", get(decisions))
         .layer(axum::middleware::from_fn_with_state(
-            Arc::new(live.clone()),
+            (Arc::new(live.clone()), guard.origins.clone()),
             loopback_only,
         ))
         .with_state(Arc::new(live));
     match listener {
         Listener::Tcp(tcp) => {
-            axum::serve(tcp, router)
-                .with_graceful_shutdown(shutdown)
+            guard
+                .serve_checking_origins_itself(tcp, router, shutdown)
                 .await?;
         }
         Listener::Unix(unix) => {
@@ -116,10 +121,11 @@ pub async fn serve(
     Ok(())
 }
 
-/// Refuses a request whose `Host` or `Origin` names another machine: a page a browser loaded
-/// from elsewhere must not reach the person's assistant through a rebound name.
+/// Refuses a request whose `Host` names another machine, or whose `Origin` is neither
+/// loopback nor one the guard allows: a page a browser loaded from elsewhere must not reach
+/// the person's assistant through a rebound name. Each refusal is recorded by the session.
 async fn loopback_only(
-    State(live): State<Arc<Live>>,
+    State((live, origins)): State<(Arc<Live>, Arc<aura_http::OriginPolicy>)>,
     request: Request,
     next: axum::middleware::Next,
 ) -> Response {
@@ -142,7 +148,10 @@ async fn loopback_only(
         };
         matches!(host, "localhost" | "127.0.0.1" | "::1" | "")
     };
-    if !named(headers.get(header::HOST), false) || !named(headers.get(header::ORIGIN), true) {
+    let origin_allowed = headers
+        .get(header::ORIGIN)
+        .is_none_or(|origin| origin.to_str().is_ok_and(|text| origins.allows(text)));
+    if !named(headers.get(header::HOST), false) || !origin_allowed {
         let shown = |name| {
             headers
                 .get(name)
@@ -158,7 +167,8 @@ async fn loopback_only(
         );
         let refused = live.refuse_request(
             "forbidden_origin",
-            "aura live answers loopback names only (Host and Origin)".to_owned(),
+            "aura live answers loopback hosts only, from loopback origins or allowed ones"
+                .to_owned(),
             &offending,
         );
         return (

@@ -57,7 +57,7 @@ pub enum McpError {
     Session(String),
     /// The HTTP listener failed.
     #[error("MCP HTTP server failed: {0}")]
-    Http(#[from] std::io::Error),
+    Http(#[from] aura_http::GuardError),
 }
 
 /// aura's MCP server: one per process, cheap to clone (the HTTP transport makes one per
@@ -97,13 +97,16 @@ impl McpServer {
         Ok(())
     }
 
-    /// Serves streamable HTTP at `/mcp` on `listener` until `shutdown` is cancelled. Only
-    /// requests whose `Host` is a loopback name are served (DNS-rebinding protection).
+    /// Serves streamable HTTP at `/mcp` on `listener` behind `guard` (TLS if it has a
+    /// certificate; a browser's request only from a loopback origin or one it allows, else 403)
+    /// until `shutdown` is cancelled. Only requests whose `Host` is a loopback name are served
+    /// (DNS-rebinding protection).
     /// 2026-07-28 requests are served statelessly; older clients get a session, which is what
     /// lets the server ask them to confirm a call.
     pub async fn serve_http(
         self,
         listener: tokio::net::TcpListener,
+        guard: &aura_http::Guard,
         shutdown: tokio_util::sync::CancellationToken,
     ) -> Result<(), McpError> {
         use rmcp::transport::streamable_http_server::{
@@ -120,15 +123,12 @@ impl McpServer {
         let router = axum::Router::new()
             .nest_service("/mcp", service)
             .layer(axum::middleware::from_fn(jsonrpc_errors));
-        // Each JSON-RPC response is one small write; with Nagle's algorithm on, it waits for the
-        // client's delayed ACK (up to 40 ms on Linux) whenever the previous segment is unacked.
-        let listener = axum::serve::ListenerExt::tap_io(listener, |stream| {
-            if let Err(error) = stream.set_nodelay(true) {
-                tracing::warn!(%error, "could not set TCP_NODELAY on an MCP connection");
-            }
-        });
-        axum::serve(listener, router)
-            .with_graceful_shutdown(async move { shutdown.cancelled_owned().await })
+        guard
+            .serve(
+                listener,
+                router,
+                async move { shutdown.cancelled_owned().await },
+            )
             .await?;
         Ok(())
     }
