@@ -99,12 +99,9 @@ pub const EPOCH_TICK_MS: u64 = 10;
 /// did not stop (a host import that blocks, a device slower than its calibration).
 pub const EPOCH_BACKSTOP_MARGIN_MS: u64 = 500;
 
-/// The backstop's margin in a host a deterministic simulation drives: there the outcome of a
-/// call must be a function of the seed, and a loaded machine (CI's 2 cores running the whole
-/// suite) once took a 50 ms call past deadline + [`EPOCH_BACKSTOP_MARGIN_MS`], so the same
-/// seed refused a call in one run and not in the other. Fuel still ends every guest the
-/// simulation runs, and the simulation injects the backstop's interrupt itself; this margin
-/// only keeps a hung test from hanging forever.
+/// The backstop's margin under a deterministic simulation, where a call's outcome must follow
+/// from the seed (a loaded CI once took a 50 ms call past 550 ms of wall time in one run of a
+/// seed only): fuel and the simulation's injected interrupts decide; this only ends a hang.
 pub const SIMULATED_BACKSTOP_MARGIN_MS: u64 = 60_000;
 
 /// Linear memory one call's instance may grow to, by default: a phone has little memory to
@@ -516,52 +513,45 @@ pub const WIRE_DISCOVERY_MS: u64 = 500;
 /// Workers a client reads in discovery: more answers than this are not read.
 pub const WIRE_WORKERS_MAX: usize = 256;
 
-/// Bytes read of a NATS credentials or TLS file (`.creds`, an nkey seed, a PEM): a `.creds`
-/// file is a JWT and a seed (about 1 KiB), a PEM chain a few certificates; a file past this is
-/// not one of them, and is refused before it is read whole.
+/// Bytes read of a NATS credentials or TLS file (a `.creds` is about 1 KiB, a PEM chain a few
+/// certificates): a file past this is not one, refused before it is read whole.
 pub const NATS_CREDENTIALS_BYTES_MAX: u64 = 64 * 1024;
 
-/// How long a front's proof of the user's yes to a confirm_required call lasts: the call is
-/// sent the moment the user answers (a retry within its deadline), so a proof older than this
-/// is not that call's but a replay of it.
+/// How long a front's proof of the user's yes lasts: the call is sent as the user answers (a
+/// retry within its deadline), so an older proof is a replay.
 pub const CONFIRMATION_TTL_MS: u64 = 60_000;
 
 /// How far apart the clocks of a front and a worker may be when a proof's expiry is checked.
 pub const CONFIRMATION_CLOCK_SKEW_MS: u64 = 5_000;
 
-/// Proofs a worker remembers as taken (each until it expires), to refuse a replay: one per
-/// confirmed call of the last [`CONFIRMATION_TTL_MS`]; past it, a new confirmed call is refused
-/// (sent again shortly) rather than the record growing without bound.
+/// Proofs a worker remembers as taken, each until it expires (to refuse a replay); past it a
+/// new confirmed call is refused, to be sent again shortly, rather than the record grow.
 pub const CONFIRMATIONS_SEEN_MAX: usize = 65_536;
 
-/// Bytes read of an HTTP front's TLS certificate chain or key (PEM): a chain is a few
-/// certificates of a few KiB each; a file past this is not one, refused before it is read
-/// whole.
+/// Bytes read of an HTTP front's PEM certificate chain or key (a few KiB each): a file past
+/// this is not one, refused before it is read whole.
 pub const HTTP_TLS_FILE_BYTES_MAX: u64 = 256 * 1024;
 
-/// How long a client has to finish its TLS handshake with an HTTP front: each handshake runs
-/// in a task of its own, so a client that never finishes holds only its own connection, for
-/// this long.
+/// How long a client has to finish its TLS handshake with an HTTP front (each in a task of
+/// its own: one that never finishes holds only its connection, this long).
 pub const HTTP_TLS_HANDSHAKE_MS: u64 = 10_000;
 
 /// TLS connections handshaken and not yet taken by the HTTP server: past it, handshakes wait
 /// (the server takes them as fast as it serves).
 pub const HTTP_TLS_PENDING_MAX: usize = 64;
 
-/// Answers from untrusted workers one request takes before it fails (`agent_unavailable`):
-/// each is quarantined and the request sent again at once, since the queue group may have
-/// handed it to an impostor that holds valid NATS credentials; with one impostor beside one
-/// honest worker, this many in a row comes once in 2^32 requests.
+/// Answers from untrusted workers one request takes before it fails: each is quarantined and
+/// the request sent again (the queue group may pick an impostor with valid credentials; beside
+/// one honest worker, this many in a row comes once in 2^32).
 pub const WIRE_UNTRUSTED_ANSWERS_MAX: u32 = 32;
 
 /// Refusals of one NATS connection kept to be named (a permissions violation): the first is
 /// what a front reports; more only repeat it.
 pub const WIRE_REFUSALS_KEPT_MAX: usize = 16;
 
-/// How long a front waits, after a flush, for the nats-server's refusals of what it sent
-/// before to reach it: the client hands them over through a task of its own. Paid once, when
-/// a worker starts (a worker refused its subscriptions must not say it serves) and when a
-/// client found no worker (to say why).
+/// How long a front waits after a flush for the server's refusals of what it sent to arrive
+/// (the client hands them over in a task of its own): paid when a worker starts, and when a
+/// client found no worker, to say why.
 pub const WIRE_REFUSAL_SETTLE_MS: u64 = 100;
 
 /// How long a connect to the nats-server may take before a front gives up on it.
