@@ -18,8 +18,8 @@ pub const PASSWORD_ENV: &str = "AURA_NATS_PASSWORD";
 /// The environment variable holding a NATS token.
 pub const TOKEN_ENV: &str = "AURA_NATS_TOKEN";
 
-/// Where the nats-server is and how to reach it.
-#[derive(clap::Args, Debug)]
+/// Where the nats-server is and how to reach it (its `Debug` shows the URL without userinfo).
+#[derive(clap::Args)]
 pub struct NatsArgs {
     /// Send calls and ticks to the aura workers on this nats-server (nats://HOST:PORT, or
     /// tls://; several comma-separated; nats://USER:PASSWORD@… or nats://TOKEN@… carry
@@ -63,6 +63,21 @@ pub struct NatsArgs {
     /// comma-separated [default: no proof needed].
     #[arg(long, global = true, env = "AURA_TRUSTED_FRONTS")]
     trust_fronts: Option<String>,
+}
+
+impl std::fmt::Debug for NatsArgs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NatsArgs")
+            .field(
+                "nats",
+                &self.nats.as_deref().map(aura_wire::access::shown_urls),
+            )
+            .field("nats_creds", &self.nats_creds)
+            .field("nats_nkey", &self.nats_nkey)
+            .field("nats_user", &self.nats_user)
+            .field("identity", &self.identity)
+            .finish_non_exhaustive()
+    }
 }
 
 impl NatsArgs {

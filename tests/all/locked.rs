@@ -618,7 +618,7 @@ async fn a_confirm_required_call_runs_only_with_a_trusted_fronts_proof_of_the_ye
         .unwrap();
     // A proof a minute and more old: the expiry was signed, so it cannot be moved.
     let old = front
-        .prove(&schedule_envelope("t_confirm0e1"), now - 120_000)
+        .prove(&schedule_envelope("t_confirm0e1"), now - 300_000)
         .unwrap();
     let foreign = stranger
         .prove(&schedule_envelope("t_confirm0f1"), now)

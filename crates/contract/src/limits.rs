@@ -517,9 +517,9 @@ pub const WIRE_WORKERS_MAX: usize = 256;
 /// certificates): a file past this is not one, refused before it is read whole.
 pub const NATS_CREDENTIALS_BYTES_MAX: u64 = 64 * 1024;
 
-/// How long a front's proof of the user's yes lasts: the call is sent as the user answers (a
-/// retry within its deadline), so an older proof is a replay.
-pub const CONFIRMATION_TTL_MS: u64 = 60_000;
+/// How long a front's proof of the user's yes lasts: past every retry of the call (8 attempts
+/// at the largest deadline and their backoff: about 92 s); an older proof is a replay.
+pub const CONFIRMATION_TTL_MS: u64 = 120_000;
 
 /// How far apart the clocks of a front and a worker may be when a proof's expiry is checked.
 pub const CONFIRMATION_CLOCK_SKEW_MS: u64 = 5_000;
@@ -536,13 +536,13 @@ pub const HTTP_TLS_FILE_BYTES_MAX: u64 = 256 * 1024;
 /// its own: one that never finishes holds only its connection, this long).
 pub const HTTP_TLS_HANDSHAKE_MS: u64 = 10_000;
 
-/// TLS connections handshaken and not yet taken by the HTTP server: past it, handshakes wait
-/// (the server takes them as fast as it serves).
-pub const HTTP_TLS_PENDING_MAX: usize = 64;
+/// TLS connections accepted and not yet taken by the HTTP server (in their handshake, or done
+/// and waiting): past it, no more are accepted until one is (the kernel's backlog holds them).
+pub const HTTP_TLS_PENDING_MAX: usize = 128;
 
 /// Answers from untrusted workers one request takes before it fails: each is quarantined and
-/// the request sent again (the queue group may pick an impostor with valid credentials; beside
-/// one honest worker, this many in a row comes once in 2^32).
+/// the request sent again (one impostor subscription beside one honest worker gets this many
+/// in a row once in 2^32; many impostor subscriptions can still starve a client).
 pub const WIRE_UNTRUSTED_ANSWERS_MAX: u32 = 32;
 
 /// Refusals of one NATS connection kept to be named (a permissions violation): the first is

@@ -50,7 +50,7 @@ pub fn now_unix_ms() -> u64 {
 pub struct Confirmations {
     identity: Option<Identity>,
     fronts: TrustedKeys,
-    /// sha256 of (call, proof) → when the proof expires.
+    /// sha256 of a confirmed call → when its proof expires.
     seen: Mutex<HashMap<[u8; 32], u64>>,
 }
 
@@ -97,7 +97,11 @@ impl Confirmations {
         let [PROOF_VERSION, signer, expires, signature] = parts.as_slice() else {
             return Err("its proof of the user's yes is not one".into());
         };
-        let Ok(expires) = expires.parse::<u64>() else {
+        // One spelling per value: digits only, no sign, no leading zero.
+        let canonical = !expires.is_empty()
+            && expires.bytes().all(|b| b.is_ascii_digit())
+            && (expires.len() == 1 || !expires.starts_with('0'));
+        let Some(expires) = expires.parse::<u64>().ok().filter(|_| canonical) else {
             return Err("its proof of the user's yes is not one".into());
         };
         self.fronts
@@ -118,12 +122,9 @@ impl Confirmations {
                 "its proof of the user's yes expires further off than {CONFIRMATION_TTL_MS} ms"
             ));
         }
-        let key: [u8; 32] = Sha256::new()
-            .chain_update(canonical_call.as_bytes())
-            .chain_update([0])
-            .chain_update(proof.as_bytes())
-            .finalize()
-            .into();
+        // Keyed on the call alone: a confirmed call runs once here within its proof's life,
+        // however its proof is spelled or whichever front proved it.
+        let key: [u8; 32] = Sha256::digest(canonical_call.as_bytes()).into();
         let Ok(mut seen) = self.seen.lock() else {
             return Err("the host's record of proofs is unusable".into());
         };
@@ -203,6 +204,38 @@ mod tests {
         assert_eq!(worker.prove(CALL, now), None);
     }
 
+    /// The same proof spelled another way (a `+` or leading zeros on the expiry, upper-case
+    /// hex) is not a new proof: refused as not one, or as the replay it is.
+    #[test]
+    fn a_proof_respelled_is_not_a_new_one() {
+        let (client, worker) = front();
+        let now = 1_800_000_000_000;
+        let proof = client.prove(CALL, now).unwrap();
+        assert_eq!(worker.check(CALL, Some(&proof), now), Ok(()));
+        let parts: Vec<&str> = proof.split(' ').collect();
+        let respelled = [
+            format!("v1 {} +{} {}", parts[1], parts[2], parts[3]),
+            format!("v1 {} 0{} {}", parts[1], parts[2], parts[3]),
+            format!("v1 {} {} {}", parts[1], parts[2], parts[3].to_uppercase()),
+            format!("v1 {} {} {}", parts[1].to_uppercase(), parts[2], parts[3]),
+        ];
+        for proof in respelled {
+            let refused = worker.check(CALL, Some(&proof), now).unwrap_err();
+            assert!(
+                refused.contains("is not one")
+                    || refused.contains("does not verify")
+                    || refused.contains("a key this host does not trust"),
+                "{proof}: {refused}"
+            );
+        }
+        // A second, honestly made proof of the same call is a replay of the call.
+        let again = client.prove(CALL, now + 1).unwrap();
+        assert_eq!(
+            worker.check(CALL, Some(&again), now + 2),
+            Err("its proof of the user's yes was already used (a replay)".into())
+        );
+    }
+
     #[test]
     fn a_proof_made_to_last_longer_than_allowed_is_refused() {
         let identity = Identity::generate().unwrap();
@@ -215,7 +248,7 @@ mod tests {
             worker
                 .check(CALL, Some(&proof), now)
                 .unwrap_err()
-                .contains("expires further off than 60000 ms")
+                .contains("expires further off than 120000 ms")
         );
     }
 

@@ -169,12 +169,13 @@ where
                     agent: request.agent.to_owned(),
                     reason,
                 };
+                let last = reason.clone();
+                request.refused.refused(error(reason), &answer);
                 if untrusted >= WIRE_UNTRUSTED_ANSWERS_MAX {
                     return Err(error(format!(
-                        "{untrusted} answers came, none from a trusted worker; the last: {reason}"
+                        "{untrusted} answers came, none from a trusted worker; the last: {last}"
                     )));
                 }
-                request.refused.refused(error(reason), &answer);
                 continue;
             }
             Err(AttemptFailed::Lost(why)) => reason = why,
@@ -208,7 +209,8 @@ fn too_large(request: &RemoteRequest<'_>) -> CrossingError {
 }
 
 /// What makes two requests the same to a worker: the subject (agent and tool, or tick), what
-/// the frame sent shapes the run with (fuel, deadline, chain; not the trace), and the body.
+/// the frame sent shapes the run with (fuel, deadline, chain, the proof of a user's yes; not
+/// the trace), and the body. A worker signs its answer over it (`aura_wire::provenance`).
 pub fn request_key(subject: &str, sent: &SentFrame, body: &[u8]) -> [u8; 32] {
     use sha2::Digest;
     let mut digest = sha2::Sha256::new();
@@ -217,6 +219,7 @@ pub fn request_key(subject: &str, sent: &SentFrame, body: &[u8]) -> [u8; 32] {
         sent.fuel.map(|fuel| fuel.to_string()),
         sent.deadline_ms.map(|ms| ms.to_string()),
         Some(sent.chain.join(",")),
+        sent.confirmation.clone(),
     ] {
         digest.update(b"\n");
         digest.update(part.unwrap_or_default().as_bytes());

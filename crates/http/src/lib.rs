@@ -212,11 +212,13 @@ fn read_bounded(path: &Path, what: &'static str) -> Result<Vec<u8>, GuardError> 
 }
 
 /// A TCP listener whose connections are TLS: accepted connections are handshaken each in a
-/// task of its own, within [`HTTP_TLS_HANDSHAKE_MS`]; at most [`HTTP_TLS_PENDING_MAX`]
-/// finished ones wait to be served. A failed handshake is logged and dropped.
+/// task of its own, within [`HTTP_TLS_HANDSHAKE_MS`]; at most [`HTTP_TLS_PENDING_MAX`] are
+/// in a handshake or waiting to be served at once (each holds a permit until the server
+/// takes it), so slow clients cannot pile up descriptors. A failed handshake is logged and
+/// dropped.
 pub struct TlsListener {
     local: SocketAddr,
-    ready: tokio::sync::mpsc::Receiver<(TlsStream<TcpStream>, SocketAddr)>,
+    ready: tokio::sync::mpsc::Receiver<Handshaken>,
     accepting: tokio::task::JoinHandle<()>,
 }
 
@@ -228,13 +230,25 @@ impl std::fmt::Debug for TlsListener {
     }
 }
 
+/// A connection through its handshake, with the permit it holds until the server takes it.
+type Handshaken = (
+    TlsStream<TcpStream>,
+    SocketAddr,
+    tokio::sync::OwnedSemaphorePermit,
+);
+
 impl TlsListener {
     /// Serves TLS with `acceptor` on `tcp`.
     pub fn new(tcp: TcpListener, acceptor: TlsAcceptor) -> Result<Self, GuardError> {
         let local = tcp.local_addr()?;
         let (send, ready) = tokio::sync::mpsc::channel(HTTP_TLS_PENDING_MAX);
+        let permits = Arc::new(tokio::sync::Semaphore::new(HTTP_TLS_PENDING_MAX));
         let accepting = tokio::spawn(async move {
             loop {
+                // The semaphore is never closed, so acquiring only waits.
+                let Ok(permit) = permits.clone().acquire_owned().await else {
+                    return;
+                };
                 let (stream, peer) = match tcp.accept().await {
                     Ok(accepted) => accepted,
                     Err(error) => {
@@ -255,7 +269,7 @@ impl TlsListener {
                     );
                     match handshake.await {
                         Ok(Ok(tls)) => {
-                            let _ = send.send((tls, peer)).await;
+                            let _ = send.send((tls, peer, permit)).await;
                         }
                         Ok(Err(error)) => {
                             tracing::warn!(%peer, %error, "a TLS handshake failed");
@@ -285,7 +299,8 @@ impl axum::serve::Listener for TlsListener {
 
     async fn accept(&mut self) -> (Self::Io, Self::Addr) {
         match self.ready.recv().await {
-            Some(accepted) => accepted,
+            // The permit goes: the server holds the connection now.
+            Some((stream, peer, _permit)) => (stream, peer),
             // The accepting task never ends while the listener lives; if it did, there is
             // nothing more to serve.
             None => std::future::pending().await,

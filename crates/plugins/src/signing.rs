@@ -321,8 +321,11 @@ fn public_key(text: &str) -> Result<VerifyingKey, SigningError> {
     VerifyingKey::from_bytes(&bytes).map_err(|_| bad("not a point of the curve"))
 }
 
+/// Lower-case hex digits only: one value has one spelling, so a signature or key cannot be
+/// sent again spelled another way (`from_str_radix` alone takes `+f` and upper case).
 fn decode_hex(text: &str) -> Option<Vec<u8>> {
-    if !text.len().is_multiple_of(2) || !text.is_ascii() {
+    let lower_hex = |b: &u8| b.is_ascii_digit() || (b'a'..=b'f').contains(b);
+    if !text.len().is_multiple_of(2) || !text.bytes().all(|b| lower_hex(&b)) {
         return None;
     }
     (0..text.len())

@@ -184,12 +184,7 @@ impl NatsAccess {
     pub fn from_options(options: &NatsOptions) -> Result<Self, AccessError> {
         let mut servers = Vec::new();
         let mut given: Vec<Credentials> = Vec::new();
-        for text in options
-            .url
-            .split(',')
-            .map(str::trim)
-            .filter(|t| !t.is_empty())
-        {
+        for text in split_servers(&options.url) {
             let (server, userinfo) = parse_server(text)?;
             if let Some(userinfo) = userinfo
                 && !given.contains(&userinfo)
@@ -363,11 +358,33 @@ impl fmt::Debug for NatsAccess {
     }
 }
 
+/// The servers of a `--nats` list: split at each comma that starts another URL (one with a
+/// scheme), so a comma in a password stays in its URL; a list without schemes
+/// (`host:port,host:port`) at every comma.
+fn split_servers(text: &str) -> Vec<&str> {
+    let mut starts = vec![0];
+    for (at, _) in text.match_indices(',') {
+        let rest = text[at + 1..].trim_start();
+        let next_has_scheme = rest.split_once("://").is_some_and(|(scheme, _)| {
+            !scheme.is_empty() && scheme.bytes().all(|b| b.is_ascii_alphabetic())
+        });
+        if next_has_scheme || !text.contains("://") {
+            starts.push(at + 1);
+        }
+    }
+    starts.push(text.len() + 1);
+    starts
+        .windows(2)
+        .map(|pair| text[pair[0]..pair[1] - 1].trim())
+        .filter(|piece| !piece.is_empty())
+        .collect()
+}
+
 /// `text` (a NATS URL, perhaps comma-separated) with every userinfo taken out: what a message
 /// may show of a URL it was given, parsed or not.
 pub fn shown_urls(text: &str) -> String {
-    text.split(',')
-        .map(str::trim)
+    split_servers(text)
+        .into_iter()
         .map(|one| match one.rsplit_once('@') {
             Some((before, host)) => match before.split_once("://") {
                 Some((scheme, _userinfo)) => format!("{scheme}://{host}"),

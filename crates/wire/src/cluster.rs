@@ -25,7 +25,9 @@ use aura_contract::limits::{
     EPOCH_BACKSTOP_MARGIN_MS, WIRE_BODY_BYTES_MAX, WIRE_DISCOVERY_MS, WIRE_REPLY_GRACE_MS,
     WIRE_WORKERS_MAX,
 };
-use aura_host::remote::{AttemptFailed, Remote, RemoteRequest, RemoteWork, with_retries};
+use aura_host::remote::{
+    AttemptFailed, Remote, RemoteRequest, RemoteWork, SentFrame, request_key, with_retries,
+};
 
 /// The workers on one nats-server, as a host's remote.
 #[derive(Debug, Clone)]
@@ -157,28 +159,43 @@ impl Cluster {
         &self.client
     }
 
+    /// One attempt: the answer, or why there is none. With trusted workers its signature is
+    /// checked before anything else is believed of it (a forged oversized answer is as
+    /// untrusted as any other, and retried).
     async fn send_once(
         &self,
-        subject: &str,
-        headers: &async_nats::HeaderMap,
-        body: &Bytes,
+        sending: &Sending<'_>,
         timeout: Duration,
     ) -> Result<String, AttemptFailed> {
-        let request_id = headers.get(REQUEST_ID_HEADER).map_or("", |id| id.as_str());
         let request = async_nats::Request::new()
-            .payload(body.clone())
-            .headers(headers.clone())
+            .payload(sending.body.clone())
+            .headers(sending.headers.clone())
             .timeout(Some(timeout));
         let reply = self
             .client
-            .send_request(subject.to_owned(), request)
+            .send_request(sending.subject.to_owned(), request)
             .await
             .map_err(|error| match error.kind() {
                 async_nats::RequestErrorKind::MaxPayloadExceeded => AttemptFailed::TooLarge,
                 _ => AttemptFailed::Lost(error.to_string()),
             })?;
+        // No responders: the server's own word (a status, no body), not an answer.
         if let Some(status) = reply.status.filter(|s| !s.is_success()) {
             return Err(AttemptFailed::Lost(format!("status {status}")));
+        }
+        let checked = self.provenance.check_answer(
+            sending.subject,
+            &sending.request_id,
+            &sending.key,
+            reply.headers.as_ref(),
+            &reply.payload,
+        );
+        if let Err(refusal) = checked {
+            let shown = &reply.payload[..reply.payload.len().min(WIRE_BODY_BYTES_MAX)];
+            return Err(AttemptFailed::Untrusted {
+                answer: String::from_utf8_lossy(shown).into_owned(),
+                reason: refusal.to_string(),
+            });
         }
         if reply.payload.len() > WIRE_BODY_BYTES_MAX {
             return Err(AttemptFailed::BadAnswer(format!(
@@ -186,22 +203,20 @@ impl Cluster {
                 reply.payload.len()
             )));
         }
-        let checked = self.provenance.check_answer(
-            subject,
-            request_id,
-            body,
-            reply.headers.as_ref(),
-            &reply.payload,
-        );
-        if let Err(refusal) = checked {
-            return Err(AttemptFailed::Untrusted {
-                answer: String::from_utf8_lossy(&reply.payload).into_owned(),
-                reason: refusal.to_string(),
-            });
-        }
         String::from_utf8(reply.payload.to_vec())
             .map_err(|_| AttemptFailed::BadAnswer("the answer is not UTF-8".into()))
     }
+}
+
+/// One request as every attempt sends it.
+struct Sending<'a> {
+    subject: &'a str,
+    headers: async_nats::HeaderMap,
+    body: Bytes,
+    /// Its random id (also in `headers`).
+    request_id: String,
+    /// What a worker signs its answer over ([`request_key`]).
+    key: [u8; 32],
 }
 
 impl Remote for Cluster {
@@ -225,8 +240,21 @@ impl Remote for Cluster {
             let mut headers = frame_headers(request.frame);
             // One id for every attempt of this send: a signed answer to it verifies for
             // this request alone.
-            headers.insert(REQUEST_ID_HEADER, provenance::request_id().as_str());
+            let request_id =
+                provenance::request_id().map_err(|reason| CrossingError::Unreachable {
+                    agent: request.agent.to_owned(),
+                    attempts: 0,
+                    reason,
+                })?;
+            headers.insert(REQUEST_ID_HEADER, request_id.as_str());
             let body = Bytes::copy_from_slice(request.body.as_bytes());
+            let sending = Sending {
+                subject: &subject,
+                key: request_key(&subject, &SentFrame::of(request.frame), &body),
+                headers,
+                body,
+                request_id,
+            };
             let timeout = Duration::from_millis(
                 request
                     .frame
@@ -237,7 +265,7 @@ impl Remote for Cluster {
             );
             with_retries(
                 &request,
-                |_| self.send_once(&subject, &headers, &body, timeout),
+                |_| self.send_once(&sending, timeout),
                 |n| tokio::time::sleep(super::backoff(n)),
             )
             .await
@@ -287,8 +315,17 @@ pub async fn discover(
         if message.status.is_some_and(|status| !status.is_success()) {
             break;
         }
-        let info: async_nats::service::Info = serde_json::from_slice(&message.payload)
-            .map_err(|error| WireError::Discovery(error.to_string()))?;
+        let info: async_nats::service::Info = match serde_json::from_slice(&message.payload) {
+            Ok(info) => info,
+            // With trusted workers, an unreadable answer is one more stranger's: it must not
+            // stop the client from finding the trusted ones.
+            Err(error) if !provenance.trusted.is_empty() => {
+                tracing::warn!(%error, "an unreadable discovery answer is not used");
+                untrusted += 1;
+                continue;
+            }
+            Err(error) => return Err(WireError::Discovery(error.to_string())),
+        };
         let metadata: BTreeMap<String, String> = info.metadata.clone().into_iter().collect();
         if let Err(refusal) = provenance.check_info(&metadata) {
             tracing::warn!(worker = %info.id, %refusal, "a worker that is not trusted is not used");

@@ -5,7 +5,9 @@
 //! worker's credentials (or a stolen copy) can sit in the queue group. So a worker with an
 //! identity ([`aura_plugins::signing::Identity`], an `aura keygen` key) signs each answer over
 //! the request it answers ([`answer_message`]: the subject, the request's random id, the
-//! digests of the request's body and of the answer) and its discovery info
+//! request's key (`aura_host::remote::request_key`: its body and every header that shapes the
+//! run, as the worker read them: fuel, deadline, chain, the proof of a user's yes) and the
+//! answer's digest) and its discovery info
 //! ([`info_message`]), and a client with trusted workers ([`Provenance::trusted`]) refuses an
 //! answer that is unsigned, signed by another key, or whose signature does not verify over
 //! the request it sent: a forged answer, or an honest one replayed onto another request. It
@@ -47,12 +49,18 @@ pub struct Provenance {
     pub fronts: TrustedKeys,
 }
 
-/// What a worker signs of an answer: a domain tag, the subject, the request's id, and the
-/// sha256 of the request's body and of the answer.
-pub fn answer_message(subject: &str, request_id: &str, request: &[u8], answer: &[u8]) -> Vec<u8> {
+/// What a worker signs of an answer: a domain tag, the subject, the request's id, the
+/// request's key (its body and the frame that shaped its run, as the worker read them) and
+/// the answer's sha256.
+pub fn answer_message(
+    subject: &str,
+    request_id: &str,
+    request_key: &[u8; 32],
+    answer: &[u8],
+) -> Vec<u8> {
     format!(
         "aura-answer.v1\n{subject}\n{request_id}\n{}\n{}",
-        hex(&Sha256::digest(request)),
+        hex(request_key),
         hex(&Sha256::digest(answer))
     )
     .into_bytes()
@@ -70,35 +78,30 @@ pub fn info_message(metadata: &BTreeMap<String, String>) -> Vec<u8> {
     message
 }
 
-/// A new request id: 128 random bits, hex.
-pub fn request_id() -> String {
+/// A new request id: 128 random bits, hex; `Err` (why) when the system's random source
+/// fails, which is not something to go on without: a guessable id would let an old answer be
+/// replayed onto this request.
+pub fn request_id() -> Result<String, String> {
     let mut bytes = [0u8; 16];
-    // The system's random source failing is not something to go on without: an id that
-    // repeats would let an old answer be replayed onto this request.
-    if let Err(error) = getrandom::fill(&mut bytes) {
-        tracing::error!(%error, "no random request id: the system's random source failed");
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap_or_default()
-            .as_nanos();
-        bytes = now.to_le_bytes();
-    }
-    hex(&bytes)
+    getrandom::fill(&mut bytes)
+        .map_err(|error| format!("no random request id, the system's source failed: {error}"))?;
+    Ok(hex(&bytes))
 }
 
 impl Provenance {
-    /// The headers that sign `answer` to the request with `request_id` on `subject` whose
-    /// body was `request` (empty without an identity).
+    /// The headers that sign `answer` to the request with `request_id` on `subject` whose key
+    /// is `request_key` (empty without an identity).
     pub fn sign_answer(
         &self,
         subject: &str,
         request_id: &str,
-        request: &[u8],
+        request_key: &[u8; 32],
         answer: &[u8],
     ) -> HeaderMap {
         let mut headers = HeaderMap::new();
         if let Some(identity) = &self.identity {
-            let signature = identity.sign(&answer_message(subject, request_id, request, answer));
+            let signature =
+                identity.sign(&answer_message(subject, request_id, request_key, answer));
             headers.insert(SIGNER_HEADER, identity.public());
             headers.insert(SIGNATURE_HEADER, signature.as_str());
         }
@@ -106,13 +109,13 @@ impl Provenance {
     }
 
     /// Accepts an answer (its headers and body) to the request `request_id` on `subject`
-    /// whose body was `request`, when no worker is trusted (nothing to check) or it is signed
-    /// by a trusted worker over that very request.
+    /// whose key is `request_key`, when no worker is trusted (nothing to check) or it is
+    /// signed by a trusted worker over that very request, as it was sent.
     pub fn check_answer(
         &self,
         subject: &str,
         request_id: &str,
-        request: &[u8],
+        request_key: &[u8; 32],
         headers: Option<&HeaderMap>,
         answer: &[u8],
     ) -> Result<(), SignatureRefusal> {
@@ -122,7 +125,7 @@ impl Provenance {
         let header = |name: &str| headers.and_then(|h| h.get(name)).map(|v| v.as_str());
         self.trusted.check(
             header(SIGNER_HEADER),
-            &answer_message(subject, request_id, request, answer),
+            &answer_message(subject, request_id, request_key, answer),
             header(SIGNATURE_HEADER),
         )
     }
@@ -171,27 +174,26 @@ mod tests {
             fronts: TrustedKeys::none(),
         };
         let subject = "aura.tool.wellness.stress_score";
-        let headers = signing.sign_answer(subject, "id-1", b"request", b"answer");
+        const REQUEST: &[u8; 32] = &[1; 32];
+        const OTHER: &[u8; 32] = &[2; 32];
+        let headers = signing.sign_answer(subject, "id-1", REQUEST, b"answer");
         let client = trusting(&worker);
         assert_eq!(
-            client.check_answer(subject, "id-1", b"request", Some(&headers), b"answer"),
+            client.check_answer(subject, "id-1", REQUEST, Some(&headers), b"answer"),
             Ok(())
         );
-        // Another answer body (forged), another request id (replayed), another request or
-        // subject: the signature no longer verifies.
+        // Another answer body (forged), another request id (replayed), another request (its
+        // body, or a header that shaped its run, changed on the way) or subject: the
+        // signature no longer verifies.
         let bad = Err(SignatureRefusal::BadSignature {
             signer: worker.public().to_owned(),
         });
+        let sleep = "aura.tool.wellness.sleep_summary";
         for (subject, id, request, answer) in [
-            (subject, "id-1", &b"request"[..], &b"forged"[..]),
-            (subject, "id-2", b"request", b"answer"),
-            (subject, "id-1", b"other", b"answer"),
-            (
-                "aura.tool.wellness.sleep_summary",
-                "id-1",
-                b"request",
-                b"answer",
-            ),
+            (subject, "id-1", REQUEST, &b"forged"[..]),
+            (subject, "id-2", REQUEST, b"answer"),
+            (subject, "id-1", OTHER, b"answer"),
+            (sleep, "id-1", REQUEST, b"answer"),
         ] {
             assert_eq!(
                 client.check_answer(subject, id, request, Some(&headers), answer),
@@ -200,7 +202,7 @@ mod tests {
         }
         // Unsigned; signed by a key the client does not trust.
         assert_eq!(
-            client.check_answer(subject, "id-1", b"request", None, b"answer"),
+            client.check_answer(subject, "id-1", REQUEST, None, b"answer"),
             Err(SignatureRefusal::Unsigned)
         );
         let impostor = Identity::generate().unwrap();
@@ -209,28 +211,30 @@ mod tests {
             trusted: TrustedKeys::none(),
             fronts: TrustedKeys::none(),
         }
-        .sign_answer(subject, "id-1", b"request", b"answer");
+        .sign_answer(subject, "id-1", REQUEST, b"answer");
         assert_eq!(
-            client.check_answer(subject, "id-1", b"request", Some(&stranger), b"answer"),
+            client.check_answer(subject, "id-1", REQUEST, Some(&stranger), b"answer"),
             Err(SignatureRefusal::UntrustedSigner {
                 signer: impostor.public().to_owned()
             })
         );
         // A client that trusts no one in particular takes every answer.
         assert_eq!(
-            Provenance::default().check_answer(subject, "id-1", b"r", None, b"a"),
+            Provenance::default().check_answer(subject, "id-1", REQUEST, None, b"a"),
             Ok(())
         );
     }
 
     #[test]
     fn the_answer_message_is_the_documented_text() {
-        // sha256("") and sha256("abc") (FIPS 180-2's example).
+        // The key as hex, and sha256("abc") (FIPS 180-2's example).
         assert_eq!(
-            String::from_utf8(answer_message("s", "i", b"", b"abc")).unwrap(),
-            "aura-answer.v1\ns\ni\n\
-             e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\n\
-             ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+            String::from_utf8(answer_message("s", "i", &[0xab; 32], b"abc")).unwrap(),
+            format!(
+                "aura-answer.v1\ns\ni\n{}\n\
+                 ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+                "ab".repeat(32)
+            )
         );
     }
 
@@ -262,7 +266,7 @@ mod tests {
 
     #[test]
     fn request_ids_are_128_random_bits() {
-        let (one, other) = (request_id(), request_id());
+        let (one, other) = (request_id().unwrap(), request_id().unwrap());
         assert_eq!(one.len(), 32);
         assert_ne!(one, other);
     }

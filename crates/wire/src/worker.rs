@@ -141,12 +141,8 @@ impl Worker {
                     .as_ref()
                     .and_then(|headers| headers.get(REQUEST_ID_HEADER))
                     .map_or("", |id| id.as_str());
-                let signed = provenance.sign_answer(
-                    message.subject.as_str(),
-                    request_id,
-                    &message.payload,
-                    &answer,
-                );
+                let signed =
+                    provenance.sign_answer(message.subject.as_str(), request_id, &key, &answer);
                 // The call's events stored before its answer goes: a worker killed after
                 // answering has lost none of them.
                 host.events_settled().await;

@@ -204,8 +204,8 @@ async fn untrusted_answers_are_reported_and_sent_again_at_once_up_to_the_bound()
             ))
             .to_vec()
     );
-    // Only impostors: the call fails at the bound, every answer but the last reported
-    // (the last is the call's own error).
+    // Only impostors: every answer reported (each has its record), then the call fails at
+    // the bound.
     let kept = Kept::default();
     let again = RemoteRequest {
         refused: &kept,
@@ -232,7 +232,7 @@ async fn untrusted_answers_are_reported_and_sent_again_at_once_up_to_the_bound()
     );
     assert_eq!(
         kept.0.lock().unwrap().len(),
-        WIRE_UNTRUSTED_ANSWERS_MAX as usize - 1
+        WIRE_UNTRUSTED_ANSWERS_MAX as usize
     );
 }
 

@@ -178,3 +178,24 @@ fn a_bare_host_and_port_is_a_nats_url_and_an_empty_one_is_refused() {
         AccessError::Url { .. }
     ));
 }
+
+#[test]
+fn a_comma_in_a_password_stays_in_its_url_and_is_never_shown() {
+    let access = NatsAccess::url("nats://u:pa,ss@h1:4222,nats://u:pa,ss@h2:4222").unwrap();
+    assert_eq!(access.shown(), "nats://h1:4222,nats://h2:4222");
+    assert_eq!(
+        access.credentials,
+        Credentials::UserPassword {
+            user: "u".into(),
+            password: "pa,ss".into()
+        }
+    );
+    for text in ["nats://u:1234,5678@h:4222", "nats://u:pa,ss@h"] {
+        let shown = shown_urls(text);
+        assert!(!shown.contains("1234") && !shown.contains("pa"), "{shown}");
+        if let Err(error) = NatsAccess::url(text) {
+            assert!(!error.to_string().contains("pa"), "{error}");
+        }
+    }
+    assert_eq!(split_servers("h1:4222, h2:4222"), ["h1:4222", "h2:4222"]);
+}
