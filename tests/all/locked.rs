@@ -349,17 +349,25 @@ fn strangers_are_refused_and_the_honest_call_still_succeeds() {
     assert_eq!(result["result"]["score"], 47, "{result}");
 }
 
+/// The client's NATS credentials and certificate, for a connection made in this process.
+fn client_options(nats: &NatsServer) -> aura_wire::NatsOptions {
+    let locked = nats.locked_files().unwrap();
+    aura_wire::NatsOptions {
+        url: format!("nats://client:{CLIENT_PASSWORD}@127.0.0.1:{}", nats.port()),
+        tls_ca: Some(locked.file("ca.pem")),
+        tls_cert: Some(locked.file("client-cert.pem")),
+        tls_key: Some(locked.file("client-key.pem")),
+        ..aura_wire::NatsOptions::default()
+    }
+}
+
 /// A client in this process (a host whose calls all go to the workers) connected with the
 /// client's credentials and trusting the honest workers' identity; its data dir.
 async fn trusting_client(nats: &NatsServer) -> (aura_host::Host, PathBuf) {
     let locked = nats.locked_files().unwrap();
     let access = aura_wire::NatsAccess::from_options(&aura_wire::NatsOptions {
-        url: format!("nats://client:{CLIENT_PASSWORD}@127.0.0.1:{}", nats.port()),
-        tls_ca: Some(locked.file("ca.pem")),
-        tls_cert: Some(locked.file("client-cert.pem")),
-        tls_key: Some(locked.file("client-key.pem")),
         trusted_workers: Some(locked.worker_identity.clone()),
-        ..aura_wire::NatsOptions::default()
+        ..client_options(nats)
     })
     .unwrap();
     let cluster = aura_wire::cluster::Cluster::connect(&access).await.unwrap();
@@ -594,19 +602,11 @@ async fn a_confirm_required_call_runs_only_with_a_trusted_fronts_proof_of_the_ye
     let result: Value = serde_json::from_slice(&called.stdout).unwrap();
     assert_eq!(result["result"]["event"]["title"], "Dentist", "{result}");
     // Raw requests with the client's NATS credentials.
-    let raw = aura_wire::connect(
-        &aura_wire::NatsAccess::from_options(&aura_wire::NatsOptions {
-            url: format!("nats://client:{CLIENT_PASSWORD}@127.0.0.1:{}", nats.port()),
-            tls_ca: Some(locked.file("ca.pem")),
-            tls_cert: Some(locked.file("client-cert.pem")),
-            tls_key: Some(locked.file("client-key.pem")),
-            ..aura_wire::NatsOptions::default()
-        })
-        .unwrap(),
-    )
-    .await
-    .unwrap()
-    .client;
+    let raw =
+        aura_wire::connect(&aura_wire::NatsAccess::from_options(&client_options(&nats)).unwrap())
+            .await
+            .unwrap()
+            .client;
     let front = Confirmations::new(
         Some(Identity::load(&locked.file("front.key")).unwrap()),
         TrustedKeys::none(),

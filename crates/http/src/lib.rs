@@ -192,18 +192,12 @@ impl TlsFiles {
 
 /// A PEM file's bytes, at most [`HTTP_TLS_FILE_BYTES_MAX`].
 fn read_bounded(path: &Path, what: &'static str) -> Result<Vec<u8>, GuardError> {
-    use std::io::Read;
     let failed = |reason: String| GuardError::TlsFile {
         what,
         path: path.to_owned(),
         reason,
     };
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|file| {
-            file.take(HTTP_TLS_FILE_BYTES_MAX + 1)
-                .read_to_end(&mut bytes)
-        })
+    let bytes = aura_plugins::files::read_at_most(path, HTTP_TLS_FILE_BYTES_MAX)
         .map_err(|error| failed(error.to_string()))?;
     if bytes.len() as u64 > HTTP_TLS_FILE_BYTES_MAX {
         return Err(failed(format!("more than {HTTP_TLS_FILE_BYTES_MAX} bytes")));
