@@ -80,6 +80,8 @@ enum Command {
     #[cfg(feature = "jit")]
     Compile(commands::compile::CompileCommand),
     Keygen(commands::keygen::KeygenCommand),
+    #[cfg(any(feature = "mcp", feature = "http"))]
+    Token(commands::token::TokenCommand),
     Sign(commands::sign::SignCommand),
 }
 
@@ -114,6 +116,8 @@ impl Command {
             #[cfg(feature = "jit")]
             Command::Compile(command) => command.execute(globals),
             Command::Keygen(command) => command.execute(),
+            #[cfg(any(feature = "mcp", feature = "http"))]
+            Command::Token(command) => command.execute(),
             Command::Sign(command) => command.execute(globals),
         }
     }

@@ -49,9 +49,10 @@ pub struct LiveCommand {
     /// Start over: set the data dir's session aside instead of resuming it.
     #[arg(long)]
     fresh: bool,
-    /// Also take signals and answers, and stream decisions, over HTTP at a loopback address
-    /// (`127.0.0.1:PORT`; port 0 picks a free one) or a unix socket (`unix:PATH`):
-    /// `POST /signals`, `POST /answers`, `GET /decisions`.
+    /// Also take signals and answers, and stream decisions, over HTTP at an address
+    /// (`127.0.0.1:PORT`; port 0 picks a free one; beyond loopback only with TLS and
+    /// --auth-issuer) or a unix socket (`unix:PATH`): `POST /signals`, `POST /answers`,
+    /// `GET /decisions`.
     #[cfg(feature = "http")]
     #[arg(long, value_name = "ADDRESS")]
     listen: Option<String>,
@@ -124,8 +125,8 @@ impl LiveCommand {
             });
             #[cfg(feature = "http")]
             if let Some(address) = &self.listen {
-                let guard = self.guard.guard()?;
-                let listener = aura_live_http::bind(address).await?;
+                let guard = self.guard.guard().await?;
+                let listener = aura_live_http::bind(address, &guard).await?;
                 eprintln!("aura: live at {}", listener.shown(guard.scheme()));
                 let front = handle.clone();
                 let (stopped, stop) = tokio::sync::oneshot::channel::<()>();

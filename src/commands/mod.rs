@@ -36,6 +36,8 @@ pub mod serve;
 pub mod sign;
 pub mod telemetry;
 pub mod test_agent;
+#[cfg(any(feature = "mcp", feature = "http"))]
+pub mod token;
 #[cfg(feature = "nats")]
 pub mod worker;
 

@@ -2,17 +2,19 @@
 
 use std::process::ExitCode;
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 
 use super::{Globals, open_host, runtime, shutdown_signal, warn_load_failures};
 
 /// Serve the catalogue as MCP tools over streamable HTTP at http(s)://<listen>/mcp until
-/// SIGINT or SIGTERM. Loopback only: there is no authentication yet. A browser's request is
-/// served only from a loopback origin or one --allow-origin names (else 403).
+/// SIGINT or SIGTERM. A browser's request is served only from a loopback origin or one
+/// --allow-origin names (else 403). With --auth-issuer every request needs a bearer token
+/// (scope aura.read; aura.act for a tool the user must confirm); only then, and with TLS, may
+/// it listen beyond loopback.
 #[derive(clap::Args, Debug)]
 pub struct ServeCommand {
-    /// Address to listen on (a loopback address; port 0 picks a free port, printed on
-    /// stderr).
+    /// Address to listen on (port 0 picks a free port, printed on stderr): loopback, or any
+    /// with TLS and --auth-issuer.
     #[arg(long, default_value = "127.0.0.1:8765")]
     listen: std::net::SocketAddr,
     #[command(flatten)]
@@ -23,14 +25,9 @@ impl ServeCommand {
     /// Serves many clients on every core until a signal.
     pub fn execute(self, globals: Globals) -> anyhow::Result<ExitCode> {
         let listen = self.listen;
-        if !listen.ip().is_loopback() {
-            bail!(
-                "aura serve listens on loopback only (it has no authentication): use 127.0.0.1:{}",
-                listen.port()
-            );
-        }
-        let guard = self.guard.guard()?;
         runtime()?.block_on(async {
+            let guard = self.guard.guard().await?;
+            guard.check_listen(listen)?;
             let (host, _events) =
                 open_host(globals.host_config(), globals.nats.as_ref(), None).await?;
             warn_load_failures(&host);

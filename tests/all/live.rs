@@ -54,7 +54,7 @@ fn run(data: &Path, args: &[&str], input: &[u8]) -> Output {
 }
 
 /// A scenario's signals as JSON lines, in the order they happen (ties: file order).
-fn signal_lines(scenario: &Path) -> String {
+pub(crate) fn signal_lines(scenario: &Path) -> String {
     let scenario: Value =
         serde_json::from_str(&std::fs::read_to_string(scenario).unwrap()).unwrap();
     let mut signals: Vec<&Value> = scenario["signals"].as_array().unwrap().iter().collect();

@@ -5,6 +5,8 @@ mod support;
 mod tools;
 
 mod a2a;
+#[cfg(all(feature = "mcp", feature = "http"))]
+mod bearer;
 
 mod calendar;
 mod cli;

@@ -60,16 +60,18 @@ fn aura_args(data: &Path) -> Vec<String> {
 
 /// Runs the conformance script with `client` over `transport`; its JSON report.
 fn conformance(client: &str, transport: &str, data: &Path, url: Option<&str>) -> Value {
-    conformance_trusting(client, transport, data, url, None)
+    conformance_trusting(client, transport, data, url, None, None)
 }
 
-/// [`conformance`] with the client trusting the CA in `ca` beside the system's.
-fn conformance_trusting(
+/// [`conformance`] with the client trusting the CA in `ca` beside the system's, and sending
+/// `token` as its bearer token.
+pub(crate) fn conformance_trusting(
     client: &str,
     transport: &str,
     data: &Path,
     url: Option<&str>,
     ca: Option<&Path>,
+    token: Option<&str>,
 ) -> Value {
     clients_installed();
     let catalogue = aura_contract::catalogue::CATALOGUE;
@@ -109,6 +111,7 @@ fn conformance_trusting(
         "examples": examples,
         "traceparent": TRACEPARENT,
         "ca": ca,
+        "token": token,
     });
     let output = run_client("conformance.mjs", &config, data);
     assert!(
@@ -154,9 +157,9 @@ fn refusals_match_the_quarantine(report: &Value, data: &Path) {
 }
 
 /// `aura serve` on a free loopback port, with JSON logs of every span.
-struct Server {
+pub(crate) struct Server {
     child: Child,
-    url: String,
+    pub(crate) url: String,
     logs: std::sync::mpsc::Receiver<String>,
 }
 
@@ -166,10 +169,15 @@ impl Server {
     }
 
     /// `aura serve` with more options (`serve_args`).
-    fn start_with(data: &Path, serve_args: &[&str]) -> Self {
+    pub(crate) fn start_with(data: &Path, serve_args: &[&str]) -> Self {
         let mut child = Command::new(AURA)
             .args(aura_args(data))
-            .args(["--log-json", "serve", "--listen", "127.0.0.1:0"])
+            .args(["--log-json", "serve"])
+            // A free loopback port unless the test names its own.
+            .args(match serve_args.contains(&"--listen") {
+                true => &[][..],
+                false => &["--listen", "127.0.0.1:0"][..],
+            })
             .args(serve_args)
             .env("RUST_LOG", "aura=info")
             .env_remove("AURA_PLUGINS_DIR")
@@ -201,7 +209,7 @@ impl Server {
         }
     }
 
-    fn address(&self) -> String {
+    pub(crate) fn address(&self) -> String {
         self.url
             .trim_start_matches("http://")
             .trim_start_matches("https://")
@@ -210,7 +218,7 @@ impl Server {
     }
 
     /// SIGTERM, as a service manager stops it: it must end cleanly. Its logs.
-    fn stop(mut self) -> Vec<String> {
+    pub(crate) fn stop(mut self) -> Vec<String> {
         let status = Command::new("kill")
             .args(["-TERM", &self.child.id().to_string()])
             .status()
@@ -314,6 +322,7 @@ fn sdk_1_32_over_https() {
         &data,
         Some(&server.url.clone()),
         Some(&certs.join("ca.pem")),
+        None,
     );
     server.stop();
 }

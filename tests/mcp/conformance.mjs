@@ -47,7 +47,13 @@ async function connect(answer = null, asked = []) {
                   args: [...config.aura_args, 'mcp'],
                   stderr: 'inherit',
               })
-            : new sdk.StreamableHTTPClientTransport(new URL(config.url));
+            : new sdk.StreamableHTTPClientTransport(
+                  new URL(config.url),
+                  // A bearer token, as a client configured with one sends it on every request.
+                  config.token
+                      ? { requestInit: { headers: { Authorization: `Bearer ${config.token}` } } }
+                      : undefined,
+              );
     await client.connect(transport);
     return client;
 }

@@ -132,12 +132,9 @@ pub const MEMORY_GUARD_GUARDED_BYTES: u64 = 32 << 20;
 pub const MEMORY_GUARD_BOUNDED_BYTES: u64 = 2 * 1024 * 1024;
 
 /// Bytes of a freed instance's linear memory the pool resets in place instead of returning to
-/// the kernel. A fresh instance per call would otherwise fault in its stack and heap pages on
-/// every call (~19 µs of the small call here) and each `madvise` flushes the other core's TLB.
-/// The agents' memories stay well under this for ordinary calls (1 MiB stack plus a small
-/// heap), so they are kept whole; a call that grows further gives the rest back. Costs RSS:
-/// at most this much per pool slot a call has used (`just soak` and `just bench-phone`
-/// report it).
+/// the kernel: faulting pages in again cost ~19 µs of the small call, and each `madvise`
+/// flushes the other core's TLB. Agents' memories (1 MiB stack plus a small heap) stay whole.
+/// Costs RSS: at most this per pool slot used (`just soak` and `just bench-phone` report it).
 pub const MEMORY_KEEP_RESIDENT_BYTES: usize = 4 * 1024 * 1024;
 
 /// Bytes of a freed instance's table the pool resets in place: all of it (TABLE_ELEMENTS_MAX
@@ -161,12 +158,9 @@ pub const TABLES_PER_COMPONENT_MAX: u32 = 8;
 /// allocator reserves [`INSTANCE_SLOTS`].
 pub const CONCURRENT_CALLS_MAX: u32 = 8;
 
-/// Calls a host takes at once through its seam (`Host::dispatch`): the
-/// [`CONCURRENT_CALLS_MAX`] running plus those waiting for a slot. A burst from many clients
-/// (200 planners at once over MCP) waits its turn: at a few ms per call, the last of 256 waits
-/// about 256 / 8 × 5 ms ≈ 160 ms. Past it a caller is told `busy` at once instead of queueing
-/// without bound; each waiting call holds its envelope (≤ [`CROSSING_BYTES_MAX`], a few KiB in
-/// practice).
+/// Calls a host takes at once through its seam (`Host::dispatch`): those running plus those
+/// waiting for a slot (the last of 256 waits about 256 / 8 × 5 ms ≈ 160 ms). Past it a caller
+/// is told `busy` at once; each waiting call holds its envelope (a few KiB in practice).
 pub const CALLS_IN_FLIGHT_MAX: usize = 256;
 
 /// How long a `busy` refusal tells the caller to wait before sending the call again: about the
@@ -174,9 +168,8 @@ pub const CALLS_IN_FLIGHT_MAX: usize = 256;
 pub const BUSY_RETRY_AFTER_MS: u64 = 200;
 
 /// Agents in one call chain (the root call's agent included): seed 002's bound. A call whose
-/// chain already holds this many is refused (DepthExceeded), as is one whose target is already
-/// in its chain (CycleDetected). With agent-level cycle detection the four agents of the
-/// catalogue cannot reach it; it bounds the chain should the catalogue grow.
+/// chain already holds this many is refused (DepthExceeded). With agent-level cycle detection
+/// the catalogue's four agents cannot reach it; it bounds the chain should the catalogue grow.
 pub const AGENT_CALL_DEPTH_MAX: usize = 5;
 
 /// Component instances the pool holds: every root call's deepest chain, plus one for loading.
@@ -199,13 +192,10 @@ pub const GUEST_RANDOM_BYTES_PER_REQUEST_MAX: u64 = 64 * 1024;
 /// Fuel charged to a guest per byte its random generators produce for it (taken when the
 /// import returns, like a callee's fuel), so host work done for a guest counts against its
 /// deadline at least as dearly as it costs, and fuel, not the wall clock, ends a guest that
-/// keeps the host generating. wasmtime-wasi draws one `u32` (4 bytes) per byte a guest asks
-/// for, so a byte asked costs 64 fuel. Measured (BENCHMARKS.md, "Host work for a guest"):
-/// 3.05 ns of host time per byte asked in a release build, lowering into the guest included,
-/// where guest code runs at 9.4 fuel/ns: 64 fuel is 6.8 ns of guest work, ×2.2 the cost (×4.5
-/// at the calibrated rate, which keeps half), a margin for cores whose generator is slower
-/// against their wasm. A debug build took 168 ns per byte asked; its default rate, 0.1
-/// fuel/ns, makes 64 fuel 640 ns. Agents draw none (they read the 16-byte insecure seed).
+/// keeps the host generating. wasmtime-wasi draws a `u32` per byte asked: 64 fuel a byte.
+/// Measured (BENCHMARKS.md, "Host work for a guest"): 3.05 ns of host time per byte in a
+/// release build, where 64 fuel is 6.8 ns of guest work (×2.2 the cost, ×4.5 calibrated).
+/// Agents draw none (they read the 16-byte insecure seed).
 pub const FUEL_PER_RANDOM_BYTE: u64 = 16;
 
 /// Deadline of an agent's `manifest` export when it is loaded: it answers three strings, and
@@ -476,11 +466,8 @@ pub const WIRE_BODY_BYTES_MAX: usize = CROSSING_BYTES_MAX;
 /// delays noticing a dead worker.
 pub const WIRE_REPLY_GRACE_MS: u64 = 250;
 
-/// Attempts per request (the same call_id each time). A dead worker costs one (the server
-/// drops its subscriptions as its connection closes); a nats-server restart costs every
-/// attempt until the server is back and the workers have resubscribed: about 1–2 s here, while
-/// 8 attempts wait 6.3 s of backoff (100 ms doubling to [`WIRE_BACKOFF_MS_MAX`]) besides their
-/// timeouts. 4 were measured too few: a 50 ms call's attempts all fell in one restart
+/// Attempts per request (same call_id). A nats-server restart (1–2 s here) costs every
+/// attempt until workers resubscribe; 8 wait 6.3 s of backoff. 4 were measured too few
 /// (`wire::ten_thousand_calls_survive_a_killed_worker_and_a_restarted_server`).
 pub const WIRE_ATTEMPTS_MAX: u32 = 8;
 
@@ -490,16 +477,12 @@ pub const WIRE_BACKOFF_MS_BASE: u64 = 100;
 /// Longest wait between attempts: a server restart takes about a second here.
 pub const WIRE_BACKOFF_MS_MAX: u64 = 1_600;
 
-/// Answers a worker keeps to answer a repeated request (same subject, frame and body: a
-/// client's retry) instead of running it again. A retry comes within
-/// [`WIRE_ATTEMPTS_MAX`] × (deadline + grace) of the first attempt; at this machine's ~10,000
-/// calls/s (BENCHMARKS.md) 16,384 answers cover about 1.6 s of traffic, and the bytes bound
-/// below caps the memory whatever their size. A retry that finds its answer evicted runs again:
-/// the agents are pure functions of the call, so the answer is the same.
+/// Answers a worker keeps for a client's retry (same subject, frame and body) instead of
+/// running it again: ~1.6 s of traffic at ~10,000 calls/s; the bytes bound below caps memory.
+/// An evicted one runs again: the agents are pure functions of the call.
 pub const WIRE_ANSWERS_KEPT_MAX: usize = 16_384;
 
-/// Bytes of kept answers (see [`WIRE_ANSWERS_KEPT_MAX`]): 64 MiB, about 60 answers of the
-/// largest size or all 16,384 at 4 KiB.
+/// Bytes of kept answers (see [`WIRE_ANSWERS_KEPT_MAX`]): all 16,384 at 4 KiB.
 pub const WIRE_ANSWERS_KEPT_BYTES_MAX: usize = 64 * 1024 * 1024;
 
 /// Requests a worker takes off the wire at once: the host's in-flight bound. Past it the
@@ -540,6 +523,27 @@ pub const HTTP_TLS_HANDSHAKE_MS: u64 = 10_000;
 /// and waiting): past it, no more are accepted until one is (the kernel's backlog holds them).
 pub const HTTP_TLS_PENDING_MAX: usize = 128;
 
+/// Bytes of a bearer token (a JWT access token is under 2 KiB).
+pub const AUTH_TOKEN_BYTES_MAX: usize = 8 * 1024;
+
+/// Bytes of an issuer's JWKS (a few keys of a few hundred bytes), and keys read of it.
+pub const AUTH_JWKS_BYTES_MAX: usize = 256 * 1024;
+/// See [`AUTH_JWKS_BYTES_MAX`].
+pub const AUTH_JWKS_KEYS_MAX: usize = 64;
+
+/// How long fetching the JWKS may take (a front starts without waiting longer).
+pub const AUTH_JWKS_FETCH_MS: u64 = 5_000;
+
+/// Least time between two readings of the JWKS caused by tokens naming an unknown key: a
+/// rotation is picked up at once, a stream of forged key ids costs one fetch a minute.
+pub const AUTH_JWKS_REFRESH_MIN_MS: u64 = 60_000;
+
+/// Age past which the JWKS is read again anyway: a key the issuer withdrew stops working then.
+pub const AUTH_JWKS_MAX_AGE_MS: u64 = 3_600_000;
+
+/// Clock difference allowed between the issuer and this server for `exp` and `nbf`.
+pub const AUTH_CLOCK_SKEW_S: u64 = 30;
+
 /// Answers from untrusted workers one request takes before it fails: each is quarantined and
 /// the request sent again (one impostor subscription beside one honest worker gets this many
 /// in a row once in 2^32; many impostor subscriptions can still starve a client).
@@ -572,10 +576,8 @@ pub const EVENTS_PUBLISH_ATTEMPTS_MAX: u32 = 8;
 /// default of 5 s would hold a worker's answers that long per lost ack while a server restarts.
 pub const EVENTS_ACK_TIMEOUT_MS: u64 = 1_000;
 
-/// Events a publisher has sent whose acknowledgements it has not awaited yet: sending back to
-/// back and awaiting the acks after takes one round trip per batch instead of per event;
-/// past this many it awaits them before sending more, so a server that stops acknowledging
-/// holds a bounded number in flight.
+/// Events sent whose acks are not awaited yet (one round trip per batch, not per event); past
+/// it the publisher awaits them, so a server that stops acknowledging holds a bounded number.
 pub const EVENTS_ACKS_PENDING_MAX: usize = 256;
 
 /// Events the JetStream stream keeps (seed 003's bound), the oldest discarded first.
@@ -588,10 +590,8 @@ pub const EVENTS_STREAM_AGE_S: u64 = 7 * 24 * 3600;
 /// another worker): the longest a request's retries can take.
 pub const EVENTS_DUPLICATE_WINDOW_S: u64 = 120;
 
-/// Finished spans waiting for the OTLP exporter (the SDK's default): a collector that is slow
-/// or gone costs at most this many spans (dropped and counted by the SDK), never a call's time
-/// or unbounded memory. A day's run ends about 2,000 spans; the queue is drained every
-/// scheduled delay (OTEL_BSP_SCHEDULE_DELAY, 5 s unless set).
+/// Finished spans waiting for the OTLP exporter (the SDK's default): a slow or gone collector
+/// costs at most this many spans (dropped, counted), never a call's time. A day is ~2,000.
 pub const OTLP_SPANS_QUEUED_MAX: usize = 2_048;
 
 /// How long one OTLP export request may take before it is abandoned (its batch dropped): a

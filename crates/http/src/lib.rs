@@ -1,15 +1,18 @@
 //! The guard aura's HTTP fronts stand behind (`aura serve`'s MCP endpoint, `aura live`'s
-//! routes): TLS on the listener ([`TlsListener`]) and the Origin policy ([`OriginPolicy`],
-//! checked on every request by [`check_origin`]).
+//! routes): TLS on the listener ([`TlsListener`]), the Origin policy ([`OriginPolicy`],
+//! checked on every request by [`check_origin`]) and bearer tokens ([`auth`]).
 //!
 //! It owns loading a certificate chain and key (PEM, bounded), the TLS handshakes (each in a
 //! task of its own with a deadline, so a client that never finishes one holds up no other),
 //! and deciding whether a request's `Origin` may be served: a request without one (not a
 //! browser) is; a browser's is only when it is a loopback origin or one the deployment allows,
 //! and any other is answered 403 before the front sees it (the MCP transport's DNS-rebinding
-//! rule). It must not read a request's body nor know what a front serves.
+//! rule). It listens beyond loopback only with TLS and tokens both ([`Guard::check_listen`]).
+//! It must not know what a front serves: a front says which scopes its requests need.
 
 #![warn(missing_docs)]
+
+pub mod auth;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -53,6 +56,14 @@ pub enum GuardError {
         /// Why.
         reason: String,
     },
+    /// The bearer-token settings cannot serve (an unreadable JWKS, a bad audience).
+    #[error("{0}")]
+    Auth(String),
+    /// A non-loopback address without TLS and tokens.
+    #[error(
+        "listening on {0} (beyond this machine) needs TLS (--tls-cert, --tls-key) and bearer tokens (--auth-issuer, --auth-jwks, --auth-audience)"
+    )]
+    Exposed(SocketAddr),
     /// The listener failed.
     #[error(transparent)]
     Io(#[from] std::io::Error),
@@ -66,6 +77,8 @@ pub struct Guard {
     pub origins: Arc<OriginPolicy>,
     /// Its TLS acceptor; `None`: plain HTTP.
     pub tls: Option<TlsAcceptor>,
+    /// Its bearer-token check; `None`: no tokens asked (loopback only).
+    pub auth: Option<Arc<auth::Authenticator>>,
 }
 
 impl std::fmt::Debug for Guard {
@@ -73,17 +86,55 @@ impl std::fmt::Debug for Guard {
         f.debug_struct("Guard")
             .field("origins", &self.origins)
             .field("tls", &self.tls.is_some())
+            .field("auth", &self.auth)
             .finish()
     }
 }
 
 impl Guard {
-    /// A guard allowing `origins` beside loopback, serving TLS with `tls` if given.
-    pub fn new(origins: &[String], tls: Option<&TlsFiles>) -> Result<Self, GuardError> {
+    /// A guard allowing `origins` beside loopback, serving TLS with `tls` if given, asking
+    /// tokens as `auth` says if given (its keys are read now).
+    pub async fn new(
+        origins: &[String],
+        tls: Option<&TlsFiles>,
+        auth: Option<auth::AuthSettings>,
+    ) -> Result<Self, GuardError> {
+        let auth = match auth {
+            Some(settings) => Some(Arc::new(auth::Authenticator::new(settings).await?)),
+            None => None,
+        };
         Ok(Self {
             origins: Arc::new(OriginPolicy::allowing(origins)?),
             tls: tls.map(TlsFiles::acceptor).transpose()?,
+            auth,
         })
+    }
+
+    /// Whether it may listen on `address`: loopback always; any other only with TLS and
+    /// tokens both (a stranger on the network must neither read nor call).
+    pub fn check_listen(&self, address: SocketAddr) -> Result<(), GuardError> {
+        match address.ip().is_loopback() || (self.tls.is_some() && self.auth.is_some()) {
+            true => Ok(()),
+            false => Err(GuardError::Exposed(address)),
+        }
+    }
+
+    /// The `Host` names it serves (DNS rebinding): loopback ones, and with tokens the
+    /// audience's host (a stranger's page cannot send the token, so a rebound name gains
+    /// nothing).
+    pub fn hosts(&self) -> Vec<String> {
+        let mut hosts = vec!["localhost".into(), "127.0.0.1".into(), "::1".into()];
+        hosts.extend(self.auth.as_ref().and_then(|auth| auth.audience_host()));
+        hosts
+    }
+
+    /// `router` with every route needing a token with the scopes `rule` says, and the
+    /// metadata routes beside (when it asks tokens; else `router` as it is).
+    pub fn protect(&self, router: axum::Router, rule: Arc<dyn auth::ScopeRule>) -> axum::Router {
+        match &self.auth {
+            Some(auth) => auth.protect(router, rule),
+            None => router,
+        }
     }
 
     /// The scheme its URLs have.

@@ -6,11 +6,12 @@
 //! each, for as long as the client reads). A body is read up to the session's bound and no
 //! further; what the session answers becomes the status: 200 with the acknowledgement, or the
 //! refusal's recovery.v1 with 400 (correct it), 409 (nothing to do), 413 (too large), 429
-//! (busy: `Retry-After`) or 503 (stopped). Requests whose `Host` or `Origin` is not a loopback
-//! name are refused (DNS rebinding). It must not check, journal or decide anything: every input
-//! goes through the session's one handle ([`aura_day::live::Live`]), and it has no
-//! authentication (the issue that locks the fronts adds it), so it never listens beyond the
-//! machine.
+//! (busy: `Retry-After`) or 503 (stopped). Requests whose `Host` is not a name the guard serves
+//! or whose `Origin` it does not allow are refused (DNS rebinding). Behind a guard that asks
+//! bearer tokens, reading decisions needs `aura.read`, a signal `aura.signal`, an answer
+//! `aura.act`; only such a guard (with TLS) lets it listen beyond the machine. It must not
+//! check, journal or decide anything: every input goes through the session's one handle
+//! ([`aura_day::live::Live`]).
 
 use std::sync::Arc;
 
@@ -38,11 +39,6 @@ pub enum Listener {
 /// Why the front could not serve.
 #[derive(Debug, thiserror::Error)]
 pub enum HttpError {
-    /// The address is not loopback.
-    #[error(
-        "aura live listens on loopback or a unix socket only (it has no authentication yet): {0}"
-    )]
-    NotLoopback(std::net::SocketAddr),
     /// Serving failed.
     #[error("the live HTTP front failed: {0}")]
     Io(#[from] std::io::Error),
@@ -52,8 +48,9 @@ pub enum HttpError {
 }
 
 /// Binds `address`: `unix:<path>` for a unix socket (an old socket file at the path is
-/// replaced), else a loopback `ip:port` (port 0 picks a free one).
-pub async fn bind(address: &str) -> Result<Listener, HttpError> {
+/// replaced), else an `ip:port` (port 0 picks a free one): loopback, or any other when `guard`
+/// has TLS and tokens.
+pub async fn bind(address: &str, guard: &aura_http::Guard) -> Result<Listener, HttpError> {
     if let Some(path) = address.strip_prefix("unix:") {
         match std::fs::remove_file(path) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e.into()),
@@ -67,9 +64,7 @@ pub async fn bind(address: &str) -> Result<Listener, HttpError> {
             format!("`{address}`: ip:port or unix:PATH ({e})"),
         )
     })?;
-    if !address.ip().is_loopback() {
-        return Err(HttpError::NotLoopback(address));
-    }
+    guard.check_listen(address)?;
     Ok(Listener::Tcp(tokio::net::TcpListener::bind(address).await?))
 }
 
@@ -101,11 +96,18 @@ pub async fn serve(
         .route("/signals", post(signals))
         .route("/answers", post(answers))
         .route("/decisions", get(decisions))
-        .layer(axum::middleware::from_fn_with_state(
-            (Arc::new(live.clone()), guard.origins.clone()),
-            loopback_only,
-        ))
-        .with_state(Arc::new(live));
+        .with_state(Arc::new(live.clone()));
+    let router =
+        guard
+            .protect(router, Arc::new(RouteScopes))
+            .layer(axum::middleware::from_fn_with_state(
+                (
+                    Arc::new(live),
+                    guard.origins.clone(),
+                    Arc::new(guard.hosts()),
+                ),
+                loopback_only,
+            ));
     match listener {
         Listener::Tcp(tcp) => {
             guard
@@ -121,11 +123,35 @@ pub async fn serve(
     Ok(())
 }
 
-/// Refuses a request whose `Host` names another machine, or whose `Origin` is neither
-/// loopback nor one the guard allows: a page a browser loaded from elsewhere must not reach
-/// the person's assistant through a rebound name. Each refusal is recorded by the session.
+/// What the host and origin check holds: the session (to record a refusal), the origins and
+/// the host names the guard serves.
+type Served = (Arc<Live>, Arc<aura_http::OriginPolicy>, Arc<Vec<String>>);
+
+/// The scopes of the live routes (when the guard asks tokens).
+struct RouteScopes;
+
+impl aura_http::auth::ScopeRule for RouteScopes {
+    fn body_bytes_max(&self, _parts: &axum::http::request::Parts) -> usize {
+        0
+    }
+
+    fn needed(&self, parts: &axum::http::request::Parts, _body: &[u8]) -> Vec<&'static str> {
+        use aura_http::auth::{SCOPE_ACT, SCOPE_READ, SCOPE_SIGNAL};
+        match parts.uri.path() {
+            "/signals" => vec![SCOPE_SIGNAL],
+            // The person's yes: what lets a confirm_required call run.
+            "/answers" => vec![SCOPE_ACT],
+            _ => vec![SCOPE_READ],
+        }
+    }
+}
+
+/// Refuses a request whose `Host` names another machine than the guard serves, or whose
+/// `Origin` is neither loopback nor one the guard allows: a page a browser loaded from
+/// elsewhere must not reach the person's assistant through a rebound name. Each refusal is
+/// recorded by the session.
 async fn loopback_only(
-    State((live, origins)): State<(Arc<Live>, Arc<aura_http::OriginPolicy>)>,
+    State((live, origins, hosts)): State<Served>,
     request: Request,
     next: axum::middleware::Next,
 ) -> Response {
@@ -146,7 +172,7 @@ async fn loopback_only(
             Some(rest) => rest.split(']').next().unwrap_or_default(),
             None => authority.split(':').next().unwrap_or_default(),
         };
-        matches!(host, "localhost" | "127.0.0.1" | "::1" | "")
+        host.is_empty() || hosts.iter().any(|served| served.eq_ignore_ascii_case(host))
     };
     let origin_allowed = headers
         .get(header::ORIGIN)
@@ -167,7 +193,7 @@ async fn loopback_only(
         );
         let refused = live.refuse_request(
             "forbidden_origin",
-            "aura live answers loopback hosts only, from loopback origins or allowed ones"
+            "aura live answers its own host names only, from loopback origins or allowed ones"
                 .to_owned(),
             &offending,
         );

@@ -99,8 +99,9 @@ impl McpServer {
 
     /// Serves streamable HTTP at `/mcp` on `listener` behind `guard` (TLS if it has a
     /// certificate; a browser's request only from a loopback origin or one it allows, else 403)
-    /// until `shutdown` is cancelled. Only requests whose `Host` is a loopback name are served
-    /// (DNS-rebinding protection).
+    /// until `shutdown` is cancelled. Only requests whose `Host` is a loopback name (or, with
+    /// tokens, the audience's host) are served (DNS-rebinding protection). With tokens, each
+    /// request needs `aura.read`, and a call of a tool the user must confirm `aura.act`.
     /// 2026-07-28 requests are served statelessly; older clients get a session, which is what
     /// lets the server ask them to confirm a call.
     pub async fn serve_http(
@@ -112,17 +113,21 @@ impl McpServer {
         use rmcp::transport::streamable_http_server::{
             StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
         };
+        let self_tools = self.tools.clone();
         let service = StreamableHttpService::new(
             move || Ok(self.clone()),
             Arc::new(LocalSessionManager::default()),
             StreamableHttpServerConfig::default()
+                .with_allowed_hosts(guard.hosts())
                 .with_json_response(true)
                 .with_max_request_body_bytes(MCP_MESSAGE_BYTES_MAX)
                 .with_cancellation_token(shutdown.child_token()),
         );
+        let scopes = Arc::new(tools::ToolScopes(self_tools));
         let router = axum::Router::new()
             .nest_service("/mcp", service)
             .layer(axum::middleware::from_fn(jsonrpc_errors));
+        let router = guard.protect(router, scopes);
         guard
             .serve(
                 listener,

@@ -241,8 +241,18 @@ impl Identity {
 
     /// Its signature over `message`, hex.
     pub fn sign(&self, message: &[u8]) -> String {
+        hex(&self.sign_bytes(message))
+    }
+
+    /// Its signature over `message`, as the 64 bytes RFC 8032 defines.
+    pub fn sign_bytes(&self, message: &[u8]) -> [u8; 64] {
         use ed25519_dalek::Signer;
-        hex(&self.key.sign(message).to_bytes())
+        self.key.sign(message).to_bytes()
+    }
+
+    /// Its public key's 32 bytes.
+    pub fn public_bytes(&self) -> [u8; 32] {
+        self.key.verifying_key().to_bytes()
     }
 }
 
