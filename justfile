@@ -142,12 +142,17 @@ dst n="1000":
 bench-signing:
     cargo test --profile bench -j{{jobs}} -p aura --test all bench_signature_startup_cost -- --ignored --nocapture
 
-# Print the catalogue.
-# The wire (issue 20): a call's hop over NATS against in-process, and throughput with 1, 2, 4
-# workers (nats-server must be installed).
+# The wire (issue 20): a call's hop over NATS against in-process, the locked deployment's hop
+# (mutual TLS, credentials, signed answers) against the open one, and throughput with 1, 2, 4
+# workers.
 bench-wire:
     cargo test --profile bench -j{{jobs}} -p aura --test all bench_wire_hop_and_throughput -- --ignored --nocapture
 
+# The MCP round trip with bearer-token checking (and TLS) against without, side by side.
+bench-tokens:
+    cargo test --profile bench -j{{jobs}} -p aura --test all bench_mcp_round_trip_with_and_without_tokens -- --ignored --nocapture
+
+# Print the catalogue.
 catalogue:
     cargo run -q -- catalogue
 

@@ -439,3 +439,56 @@ fn aura_live_asks_each_route_its_scope() {
     let _ = child.kill();
     child.wait().unwrap();
 }
+
+/// The MCP round trip with token checking against without, side by side in one run: three
+/// `aura serve`s (open; asking tokens; asking tokens over TLS), the official TypeScript
+/// client calling each in turn (tests/mcp/bench-tokens.mjs). Not a test: timings are never
+/// asserted. `just bench-tokens` (the test and aura built with the bench profile).
+#[test]
+#[ignore = "a benchmark: just bench-tokens"]
+fn bench_mcp_round_trip_with_and_without_tokens() {
+    crate::mcp::clients_installed();
+    let deployment = Deployment::new("bench-tokens");
+    let start = |name: &str, tls: bool, token: bool| {
+        let port = free_port();
+        let scheme = if tls { "https" } else { "http" };
+        let audience = format!("{scheme}://127.0.0.1:{port}/mcp");
+        let mut args = vec!["--listen".to_owned(), format!("127.0.0.1:{port}")];
+        let guard = deployment.guard_args(&audience);
+        // guard_args: the TLS pair first, then the token options.
+        match (tls, token) {
+            (true, true) => args.extend(guard),
+            (false, true) => args.extend(guard[4..].iter().cloned()),
+            (false, false) => {}
+            (true, false) => args.extend(guard[..4].iter().cloned()),
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let server = Server::start_logging(&temp_dir(name), &args, "off");
+        let token = token.then(|| deployment.token(&audience, "aura.read"));
+        (server, token)
+    };
+    let open = start("bench-tokens-open", false, false);
+    let checked = start("bench-tokens-checked", false, true);
+    let tls = start("bench-tokens-tls", true, true);
+    let targets = json!([
+        {"name": "open", "url": open.0.url},
+        {"name": "token", "url": checked.0.url, "token": checked.1},
+        {"name": "token+tls", "url": tls.0.url, "token": tls.1},
+    ]);
+    let output = std::process::Command::new("node")
+        .arg(crate::mcp::mcp_dir().join("bench-tokens.mjs"))
+        .arg(targets.to_string())
+        .current_dir(crate::mcp::mcp_dir())
+        .env("NODE_EXTRA_CA_CERTS", deployment.ca())
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    println!("{}", String::from_utf8_lossy(&output.stdout));
+    for (server, _) in [open, checked, tls] {
+        server.stop();
+    }
+}

@@ -363,7 +363,7 @@ fn client_options(nats: &NatsServer) -> aura_wire::NatsOptions {
 
 /// A client in this process (a host whose calls all go to the workers) connected with the
 /// client's credentials and trusting the honest workers' identity; its data dir.
-async fn trusting_client(nats: &NatsServer) -> (aura_host::Host, PathBuf) {
+pub(crate) async fn trusting_client(nats: &NatsServer) -> (aura_host::Host, PathBuf) {
     let locked = nats.locked_files().unwrap();
     let access = aura_wire::NatsAccess::from_options(&aura_wire::NatsOptions {
         trusted_workers: Some(locked.worker_identity.clone()),

@@ -41,7 +41,7 @@ pub(crate) fn run_client(script: &str, config: &Value, data: &Path) -> std::proc
 }
 
 /// The pinned clients, installed once from package-lock.json if they are not yet.
-fn clients_installed() {
+pub(crate) fn clients_installed() {
     crate::tools::npm_installed(
         &mcp_dir(),
         &["@modelcontextprotocol/client", "@modelcontextprotocol/sdk"],
@@ -170,6 +170,11 @@ impl Server {
 
     /// `aura serve` with more options (`serve_args`).
     pub(crate) fn start_with(data: &Path, serve_args: &[&str]) -> Self {
+        Self::start_logging(data, serve_args, "aura=info")
+    }
+
+    /// [`Server::start_with`] logging as `rust_log` says (`off` for a benchmark).
+    pub(crate) fn start_logging(data: &Path, serve_args: &[&str], rust_log: &str) -> Self {
         let mut child = Command::new(AURA)
             .args(aura_args(data))
             .args(["--log-json", "serve"])
@@ -179,7 +184,7 @@ impl Server {
                 false => &["--listen", "127.0.0.1:0"][..],
             })
             .args(serve_args)
-            .env("RUST_LOG", "aura=info")
+            .env("RUST_LOG", rust_log)
             .env_remove("AURA_PLUGINS_DIR")
             .stdin(Stdio::null())
             .stdout(Stdio::null())

@@ -844,15 +844,22 @@ async fn bench_wire_hop_and_throughput() {
     // the request and answer alone, without waiting for the call's events to be stored.
     let plain = NatsServer::start_with("bench-plain", false);
     let _plain_worker = Worker::start("bench-plain", &plain, &plugins_dir(), Some("wellness"));
+    // The deployment's locked server (deploy/nats: JetStream too, mutual TLS, credentials,
+    // per-role permissions) and a worker signing its answers for a client that checks them.
+    let locked = NatsServer::locked("bench-locked");
+    let _locked_worker = Worker::start("bench-locked", &locked, &plugins_dir(), Some("wellness"));
     let (here, _) = crate::support::host_with("bench-wire-here", &["wellness"]).await;
     let there = client(nats.url.clone()).await;
     let bare = client(plain.url.clone()).await;
+    let (signed, _) = crate::locked::trusting_client(&locked).await;
     for i in 0..200 {
         assert!(here.dispatch(&call("warmh", i)).await.unwrap().ok);
         assert!(there.dispatch(&call("warmt", i)).await.unwrap().ok);
         assert!(bare.dispatch(&call("warmb", i)).await.unwrap().ok);
+        assert!(signed.dispatch(&call("warms", i)).await.unwrap().ok);
     }
-    let (mut local, mut wire, mut wire_bare) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut local, mut wire, mut wire_bare, mut wire_locked) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for i in 0..HOP_CALLS {
         let started = Instant::now();
         assert!(here.dispatch(&call("hoph", i)).await.unwrap().ok);
@@ -863,8 +870,11 @@ async fn bench_wire_hop_and_throughput() {
         let started = Instant::now();
         assert!(bare.dispatch(&call("hopb", i)).await.unwrap().ok);
         wire_bare.push(started.elapsed().as_micros() as u64);
+        let started = Instant::now();
+        assert!(signed.dispatch(&call("hops", i)).await.unwrap().ok);
+        wire_locked.push(started.elapsed().as_micros() as u64);
     }
-    for times in [&mut local, &mut wire, &mut wire_bare] {
+    for times in [&mut local, &mut wire, &mut wire_bare, &mut wire_locked] {
         times.sort_unstable();
     }
     let p50 = |t: &[u64]| percentile(t, 50);
@@ -878,6 +888,14 @@ async fn bench_wire_hop_and_throughput() {
         percentile(&wire_bare, 99),
         p50(&wire).saturating_sub(p50(&local)),
         p50(&wire_bare).saturating_sub(p50(&local)),
+    );
+    println!(
+        "locked hop ({HOP_CALLS} calls, interleaved with the above, µs): mutual TLS, credentials and signed answers checked p50 {} p99 {} against open p50 {} p99 {} (both with events): ×{:.2} at p50",
+        p50(&wire_locked),
+        percentile(&wire_locked, 99),
+        p50(&wire),
+        percentile(&wire, 99),
+        p50(&wire_locked) as f64 / p50(&wire).max(1) as f64,
     );
 
     for count in [1, 2, 4] {
