@@ -182,11 +182,9 @@ pub const INSTANCE_SLOTS: u32 = CONCURRENT_CALLS_MAX * AGENT_CALL_DEPTH_MAX as u
 /// often it reads, so replays are identical.
 pub const GUEST_CLOCK_STEP_NS: u64 = 1_000;
 
-/// Random bytes a guest may ask the host for in one WASI request (`get-random-bytes`). Agents
-/// seed their hash maps with 16 bytes; nothing an agent does needs more than a few KiB. The
-/// host builds the whole answer before the guest runs again, outside fuel and the epoch: a
-/// request of 64 MiB ran ~11 s with a 50 ms deadline and held 64 MiB of host memory. Past
-/// this bound the call ends (`host_work_limit`).
+/// Random bytes a guest may ask the host for in one WASI request (`get-random-bytes`); agents
+/// use 16. The host builds the answer outside fuel and the epoch: 64 MiB ran ~11 s with a
+/// 50 ms deadline. Past this bound the call ends (`host_work_limit`).
 pub const GUEST_RANDOM_BYTES_PER_REQUEST_MAX: u64 = 64 * 1024;
 
 /// Fuel charged to a guest per byte its random generators produce for it (taken when the
@@ -534,8 +532,8 @@ pub const AUTH_JWKS_KEYS_MAX: usize = 64;
 /// How long fetching the JWKS may take (a front starts without waiting longer).
 pub const AUTH_JWKS_FETCH_MS: u64 = 5_000;
 
-/// Least time between two readings of the JWKS caused by tokens naming an unknown key: a
-/// rotation is picked up at once, a stream of forged key ids costs one fetch a minute.
+/// Least time between two readings of the JWKS for tokens naming an unknown key (a stream
+/// of forged key ids costs one fetch a minute).
 pub const AUTH_JWKS_REFRESH_MIN_MS: u64 = 60_000;
 
 /// Age past which the JWKS is read again anyway: a key the issuer withdrew stops working then.
@@ -543,6 +541,10 @@ pub const AUTH_JWKS_MAX_AGE_MS: u64 = 3_600_000;
 
 /// Clock difference allowed between the issuer and this server for `exp` and `nbf`.
 pub const AUTH_CLOCK_SKEW_S: u64 = 30;
+
+/// Verified tokens a front remembers until they expire (a signature checked once a token, not
+/// once a request: ~120 µs of a 1 ms round trip, BENCHMARKS.md); 32-byte digests, not tokens.
+pub const AUTH_TOKENS_REMEMBERED_MAX: usize = 4_096;
 
 /// Answers from untrusted workers one request takes before it fails: each is quarantined and
 /// the request sent again (one impostor subscription beside one honest worker gets this many
@@ -565,10 +567,8 @@ pub const WIRE_CONNECT_TIMEOUT_MS: u64 = 5_000;
 /// waiting is kept and the newest are counted as dropped (and logged), never blocking a call.
 pub const EVENTS_QUEUED_MAX: usize = 16_384;
 
-/// Attempts to publish one event before it is counted as failed: with the wire's backoff
-/// (100 ms doubling to 1.6 s) eight attempts wait about 6.3 s, several nats-server restarts
-/// (about a second each here); each attempt also waits up to [`EVENTS_ACK_TIMEOUT_MS`].
-/// Longer would hold every later event behind one (the queue is bounded, see above).
+/// Attempts to publish one event before it is counted as failed: eight wait about 6.3 s of
+/// backoff (several nats-server restarts), each up to [`EVENTS_ACK_TIMEOUT_MS`] besides.
 pub const EVENTS_PUBLISH_ATTEMPTS_MAX: u32 = 8;
 
 /// How long a publisher waits for the stream to acknowledge an event before sending it again

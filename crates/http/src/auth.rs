@@ -27,9 +27,11 @@ use axum::response::{IntoResponse, Response};
 use base64::Engine as _;
 use jsonwebtoken::{Algorithm, Validation};
 use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
 
 use aura_contract::limits::{
     AUTH_CLOCK_SKEW_S, AUTH_JWKS_MAX_AGE_MS, AUTH_JWKS_REFRESH_MIN_MS, AUTH_TOKEN_BYTES_MAX,
+    AUTH_TOKENS_REMEMBERED_MAX,
 };
 
 use crate::GuardError;
@@ -117,6 +119,9 @@ pub struct Authenticator {
     rereading: tokio::sync::Mutex<()>,
     /// [`AUTH_JWKS_REFRESH_MIN_MS`] (a unit test's rotation shortens it).
     reread_min_ms: u64,
+    /// Tokens verified, by their sha256: their grant and expiry (Unix seconds). A client sends
+    /// the same token with every request; its signature is checked once.
+    verified: std::sync::Mutex<std::collections::HashMap<[u8; 32], (Grant, u64)>>,
     client: reqwest::Client,
     metadata: Value,
     metadata_url: String,
@@ -168,6 +173,7 @@ impl Authenticator {
             }),
             rereading: tokio::sync::Mutex::new(()),
             reread_min_ms: AUTH_JWKS_REFRESH_MIN_MS,
+            verified: std::sync::Mutex::default(),
             client,
             metadata,
             metadata_url,
@@ -210,6 +216,44 @@ impl Authenticator {
             Some((scheme, token)) if scheme.eq_ignore_ascii_case("bearer") => token.trim(),
             _ => return Err(Refusal::NoToken),
         };
+        self.reread_if_old().await;
+        if let Some(grant) = self.remembered(token) {
+            return Ok(grant);
+        }
+        let (grant, expires_s) = self.verify(token).await?;
+        self.remember(token, &grant, expires_s);
+        Ok(grant)
+    }
+
+    /// The grant of a token verified before and not yet expired.
+    fn remembered(&self, token: &str) -> Option<Grant> {
+        let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+        let mut verified = self.verified.lock().unwrap_or_else(|e| e.into_inner());
+        let (grant, expires_s) = verified.get(&digest)?;
+        if expires_s.saturating_add(AUTH_CLOCK_SKEW_S) >= jsonwebtoken::get_current_timestamp() {
+            return Some(grant.clone());
+        }
+        verified.remove(&digest);
+        None
+    }
+
+    /// Keeps a verified token's grant until it expires, within [`AUTH_TOKENS_REMEMBERED_MAX`]
+    /// (past it the expired ones go, then all).
+    fn remember(&self, token: &str, grant: &Grant, expires_s: u64) {
+        let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+        let mut verified = self.verified.lock().unwrap_or_else(|e| e.into_inner());
+        if verified.len() >= AUTH_TOKENS_REMEMBERED_MAX {
+            let now_s = jsonwebtoken::get_current_timestamp();
+            verified.retain(|_, (_, expires)| expires.saturating_add(AUTH_CLOCK_SKEW_S) >= now_s);
+            if verified.len() >= AUTH_TOKENS_REMEMBERED_MAX {
+                verified.clear();
+            }
+        }
+        verified.insert(digest, (grant.clone(), expires_s));
+    }
+
+    /// Verifies a token against the issuer's keys: its grant and expiry (Unix seconds).
+    async fn verify(&self, token: &str) -> Result<(Grant, u64), Refusal> {
         let header = jsonwebtoken::decode_header(token)
             .map_err(|error| Refusal::Invalid(format!("not a JWT ({error})")))?;
         if !ALGORITHMS.contains(&header.alg) {
@@ -225,7 +269,6 @@ impl Authenticator {
         validation.set_audience(&[&self.settings.audience]);
         validation.set_required_spec_claims(&["exp", "iss", "aud"]);
         validation.validate_nbf = true;
-        self.reread_if_old().await;
         for attempt in 0..2 {
             {
                 let keys = self.keys.read().await;
@@ -233,7 +276,8 @@ impl Authenticator {
                     .keys
                     .iter()
                     .filter(|key| key.algorithms.contains(&header.alg))
-                    .filter(|key| header.kid.is_none() || key.id == header.kid)
+                    // A key without an id may check any token; with one, only its own.
+                    .filter(|key| header.kid.is_none() || key.id.is_none() || key.id == header.kid)
                     .collect();
                 let mut last = None;
                 for key in &candidates {
@@ -284,6 +328,11 @@ impl Authenticator {
                     keys,
                     read_at: Instant::now(),
                 };
+                // A key the issuer withdrew takes its tokens with it.
+                self.verified
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .clear();
                 true
             }
             Err(error) => {
@@ -426,7 +475,7 @@ fn json_body(value: &Value) -> impl IntoResponse + use<> {
 }
 
 /// What the claims grant.
-fn grant(claims: &Value) -> Grant {
+fn grant(claims: &Value) -> (Grant, u64) {
     let mut scopes = BTreeSet::new();
     if let Some(text) = claims.get("scope").and_then(Value::as_str) {
         scopes.extend(text.split_whitespace().map(str::to_owned));
@@ -434,14 +483,17 @@ fn grant(claims: &Value) -> Grant {
     if let Some(list) = claims.get("scp").and_then(Value::as_array) {
         scopes.extend(list.iter().filter_map(Value::as_str).map(str::to_owned));
     }
-    Grant {
+    let grant = Grant {
         subject: claims
             .get("sub")
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_owned(),
         scopes,
-    }
+    };
+    // Required and checked by now: a number of seconds.
+    let expires_s = claims.get("exp").and_then(Value::as_f64).unwrap_or(0.0) as u64;
+    (grant, expires_s)
 }
 
 /// A validation error said for a client.

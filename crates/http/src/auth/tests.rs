@@ -262,6 +262,10 @@ async fn a_rotated_key_is_read_again_when_a_token_names_it() {
     let (old, new) = (ed25519(), ed25519());
     let mut auth = authenticator(&dir, &ed25519_jwks(&public(&old))).await;
     auth.reread_min_ms = 0;
+    // Taken (and remembered) before the rotation.
+    let stale = token(&old, &kid(&old), &claims("aura.read"));
+    assert!(auth.check(Some(&bearer(&stale))).await.is_ok());
+    assert!(auth.remembered(&stale).is_some());
     std::fs::write(
         dir.join("jwks.json"),
         ed25519_jwks(&public(&new)).to_string(),
@@ -269,8 +273,28 @@ async fn a_rotated_key_is_read_again_when_a_token_names_it() {
     .unwrap();
     let fresh = token(&new, &kid(&new), &claims("aura.read"));
     assert!(auth.check(Some(&bearer(&fresh))).await.is_ok());
-    let stale = token(&old, &kid(&old), &claims("aura.read"));
+    // The withdrawn key's tokens went with it, remembered or not.
     assert!(auth.check(Some(&bearer(&stale))).await.is_err());
+}
+
+/// A verified token is remembered until it expires, never past it, and the memory is bounded.
+#[tokio::test]
+async fn verified_tokens_are_remembered_until_they_expire() {
+    let dir = temp_dir("remembered");
+    let pair = ed25519();
+    let auth = authenticator(&dir, &ed25519_jwks(&public(&pair))).await;
+    let good = token(&pair, &kid(&pair), &claims("aura.read"));
+    assert_eq!(auth.remembered(&good), None);
+    let grant = auth.check(Some(&bearer(&good))).await.unwrap();
+    assert_eq!(auth.remembered(&good), Some(grant.clone()));
+    // Remembered with an expiry past the skew: not taken, and forgotten.
+    auth.remember(&good, &grant, now() - AUTH_CLOCK_SKEW_S - 1);
+    assert_eq!(auth.remembered(&good), None);
+    assert!(auth.verified.lock().unwrap().is_empty());
+    for i in 0..AUTH_TOKENS_REMEMBERED_MAX + 10 {
+        auth.remember(&format!("token-{i}"), &grant, now() + 60);
+    }
+    assert!(auth.verified.lock().unwrap().len() <= AUTH_TOKENS_REMEMBERED_MAX);
 }
 
 /// Keys fetched from a URL (plain HTTP is taken from loopback only).
