@@ -197,15 +197,17 @@ impl Worker {
             .unwrap();
         let mut stderr = BufReader::new(child.stderr.take().unwrap());
         let mut line = String::new();
+        let mut said = String::new();
         loop {
             line.clear();
-            assert!(
-                stderr.read_line(&mut line).unwrap() > 0,
-                "the worker ended before serving"
-            );
+            if stderr.read_line(&mut line).unwrap() == 0 {
+                let status = child.wait().unwrap();
+                panic!("the worker ended before serving ({status}), saying:\n{said}");
+            }
             if line.contains("worker serving") {
                 break;
             }
+            said.push_str(&line);
         }
         // Keep reading its stderr so it never blocks on a full pipe.
         std::thread::spawn(move || {

@@ -36,7 +36,7 @@ use aura_contract::limits::{
 
 use crate::GuardError;
 pub use jwks::JwksSource;
-use jwks::{Key, https_client, read_keys};
+use jwks::{Fetcher, Key, read_keys};
 
 /// Listing tools, calling one that changes nothing outside the call, reading decisions.
 pub const SCOPE_READ: &str = "aura.read";
@@ -122,7 +122,7 @@ pub struct Authenticator {
     /// Tokens verified, by their sha256: their grant and expiry (Unix seconds). A client sends
     /// the same token with every request; its signature is checked once.
     verified: std::sync::Mutex<std::collections::HashMap<[u8; 32], (Grant, u64)>>,
-    client: reqwest::Client,
+    fetcher: Fetcher,
     metadata: Value,
     metadata_url: String,
     metadata_paths: Vec<String>,
@@ -163,8 +163,8 @@ impl Authenticator {
             "bearer_methods_supported": ["header"],
             "resource_name": "aura",
         });
-        let client = https_client()?;
-        let keys = read_keys(&settings.jwks, &client).await?;
+        let fetcher = Fetcher::new()?;
+        let keys = read_keys(&settings.jwks, &fetcher).await?;
         Ok(Self {
             settings,
             keys: tokio::sync::RwLock::new(Keys {
@@ -174,7 +174,7 @@ impl Authenticator {
             rereading: tokio::sync::Mutex::new(()),
             reread_min_ms: AUTH_JWKS_REFRESH_MIN_MS,
             verified: std::sync::Mutex::default(),
-            client,
+            fetcher,
             metadata,
             metadata_url,
             metadata_paths,
@@ -322,7 +322,7 @@ impl Authenticator {
         if self.keys.read().await.read_at.elapsed() < Duration::from_millis(min_age_ms) {
             return false;
         }
-        match read_keys(&self.settings.jwks, &self.client).await {
+        match read_keys(&self.settings.jwks, &self.fetcher).await {
             Ok(keys) => {
                 *self.keys.write().await = Keys {
                     keys,

@@ -56,31 +56,111 @@ pub(crate) struct Key {
     pub(crate) key: DecodingKey,
 }
 
-/// The HTTP client keys are fetched with: ring, the system's roots (SSL_CERT_FILE honoured),
-/// no redirects, bounded in time.
-pub(crate) fn https_client() -> Result<reqwest::Client, GuardError> {
-    let mut roots = rustls::RootCertStore::empty();
-    for cert in rustls_native_certs::load_native_certs().certs {
-        let _ = roots.add(cert);
+/// What keys are fetched over: TLS on ring with the system's roots (SSL_CERT_FILE
+/// honoured).
+#[derive(Clone)]
+pub(crate) struct Fetcher {
+    tls: tokio_rustls::TlsConnector,
+}
+
+impl Fetcher {
+    pub(crate) fn new() -> Result<Self, GuardError> {
+        let mut roots = rustls::RootCertStore::empty();
+        for cert in rustls_native_certs::load_native_certs().certs {
+            let _ = roots.add(cert);
+        }
+        Self::with_roots(roots)
     }
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let tls = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|error| GuardError::Tls(error.to_string()))?
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    reqwest::Client::builder()
-        .tls_backend_preconfigured(tls)
-        .redirect(reqwest::redirect::Policy::none())
-        .timeout(Duration::from_millis(AUTH_JWKS_FETCH_MS))
-        .build()
-        .map_err(|error| GuardError::Auth(format!("cannot make the JWKS client: {error}")))
+
+    /// A fetcher trusting `roots` only.
+    pub(crate) fn with_roots(roots: rustls::RootCertStore) -> Result<Self, GuardError> {
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let config = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .map_err(|error| GuardError::Tls(error.to_string()))?
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        Ok(Self {
+            tls: tokio_rustls::TlsConnector::from(Arc::new(config)),
+        })
+    }
+
+    /// The body at `url` (no redirects), at most [`AUTH_JWKS_BYTES_MAX`] + 1 bytes of it,
+    /// within [`AUTH_JWKS_FETCH_MS`].
+    async fn fetch(&self, url: &url::Url) -> Result<Vec<u8>, String> {
+        tokio::time::timeout(Duration::from_millis(AUTH_JWKS_FETCH_MS), self.get(url))
+            .await
+            .map_err(|_| format!("no answer within {AUTH_JWKS_FETCH_MS} ms"))?
+    }
+
+    async fn get(&self, url: &url::Url) -> Result<Vec<u8>, String> {
+        let host = url.host_str().ok_or("no host")?.to_owned();
+        let port = url.port_or_known_default().ok_or("no port")?;
+        let tcp = tokio::net::TcpStream::connect((host.trim_matches(['[', ']']), port))
+            .await
+            .map_err(|error| error.to_string())?;
+        let path = &url[url::Position::BeforePath..];
+        let authority = &url[url::Position::BeforeHost..url::Position::AfterPort];
+        match url.scheme() {
+            "https" => {
+                let name = rustls_pki_types::ServerName::try_from(
+                    host.trim_matches(['[', ']']).to_owned(),
+                )
+                .map_err(|error| error.to_string())?;
+                let tls = self
+                    .tls
+                    .connect(name, tcp)
+                    .await
+                    .map_err(|error| error.to_string())?;
+                get_over(tls, authority, path).await
+            }
+            _ => get_over(tcp, authority, path).await,
+        }
+    }
+}
+
+/// One HTTP/1.1 GET of `path` over `stream`: the body, read up to one byte past the bound.
+async fn get_over<S>(stream: S, authority: &str, path: &str) -> Result<Vec<u8>, String>
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    use http_body_util::BodyExt;
+    let (mut sender, connection) =
+        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+            .await
+            .map_err(|error| error.to_string())?;
+    let connection = tokio::spawn(connection);
+    let request = axum::http::Request::get(path)
+        .header(header::HOST, authority)
+        .header(header::ACCEPT, "application/json")
+        .body(http_body_util::Empty::<axum::body::Bytes>::new())
+        .map_err(|error| error.to_string())?;
+    let mut response = sender
+        .send_request(request)
+        .await
+        .map_err(|error| error.to_string())?;
+    if !response.status().is_success() {
+        connection.abort();
+        return Err(format!("HTTP {}", response.status()));
+    }
+    let mut bytes = Vec::new();
+    while let Some(frame) = response.body_mut().frame().await {
+        let frame = frame.map_err(|error| error.to_string())?;
+        if let Some(data) = frame.data_ref() {
+            bytes.extend_from_slice(data);
+        }
+        if bytes.len() > AUTH_JWKS_BYTES_MAX {
+            break;
+        }
+    }
+    connection.abort();
+    Ok(bytes)
 }
 
 /// The usable keys of the JWKS at `source`.
 pub(crate) async fn read_keys(
     source: &JwksSource,
-    client: &reqwest::Client,
+    fetcher: &Fetcher,
 ) -> Result<Vec<Key>, GuardError> {
     let failed = |why: String| GuardError::Auth(format!("the JWKS {}: {why}", shown(source)));
     let bytes = match source {
@@ -93,7 +173,7 @@ pub(crate) async fn read_keys(
             .map_err(|error| failed(error.to_string()))?
             .map_err(|error| failed(error.to_string()))?
         }
-        JwksSource::Url(url) => fetch(client, url).await.map_err(failed)?,
+        JwksSource::Url(url) => fetcher.fetch(url).await.map_err(failed)?,
     };
     if bytes.len() > AUTH_JWKS_BYTES_MAX {
         return Err(failed(format!("more than {AUTH_JWKS_BYTES_MAX} bytes")));
@@ -153,27 +233,6 @@ fn usable(jwk: &Jwk) -> Option<Key> {
         algorithms,
         key: DecodingKey::from_jwk(jwk).ok()?,
     })
-}
-
-/// The body at `url`, at most [`AUTH_JWKS_BYTES_MAX`] + 1 bytes of it.
-async fn fetch(client: &reqwest::Client, url: &url::Url) -> Result<Vec<u8>, String> {
-    let mut response = client
-        .get(url.as_str())
-        .header(header::ACCEPT, "application/json")
-        .send()
-        .await
-        .map_err(|error| error.to_string())?;
-    if !response.status().is_success() {
-        return Err(format!("HTTP {}", response.status()));
-    }
-    let mut bytes = Vec::new();
-    while let Some(chunk) = response.chunk().await.map_err(|error| error.to_string())? {
-        bytes.extend_from_slice(&chunk);
-        if bytes.len() > AUTH_JWKS_BYTES_MAX {
-            break;
-        }
-    }
-    Ok(bytes)
 }
 
 /// A JWKS source as said in errors.

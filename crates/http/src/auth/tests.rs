@@ -331,6 +331,55 @@ async fn keys_are_fetched_from_a_url() {
     );
 }
 
+/// Keys fetched over HTTPS, trusting the roots the fetcher has (the system's, in a front):
+/// a server whose certificate no root signed is not believed.
+#[tokio::test]
+async fn keys_are_fetched_over_https_from_a_server_a_root_vouches_for() {
+    use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair};
+    use rustls_pki_types::pem::PemObject;
+    let dir = temp_dir("https");
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca = CertifiedIssuer::self_signed(ca_params, KeyPair::generate().unwrap()).unwrap();
+    let key = KeyPair::generate().unwrap();
+    let leaf = CertificateParams::new(vec!["127.0.0.1".to_owned()])
+        .unwrap()
+        .signed_by(&key, &ca)
+        .unwrap();
+    std::fs::write(dir.join("cert.pem"), leaf.pem()).unwrap();
+    std::fs::write(dir.join("key.pem"), key.serialize_pem()).unwrap();
+    let acceptor = crate::TlsFiles {
+        cert: dir.join("cert.pem"),
+        key: dir.join("key.pem"),
+    }
+    .acceptor()
+    .unwrap();
+    let pair = ed25519();
+    let jwks = ed25519_jwks(&public(&pair));
+    let tcp = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = tcp.local_addr().unwrap();
+    let router = axum::Router::new().route(
+        "/keys/jwks.json",
+        axum::routing::get(move || async move { json_body(&jwks) }),
+    );
+    let listener = crate::TlsListener::new(tcp, acceptor).unwrap();
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    let url = JwksSource::parse(&format!("https://{address}/keys/jwks.json")).unwrap();
+
+    let mut roots = rustls::RootCertStore::empty();
+    roots
+        .add(rustls_pki_types::CertificateDer::from_pem_slice(ca.pem().as_bytes()).unwrap())
+        .unwrap();
+    let trusting = jwks::Fetcher::with_roots(roots).unwrap();
+    let keys = read_keys(&url, &trusting).await.unwrap();
+    assert_eq!(keys.len(), 1);
+    assert_eq!(keys[0].id.as_deref(), Some(kid(&pair).as_str()));
+
+    let stranger = jwks::Fetcher::with_roots(rustls::RootCertStore::empty()).unwrap();
+    let error = read_keys(&url, &stranger).await.err().unwrap();
+    assert!(error.to_string().contains("certificate"), "{error}");
+}
+
 /// The answers RFC 6750 and the MCP authorization spec give, and the RFC 9728 metadata.
 #[tokio::test]
 async fn refusals_carry_the_challenge_the_spec_says() {
