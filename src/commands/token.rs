@@ -43,9 +43,9 @@ impl TokenCommand {
     pub fn execute(self) -> anyhow::Result<ExitCode> {
         let identity = aura_plugins::signing::Identity::load(&self.key)
             .with_context(|| format!("cannot read the key {}", self.key.display()))?;
-        let jwks = aura_http::auth::ed25519_jwks(&identity.public_bytes());
+        let public = identity.public_bytes();
         if self.jwks {
-            println!("{jwks}");
+            println!("{}", aura_http::auth::ed25519_jwks(&public));
             return Ok(ExitCode::SUCCESS);
         }
         let scopes: Vec<&str> = self
@@ -74,9 +74,9 @@ impl TokenCommand {
             "exp": now.saturating_add(self.ttl_s),
             "scope": scopes.join(" "),
         });
-        let kid = jwks["keys"][0]["kid"].as_str().unwrap_or_default();
+        let kid = aura_http::auth::ed25519_kid(&public);
         let token =
-            aura_http::auth::ed25519_token(&claims, kid, |input| identity.sign_bytes(input));
+            aura_http::auth::ed25519_token(&claims, &kid, |input| identity.sign_bytes(input));
         println!("{token}");
         Ok(ExitCode::SUCCESS)
     }

@@ -167,9 +167,8 @@ impl Deployment {
     /// A token with `claims` as they are, signed with the issuer's key.
     fn signed(&self, claims: &Value) -> String {
         let identity = aura_plugins::signing::Identity::load(&self.key).unwrap();
-        let jwks = aura_http::auth::ed25519_jwks(&identity.public_bytes());
-        let kid = jwks["keys"][0]["kid"].as_str().unwrap();
-        aura_http::auth::ed25519_token(claims, kid, |input| identity.sign_bytes(input))
+        let kid = aura_http::auth::ed25519_kid(&identity.public_bytes());
+        aura_http::auth::ed25519_token(claims, &kid, |input| identity.sign_bytes(input))
     }
 }
 

@@ -126,6 +126,8 @@ pub struct Authenticator {
     metadata: Value,
     metadata_url: String,
     metadata_paths: Vec<String>,
+    /// The audience URL's host, lower-case, without brackets.
+    audience_host: Option<String>,
 }
 
 impl std::fmt::Debug for Authenticator {
@@ -163,6 +165,9 @@ impl Authenticator {
             "bearer_methods_supported": ["header"],
             "resource_name": "aura",
         });
+        let audience_host = resource
+            .host_str()
+            .map(|host| host.trim_matches(['[', ']']).to_ascii_lowercase());
         let fetcher = Fetcher::new()?;
         let keys = read_keys(&settings.jwks, &fetcher).await?;
         Ok(Self {
@@ -178,6 +183,7 @@ impl Authenticator {
             metadata,
             metadata_url,
             metadata_paths,
+            audience_host,
         })
     }
 
@@ -187,13 +193,8 @@ impl Authenticator {
     }
 
     /// The host of this server's audience URL.
-    pub fn audience_host(&self) -> Option<String> {
-        let url = url::Url::parse(&self.settings.audience).ok()?;
-        Some(
-            url.host_str()?
-                .trim_matches(['[', ']'])
-                .to_ascii_lowercase(),
-        )
+    pub fn audience_host(&self) -> Option<&str> {
+        self.audience_host.as_deref()
     }
 
     /// Where clients find the metadata (the challenge's `resource_metadata`).
@@ -217,30 +218,29 @@ impl Authenticator {
             _ => return Err(Refusal::NoToken),
         };
         self.reread_if_old().await;
-        if let Some(grant) = self.remembered(token) {
+        let digest = Sha256::digest(token.as_bytes()).into();
+        if let Some(grant) = self.remembered(&digest) {
             return Ok(grant);
         }
         let (grant, expires_s) = self.verify(token).await?;
-        self.remember(token, &grant, expires_s);
+        self.remember(digest, &grant, expires_s);
         Ok(grant)
     }
 
-    /// The grant of a token verified before and not yet expired.
-    fn remembered(&self, token: &str) -> Option<Grant> {
-        let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+    /// The grant of a token (by its sha256) verified before and not yet expired.
+    fn remembered(&self, digest: &[u8; 32]) -> Option<Grant> {
         let mut verified = self.verified.lock().unwrap_or_else(|e| e.into_inner());
-        let (grant, expires_s) = verified.get(&digest)?;
+        let (grant, expires_s) = verified.get(digest)?;
         if expires_s.saturating_add(AUTH_CLOCK_SKEW_S) >= jsonwebtoken::get_current_timestamp() {
             return Some(grant.clone());
         }
-        verified.remove(&digest);
+        verified.remove(digest);
         None
     }
 
     /// Keeps a verified token's grant until it expires, within [`AUTH_TOKENS_REMEMBERED_MAX`]
     /// (past it the expired ones go, then all).
-    fn remember(&self, token: &str, grant: &Grant, expires_s: u64) {
-        let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+    fn remember(&self, digest: [u8; 32], grant: &Grant, expires_s: u64) {
         let mut verified = self.verified.lock().unwrap_or_else(|e| e.into_inner());
         if verified.len() >= AUTH_TOKENS_REMEMBERED_MAX {
             let now_s = jsonwebtoken::get_current_timestamp();
@@ -510,15 +510,19 @@ fn described(error: &jsonwebtoken::errors::Error) -> String {
     }
 }
 
-/// An Ed25519 public key (32 bytes) as a JWK set of one key, `kid` its first 16 hex digits:
-/// what `aura token --jwks` prints for an identity.
+/// The key id `aura token` gives an Ed25519 public key: its first 16 hex digits.
+pub fn ed25519_kid(public: &[u8; 32]) -> String {
+    public[..8].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// An Ed25519 public key (32 bytes) as a JWK set of one key under [`ed25519_kid`]: what
+/// `aura token --jwks` prints for an identity.
 pub fn ed25519_jwks(public: &[u8; 32]) -> Value {
-    let hex: String = public.iter().map(|b| format!("{b:02x}")).collect();
     json!({"keys": [{
         "kty": "OKP",
         "crv": "Ed25519",
         "x": base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(public),
-        "kid": &hex[..16],
+        "kid": ed25519_kid(public),
         "alg": "EdDSA",
         "use": "sig",
     }]})

@@ -124,7 +124,11 @@ impl Guard {
     /// nothing).
     pub fn hosts(&self) -> Vec<String> {
         let mut hosts = vec!["localhost".into(), "127.0.0.1".into(), "::1".into()];
-        hosts.extend(self.auth.as_ref().and_then(|auth| auth.audience_host()));
+        hosts.extend(
+            self.auth
+                .as_ref()
+                .and_then(|auth| auth.audience_host().map(str::to_owned)),
+        );
         hosts
     }
 

@@ -122,6 +122,42 @@ fn describe(
     )
 }
 
+/// The scopes an MCP request over HTTP needs (when `aura serve` asks tokens): `aura.read` for
+/// every message, and `aura.act` besides for a `tools/call` of a tool the user must confirm
+/// (the client is then told 403 `insufficient_scope` before the call is looked at).
+pub(crate) struct ToolScopes(pub(crate) Arc<Tools>);
+
+impl aura_http::auth::ScopeRule for ToolScopes {
+    fn body_bytes_max(&self, parts: &axum::http::request::Parts) -> usize {
+        match parts.method == axum::http::Method::POST {
+            true => aura_contract::limits::MCP_MESSAGE_BYTES_MAX,
+            // A GET (the stream) or DELETE (the session's end) has no message.
+            false => 0,
+        }
+    }
+
+    fn needed(&self, _parts: &axum::http::request::Parts, body: &[u8]) -> Vec<&'static str> {
+        use aura_http::auth::{SCOPE_ACT, SCOPE_READ};
+        // What is not a message gets the server's own error, behind the read scope.
+        let parsed: Value = serde_json::from_slice(body).unwrap_or_default();
+        let messages = match &parsed {
+            Value::Array(batch) => batch.as_slice(),
+            one => std::slice::from_ref(one),
+        };
+        let acts = messages.iter().any(|message| {
+            message["method"] == "tools/call"
+                && message["params"]["name"]
+                    .as_str()
+                    .and_then(|name| self.0.get(name))
+                    .is_some_and(|entry| entry.spec.confirm_required)
+        });
+        match acts {
+            true => vec![SCOPE_READ, SCOPE_ACT],
+            false => vec![SCOPE_READ],
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -159,60 +195,6 @@ mod tests {
                 annotations.read_only_hint,
                 Some(!entry.spec.confirm_required)
             );
-        }
-    }
-}
-
-/// The scopes an MCP request over HTTP needs (when `aura serve` asks tokens): `aura.read` for
-/// every message, and `aura.act` besides for a `tools/call` of a tool the user must confirm
-/// (the client is then told 403 `insufficient_scope` before the call is looked at).
-pub(crate) struct ToolScopes(pub(crate) Arc<Tools>);
-
-/// The parts of a JSON-RPC message the scope depends on.
-#[derive(serde::Deserialize)]
-struct Message {
-    method: Option<String>,
-    params: Option<Params>,
-}
-
-#[derive(serde::Deserialize)]
-struct Params {
-    name: Option<Value>,
-}
-
-impl aura_http::auth::ScopeRule for ToolScopes {
-    fn body_bytes_max(&self, parts: &axum::http::request::Parts) -> usize {
-        match parts.method == axum::http::Method::POST {
-            true => aura_contract::limits::MCP_MESSAGE_BYTES_MAX,
-            // A GET (the stream) or DELETE (the session's end) has no message.
-            false => 0,
-        }
-    }
-
-    fn needed(&self, _parts: &axum::http::request::Parts, body: &[u8]) -> Vec<&'static str> {
-        use aura_http::auth::{SCOPE_ACT, SCOPE_READ};
-        // What is not a message gets the server's own error, behind the read scope.
-        let messages: Vec<Message> = match serde_json::from_slice::<Value>(body) {
-            Ok(Value::Array(batch)) => batch
-                .into_iter()
-                .filter_map(|m| serde_json::from_value(m).ok())
-                .collect(),
-            Ok(one) => serde_json::from_value(one).into_iter().collect(),
-            Err(_) => Vec::new(),
-        };
-        let acts = messages.iter().any(|message| {
-            message.method.as_deref() == Some("tools/call")
-                && message
-                    .params
-                    .as_ref()
-                    .and_then(|p| p.name.as_ref())
-                    .and_then(Value::as_str)
-                    .and_then(|name| self.0.get(name))
-                    .is_some_and(|entry| entry.spec.confirm_required)
-        });
-        match acts {
-            true => vec![SCOPE_READ, SCOPE_ACT],
-            false => vec![SCOPE_READ],
         }
     }
 }
