@@ -158,7 +158,7 @@ catalogue:
 
 # The soak: 10,000 concurrent calls mixing hostile and healthy agents; prints RSS.
 soak:
-    cargo test -j{{jobs}} -p aura --test all soak -- --ignored --nocapture
+    cargo test -j{{jobs}} --workspace --test all soak -- --ignored --nocapture
 
 # Fuzz the crossing for a fixed time per target (nightly + cargo-fuzz). New inputs go to a
 # scratch dir, so the committed seed corpus stays small; crashes land in crates/contract/fuzz/artifacts.
