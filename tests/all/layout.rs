@@ -66,9 +66,12 @@ const NOT_OURS: &[&str] = &[
 #[test]
 fn every_bound_of_the_host_is_in_the_contracts_limits() {
     let limits = workspace().join("crates/contract/src/limits.rs");
+    // Its submodules, one per area (limits/fleet.rs), are limits.rs too.
+    let areas = workspace().join("crates/contract/src/limits");
     let mut elsewhere = Vec::new();
     for dir in host_source_dirs() {
-        for file in sources(&dir).into_iter().filter(|f| *f != limits) {
+        let files = sources(&dir).into_iter();
+        for file in files.filter(|f| *f != limits && !f.starts_with(&areas)) {
             let text = std::fs::read_to_string(&file).unwrap();
             for line in text.lines() {
                 let Some((_, rest)) = line.trim_start().split_once("const ") else {

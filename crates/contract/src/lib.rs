@@ -27,6 +27,7 @@ pub mod digest;
 pub mod envelope;
 pub mod error;
 pub mod limits;
+pub mod person;
 pub mod quarantine;
 pub mod recovery;
 pub mod schema;

@@ -2,7 +2,10 @@
 //!
 //! This module owns numbers only. It must not read configuration or the environment: a bound
 //! that can be overridden (per agent in the catalogue, per device by calibration) is overridden
-//! where that happens, and the value here stays the default.
+//! where that happens, and the value here stays the default. The fleet's are in [`fleet`].
+
+mod fleet;
+pub use fleet::*;
 
 /// Largest string accepted across the boundary in either direction (call envelopes, agent
 /// replies, host-call arguments), checked before parsing. The biggest legitimate payload is an
@@ -25,8 +28,8 @@ pub const EMIT_BYTES_MAX: usize = 16 * 1024;
 /// any real envelope; a 100 MiB payload must not become a 100 MiB log line.
 pub const QUARANTINE_OFFENDING_BYTES_MAX: usize = 16 * 1024;
 
-/// Largest component file the host reads. Agents built with the SDK are ~200-400 KiB; 16 MiB is
-/// generous and still keeps a stray file from being read whole into memory.
+/// Largest component file the host reads. Agents built with the SDK are ~200-400 KiB; 16 MiB
+/// is generous and still keeps a stray file from being read whole.
 pub const COMPONENT_BYTES_MAX: u64 = 16 * 1024 * 1024;
 
 /// Largest component file of an agent whose catalogue entry allows an implementation that
@@ -538,7 +541,6 @@ pub const AUTH_JWKS_REFRESH_MIN_MS: u64 = 60_000;
 
 /// Age past which the JWKS is read again anyway: a key the issuer withdrew stops working then.
 pub const AUTH_JWKS_MAX_AGE_MS: u64 = 3_600_000;
-
 /// Clock difference allowed between the issuer and this server for `exp` and `nbf`.
 pub const AUTH_CLOCK_SKEW_S: u64 = 30;
 
@@ -559,7 +561,6 @@ pub const WIRE_REFUSALS_KEPT_MAX: usize = 16;
 /// (the client hands them over in a task of its own): paid when a worker starts, and when a
 /// client found no worker, to say why.
 pub const WIRE_REFUSAL_SETTLE_MS: u64 = 100;
-
 /// How long a connect to the nats-server may take before a front gives up on it.
 pub const WIRE_CONNECT_TIMEOUT_MS: u64 = 5_000;
 
@@ -582,7 +583,6 @@ pub const EVENTS_ACKS_PENDING_MAX: usize = 256;
 
 /// Events the JetStream stream keeps (seed 003's bound), the oldest discarded first.
 pub const EVENTS_STREAM_MESSAGES_MAX: i64 = 1_000_000;
-
 /// How long the event stream keeps an event: a week of a household's history.
 pub const EVENTS_STREAM_AGE_S: u64 = 7 * 24 * 3600;
 

@@ -4,16 +4,14 @@ use std::time::Instant;
 
 use stateright::{Checker, HasDiscoveries, Model};
 
+use aura_contract::limits::MODEL_CHECK_STATES_MAX;
+
 use super::{Action, Fleet};
 
 /// The catalogue's agents, and two more so that a chain can reach the depth bound.
 const AGENTS: [&str; 6] = [
     "calendar", "comms", "finance", "wellness", "agent5", "agent6",
 ];
-
-/// A search that would go past this many states stops (and the test fails), rather than
-/// take the machine's memory.
-const STATES_MAX: usize = 5_000_000;
 
 fn fleet() -> Fleet {
     Fleet {
@@ -30,7 +28,7 @@ fn fleet() -> Fleet {
 /// are found to fail), and says how much it explored.
 fn check_until(name: &str, model: Fleet, wanted: Option<HasDiscoveries>) -> impl Checker<Fleet> {
     let started = Instant::now();
-    let mut builder = model.checker().target_state_count(STATES_MAX);
+    let mut builder = model.checker().target_state_count(MODEL_CHECK_STATES_MAX);
     if let Some(wanted) = wanted {
         builder = builder.finish_when(wanted);
     }
@@ -43,8 +41,8 @@ fn check_until(name: &str, model: Fleet, wanted: Option<HasDiscoveries>) -> impl
         started.elapsed().as_secs_f64()
     );
     assert!(
-        checker.is_done() && checker.state_count() < STATES_MAX,
-        "{name}: the search did not finish within {STATES_MAX} states"
+        checker.is_done() && checker.state_count() < MODEL_CHECK_STATES_MAX,
+        "{name}: the search did not finish within {MODEL_CHECK_STATES_MAX} states"
     );
     checker
 }
