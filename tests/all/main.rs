@@ -16,6 +16,8 @@ mod contract;
 mod crossing;
 mod dst;
 mod finance;
+#[cfg(feature = "nats")]
+mod fleet;
 mod layout;
 mod live;
 #[cfg(feature = "nats")]

@@ -2,7 +2,9 @@
 //! exactly one host at a time, their state in JetStream so that it outlives any one machine.
 //!
 //! It owns the fleet's protocol ([`protocol`]: the lease, the fence, delivery) as decisions
-//! that the NATS half carries out and that a model checker explores in `cargo test`. It must
-//! not decide what an assistant does: the orchestrator does, on whichever host holds the person.
+//! that a model checker explores in `cargo test`, and their carrying out on JetStream
+//! ([`jetstream`]). It must not decide what an assistant does: the orchestrator does, on
+//! whichever host holds the person.
 
+pub mod jetstream;
 pub mod protocol;

@@ -1,0 +1,268 @@
+//! The fleet's protocol on a real nats-server's JetStream: two hosts (two connections) contend
+//! for people through the lease bucket, and the journal's and decisions' sequence checks
+//! refuse a holder that lost its lease, whatever it believes. What the model checker explores
+//! (crates/fleet, `protocol::model`), here on the server that enforces it.
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use aura_contract::limits::FLEET_LEASE_MS;
+use aura_contract::person::Person;
+use aura_fleet::jetstream::{Claim, JetStreamFleet, Journaled, decisions_subject};
+use aura_fleet::protocol::{AfterAppend, LeaseStep, Record};
+
+use crate::wire::NatsServer;
+
+async fn host(server: &NatsServer) -> JetStreamFleet {
+    let client = async_nats::connect(&server.url).await.unwrap();
+    JetStreamFleet::open(&client).await.unwrap()
+}
+
+fn signal(id: &str, text: &str) -> Journaled {
+    Record::Signal {
+        id: id.to_owned(),
+        signal: json!({"kind": "message", "text": text}),
+    }
+}
+
+fn decision(number: u64, summary: &str) -> Journaled {
+    Record::Decision {
+        number,
+        decision: json!({"summary": summary}),
+    }
+}
+
+/// Claims `person` for `me` as soon as nobody holds them (polling; at most ten leases).
+async fn claim_when_free(fleet: &JetStreamFleet, person: &Person, me: &str) -> Claim {
+    let started = Instant::now();
+    loop {
+        if let Some(claim) = fleet.claim(person, me).await.unwrap() {
+            eprintln!("{me} claimed {person} after {:?}", started.elapsed());
+            return claim;
+        }
+        assert!(
+            started.elapsed() < Duration::from_millis(10 * FLEET_LEASE_MS),
+            "{person} was never free for {me}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Appends `record` to `person`'s journal under `claim`'s fence.
+async fn append(
+    fleet: &JetStreamFleet,
+    person: &Person,
+    claim: &mut Claim,
+    record: Journaled,
+) -> AfterAppend {
+    fleet
+        .append(person, &mut claim.holding, &record)
+        .await
+        .unwrap()
+}
+
+/// Takes `person` over for `me` after claiming them.
+async fn holder(fleet: &JetStreamFleet, person: &Person, me: &str) -> Claim {
+    let mut claim = claim_when_free(fleet, person, me).await;
+    assert!(fleet.take_over(person, me, &mut claim).await.unwrap());
+    claim
+}
+
+#[tokio::test]
+async fn another_host_takes_a_person_only_once_the_lease_ran_out_and_the_first_can_write_no_more() {
+    let server = NatsServer::start("fleet-lease");
+    let (a, b) = (host(&server).await, host(&server).await);
+    let alice = Person::new("acme", "alice").unwrap();
+    let mut held = holder(&a, &alice, "host-a").await;
+    assert_eq!(
+        append(&a, &alice, &mut held, signal("s1", "hello")).await,
+        AfterAppend::Go
+    );
+    // Renewed every third of a lease, for two leases: she stays host-a's.
+    for _ in 0..6 {
+        tokio::time::sleep(Duration::from_millis(FLEET_LEASE_MS / 3)).await;
+        let step = a.renew(&alice, "host-a", &mut held.holding).await.unwrap();
+        assert!(matches!(step, LeaseStep::Renew { .. }), "{step:?}");
+        assert!(b.claim(&alice, "host-b").await.unwrap().is_none());
+    }
+    assert_eq!(
+        a.lease(&alice).await.unwrap().map(|(host, _)| host),
+        Some("host-a".to_owned())
+    );
+    // host-a stops renewing (paused, cut off): the server lets the key go, host-b takes her
+    // over from what the journal holds.
+    let mut taken = claim_when_free(&b, &alice, "host-b").await;
+    assert!(taken.holding.epoch > held.holding.epoch);
+    assert_eq!(taken.replayed.signals.len(), 1);
+    assert_eq!(taken.replayed.signals[0].0, "s1");
+    assert!(b.take_over(&alice, "host-b", &mut taken).await.unwrap());
+    // host-a wakes up believing it holds her: JetStream refuses its record, and its renewal
+    // finds the key another host's.
+    assert_eq!(
+        append(&a, &alice, &mut held, signal("s2", "late")).await,
+        AfterAppend::Fenced
+    );
+    assert_eq!(
+        a.renew(&alice, "host-a", &mut held.holding).await.unwrap(),
+        LeaseStep::Lost
+    );
+    // The journal: host-a's takeover, s1, host-b's takeover; nothing of host-a's after it.
+    let journal = b.read_journal(&alice).await.unwrap();
+    assert_eq!(journal.signals.len(), 1);
+    assert_eq!(journal.epoch, taken.holding.epoch);
+    assert_eq!(journal.last, 3);
+    assert_eq!(
+        append(&b, &alice, &mut taken, signal("s2", "on time")).await,
+        AfterAppend::Go
+    );
+}
+
+#[tokio::test]
+async fn a_record_the_old_holder_wrote_after_the_new_one_read_is_read_again_and_kept() {
+    let server = NatsServer::start("fleet-reread");
+    let (a, b) = (host(&server).await, host(&server).await);
+    let bob = Person::new("acme", "bob").unwrap();
+    let mut held = holder(&a, &bob, "host-a").await;
+    // host-a's lease runs out; host-b claims bob and reads a journal of one record.
+    let mut taken = claim_when_free(&b, &bob, "host-b").await;
+    assert!(taken.replayed.signals.is_empty());
+    // Before host-b's takeover lands, host-a (still believing) journals a signal and
+    // acknowledges it to its sender: the fence lets it, nobody took over yet.
+    assert_eq!(
+        append(&a, &bob, &mut held, signal("s1", "acknowledged")).await,
+        AfterAppend::Go
+    );
+    // host-b's takeover is refused, it reads again, and takes over with the signal.
+    assert!(b.take_over(&bob, "host-b", &mut taken).await.unwrap());
+    assert_eq!(
+        taken.replayed.signals.len(),
+        1,
+        "the acknowledged signal is kept"
+    );
+    assert_eq!(
+        append(&a, &bob, &mut held, signal("s2", "too late")).await,
+        AfterAppend::Fenced
+    );
+}
+
+#[tokio::test]
+async fn a_decision_both_holders_deliver_reaches_the_person_once() {
+    let server = NatsServer::start("fleet-deliver");
+    let (a, b) = (host(&server).await, host(&server).await);
+    let carol = Person::new("acme", "carol").unwrap();
+    let mut held = holder(&a, &carol, "host-a").await;
+    assert_eq!(
+        append(&a, &carol, &mut held, decision(0, "lunch moved")).await,
+        AfterAppend::Go
+    );
+    let journaled_by_a = vec![json!({"summary": "lunch moved"})];
+    // host-a pauses before delivering; host-b takes carol over and delivers decision 0.
+    let mut taken = holder(&b, &carol, "host-b").await;
+    assert_eq!(taken.replayed.decisions, journaled_by_a);
+    let delivered = b
+        .deliver(&carol, &mut taken.outbox, &taken.replayed.decisions)
+        .await
+        .unwrap();
+    assert_eq!(delivered, 1);
+    // host-a wakes and delivers what it journaled: the subject has moved, it reads the last
+    // decision and publishes nothing.
+    let again = a
+        .deliver(&carol, &mut held.outbox, &journaled_by_a)
+        .await
+        .unwrap();
+    assert_eq!(again, 0);
+    assert_eq!(held.outbox.next, 1);
+    assert_eq!(
+        b.deliver(&carol, &mut taken.outbox, &taken.replayed.decisions)
+            .await
+            .unwrap(),
+        0
+    );
+    // What carol's apps read: one message, decision 0.
+    let client = async_nats::connect(&server.url).await.unwrap();
+    let stream = async_nats::jetstream::new(client)
+        .get_stream(aura_fleet::jetstream::DECISIONS_STREAM)
+        .await
+        .unwrap();
+    let last = stream
+        .get_last_raw_message_by_subject(&decisions_subject(&carol))
+        .await
+        .unwrap();
+    assert_eq!(
+        last.sequence, 1,
+        "one message on the subject, and it is the first"
+    );
+    let body: serde_json::Value = serde_json::from_slice(&last.payload).unwrap();
+    assert_eq!(body, json!({"summary": "lunch moved"}));
+}
+
+#[tokio::test]
+async fn people_are_held_and_journaled_apart_and_a_release_frees_one_at_once() {
+    let server = NatsServer::start("fleet-apart");
+    let (a, b) = (host(&server).await, host(&server).await);
+    let dana = Person::new("acme", "dana").unwrap();
+    let erin = Person::new("acme", "erin").unwrap();
+    // The same user id in another tenant is another person.
+    let other_dana = Person::new("globex", "dana").unwrap();
+    let mut dana_held = holder(&a, &dana, "host-a").await;
+    let mut erin_held = holder(&b, &erin, "host-b").await;
+    let mut other_held = holder(&b, &other_dana, "host-b").await;
+    assert!(b.claim(&dana, "host-b").await.unwrap().is_none());
+    assert!(a.claim(&erin, "host-a").await.unwrap().is_none());
+    for (fleet, person, claim, id) in [
+        (&a, &dana, &mut dana_held, "dana-1"),
+        (&b, &erin, &mut erin_held, "erin-1"),
+        (&b, &other_dana, &mut other_held, "globex-dana-1"),
+    ] {
+        assert_eq!(
+            append(fleet, person, claim, signal(id, id)).await,
+            AfterAppend::Go
+        );
+    }
+    for (person, id) in [
+        (&dana, "dana-1"),
+        (&erin, "erin-1"),
+        (&other_dana, "globex-dana-1"),
+    ] {
+        let journal = a.read_journal(person).await.unwrap();
+        let ids: Vec<&str> = journal.signals.iter().map(|(id, _)| id.as_str()).collect();
+        assert_eq!(ids, [id], "{person}'s journal holds only their own");
+    }
+    // A host that stops cleanly lets its person go: the next host need not wait a lease.
+    a.release(&dana, &dana_held.holding).await.unwrap();
+    let started = Instant::now();
+    let claim = b.claim(&dana, "host-b").await.unwrap();
+    assert!(claim.is_some(), "dana is free the moment host-a let her go");
+    eprintln!("claimed after a release in {:?}", started.elapsed());
+}
+
+#[tokio::test]
+async fn a_journal_record_the_fleet_did_not_write_is_a_typed_error_not_a_takeover() {
+    let server = NatsServer::start("fleet-garbage");
+    let a = host(&server).await;
+    let frank = Person::new("acme", "frank").unwrap();
+    // A stranger with access to the journal's subjects writes into frank's.
+    let client = async_nats::connect(&server.url).await.unwrap();
+    let js = async_nats::jetstream::new(client);
+    let subject = aura_fleet::jetstream::journal_subject(&frank);
+    js.publish(subject, "not json".into())
+        .await
+        .unwrap()
+        .await
+        .unwrap();
+    let error = a.claim(&frank, "host-a").await.unwrap_err();
+    assert!(
+        matches!(
+            &error,
+            aura_fleet::jetstream::FleetError::Record { seq: 1, .. }
+        ),
+        "{error}"
+    );
+    assert!(error.to_string().contains("acme/frank"), "{error}");
+    assert_eq!(
+        a.lease(&frank).await.unwrap(),
+        None,
+        "frank is let go at once"
+    );
+}
