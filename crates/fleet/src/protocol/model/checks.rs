@@ -57,6 +57,15 @@ fn the_protocol_holds_through_crashes_expiries_and_pauses() {
 }
 
 #[test]
+fn the_protocol_holds_with_three_hosts_contending() {
+    let model = Fleet {
+        hosts: 3,
+        ..fleet()
+    };
+    check("3 hosts, 2 signals, pauses", model).assert_properties();
+}
+
+#[test]
 fn one_host_at_a_time_when_the_lease_timing_holds() {
     let model = Fleet {
         pauses: false,
