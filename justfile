@@ -156,6 +156,12 @@ bench-tokens:
 catalogue:
     cargo run -q -- catalogue
 
+# The fleet's state on JetStream against the file journal, and takeover after a host's death
+# (issue 36). Disk, loopback and the server's timers, not the host's code: the test build
+# (dependencies optimized) measures them as the bench profile would, without its 10-minute build.
+bench-fleet:
+    cargo test -j{{jobs}} --workspace --test all bench_fleet -- --ignored --nocapture
+
 # The soak: 10,000 concurrent calls mixing hostile and healthy agents; prints RSS.
 soak:
     cargo test -j{{jobs}} --workspace --test all soak -- --ignored --nocapture

@@ -266,3 +266,109 @@ async fn a_journal_record_the_fleet_did_not_write_is_a_typed_error_not_a_takeove
         "frank is let go at once"
     );
 }
+
+/// What a person's state costs on JetStream against the file journal (one signal record of a
+/// typical size, appended and acknowledged), and how long a person waits after their host
+/// dies until another host holds them. Not a test: timings are never asserted.
+/// `just bench-fleet`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a benchmark: just bench-fleet"]
+async fn bench_fleet_durable_append_and_takeover() {
+    use crate::wire::percentile;
+    const APPENDS: usize = 2_000;
+    const PEOPLE: usize = 40;
+    const POLL_MS: u64 = 25;
+    // A message signal as the day's are, ~300 bytes.
+    let body = json!({"at": "2026-11-23T09:14:00+01:00", "kind": "message", "id": "m-0001",
+        "data": {"from": "Dana Whitfield", "channel": "email",
+                 "text": "Can we move the design review to Thursday afternoon? The venue is booked until 3."}});
+    let report = |name: &str, micros: &[u64]| {
+        eprintln!(
+            "{name}: p50 {} µs, p99 {} µs ({} appends)",
+            percentile(micros, 50),
+            percentile(micros, 99),
+            micros.len()
+        );
+    };
+
+    let dir = crate::support::temp_dir("bench-fleet-file");
+    let journal = aura_host::journal::Journal::open(&dir).unwrap();
+    journal.open_live().unwrap();
+    let mut file = Vec::with_capacity(APPENDS);
+    for _ in 0..APPENDS {
+        let started = Instant::now();
+        journal.signal(&body).unwrap();
+        file.push(started.elapsed().as_micros() as u64);
+    }
+    file.sort_unstable();
+    report("file journal (fsync per record)", &file);
+
+    for (name, settings) in [
+        ("JetStream, the server's default sync (every 2 min)", ""),
+        (
+            "JetStream, sync_interval: always (fsync per record)",
+            "sync_interval: always",
+        ),
+    ] {
+        let server =
+            NatsServer::start_with(&format!("bench-fleet-{}", settings.len()), Some(settings));
+        let fleet = host(&server).await;
+        let person = Person::new("bench", "append").unwrap();
+        let mut claim = holder(&fleet, &person, "host-a").await;
+        let mut micros = Vec::with_capacity(APPENDS);
+        for i in 0..APPENDS {
+            let record = Record::Signal {
+                id: format!("s{i}"),
+                signal: body.clone(),
+            };
+            let started = Instant::now();
+            let answer = fleet
+                .append(&person, &mut claim.holding, &record)
+                .await
+                .unwrap();
+            micros.push(started.elapsed().as_micros() as u64);
+            assert_eq!(answer, AfterAppend::Go);
+        }
+        micros.sort_unstable();
+        report(name, &micros);
+    }
+
+    // Takeover: host-a holds PEOPLE people, renews each once more, and dies (no release);
+    // host-b looks for free people every POLL_MS and takes each over as soon as it can.
+    let server = NatsServer::start("bench-fleet-takeover");
+    let (a, b) = (host(&server).await, host(&server).await);
+    let people: Vec<Person> = (0..PEOPLE)
+        .map(|i| Person::new("bench", &format!("p{i}")).unwrap())
+        .collect();
+    let mut last_renewal = Vec::new();
+    for person in &people {
+        let mut held = holder(&a, person, "host-a").await;
+        let step = a.renew(person, "host-a", &mut held.holding).await.unwrap();
+        assert!(matches!(step, LeaseStep::Renew { .. }));
+        last_renewal.push(Instant::now());
+    }
+    let mut waited_ms: Vec<u64> = Vec::new();
+    let mut free: Vec<usize> = (0..PEOPLE).collect();
+    while !free.is_empty() {
+        let mut still = Vec::new();
+        for i in free {
+            match b.claim(&people[i], "host-b").await.unwrap() {
+                Some(mut claim) => {
+                    assert!(b.take_over(&people[i], "host-b", &mut claim).await.unwrap());
+                    waited_ms.push(last_renewal[i].elapsed().as_millis() as u64);
+                }
+                None => still.push(i),
+            }
+        }
+        free = still;
+        tokio::time::sleep(Duration::from_millis(POLL_MS)).await;
+    }
+    waited_ms.sort_unstable();
+    eprintln!(
+        "takeover after a host's death (lease {FLEET_LEASE_MS} ms, polled every {POLL_MS} ms): \
+         p50 {} ms, p99 {} ms, max {} ms ({PEOPLE} people)",
+        percentile(&waited_ms, 50),
+        percentile(&waited_ms, 99),
+        waited_ms[waited_ms.len() - 1]
+    );
+}

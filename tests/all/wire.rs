@@ -28,7 +28,7 @@ pub(crate) struct NatsServer {
 
 impl NatsServer {
     pub(crate) fn start(name: &str) -> Self {
-        Self::start_with(name, true)
+        Self::start_with(name, Some(""))
     }
 
     /// A server under deploy/nats/aura.conf: every connection authenticated over mutual TLS,
@@ -75,9 +75,9 @@ impl NatsServer {
         }
     }
 
-    /// A server with JetStream (`jetstream`) or without (no event stream: hosts then
-    /// publish no events and say so).
-    fn start_with(name: &str, jetstream: bool) -> Self {
+    /// A server with JetStream (`jetstream`: with these settings besides its store dir) or
+    /// without (no event stream: hosts then publish no events and say so).
+    pub(crate) fn start_with(name: &str, jetstream: Option<&str>) -> Self {
         let dir = temp_dir(&format!("nats-{name}"));
         let port = free_port();
         // The crossing's bound (1 MiB) plus headers must fit: the default max_payload is 1 MiB.
@@ -85,13 +85,12 @@ impl NatsServer {
             dir.join("nats.conf"),
             format!(
                 "listen: 127.0.0.1:{port}\nmax_payload: 2MB\n{}",
-                if jetstream {
-                    format!(
-                        "jetstream {{ store_dir: \"{}\" }}\n",
+                match jetstream {
+                    Some(settings) => format!(
+                        "jetstream {{\n store_dir: \"{}\"\n {settings}\n}}\n",
                         dir.join("js").display()
-                    )
-                } else {
-                    String::new()
+                    ),
+                    None => String::new(),
                 }
             ),
         )
@@ -794,7 +793,7 @@ async fn garbage_a_misaddressed_envelope_and_a_forged_deep_chain_are_refused_on_
 const FORGED_TRACEPARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 
 /// The percentile `p` (0–100) of sorted `values`, nearest rank.
-fn percentile(sorted: &[u64], p: usize) -> u64 {
+pub(crate) fn percentile(sorted: &[u64], p: usize) -> u64 {
     sorted[((sorted.len() * p).div_ceil(100)).clamp(1, sorted.len()) - 1]
 }
 
@@ -844,7 +843,7 @@ async fn bench_wire_hop_and_throughput() {
     )];
     // A second server without JetStream: its worker publishes no events, so the hop there is
     // the request and answer alone, without waiting for the call's events to be stored.
-    let plain = NatsServer::start_with("bench-plain", false);
+    let plain = NatsServer::start_with("bench-plain", None);
     let _plain_worker = Worker::start("bench-plain", &plain, &plugins_dir(), Some("wellness"));
     // The deployment's locked server (deploy/nats: JetStream too, mutual TLS, credentials,
     // per-role permissions) and a worker signing its answers for a client that checks them.
