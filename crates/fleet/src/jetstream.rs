@@ -6,7 +6,9 @@
 //! create, a renewal an update at the holder's revision, an append or a delivery a publish with
 //! `Nats-Expected-Last-Subject-Sequence`; each answer goes back to the protocol's rules. Each
 //! journal record also carries its writer's epoch in a header, for the audit. Every step waits
-//! at most [`FLEET_STEP_TIMEOUT_MS`]. It must not decide who holds a person or what a refusal
+//! at most [`FLEET_STEP_TIMEOUT_MS`]; a step that fails or times out is an error, after which
+//! the host stops for the person, since it cannot know what the server stored (the model
+//! checks that this is safe: it is a write followed by a stop). It must not decide who holds a person or what a refusal
 //! means (the protocol does), nor what a record says (the live session does).
 
 use std::time::Duration;

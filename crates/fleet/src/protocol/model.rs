@@ -9,7 +9,10 @@
 //! expected-last-sequence check (which the `fencing: false` mutation removes), redelivery of
 //! a signal nobody acknowledged. With `pauses`, the server may expire a key while its holder
 //! still believes it holds it (a paused process, a partition, a clock that jumped); without,
-//! a key expires only after its holder stopped or crashed.
+//! a key expires only after its holder stopped or crashed. A write whose answer never comes
+//! back (a lost ack, a step that timed out) is that write followed by [`Action::Stop`]: a host
+//! that cannot know whether a record was stored stops for the person (`jetstream` returns the
+//! timeout as an error), so it needs no action of its own (modelled as one, it added no state).
 
 use stateright::{Model, Property};
 
