@@ -156,6 +156,11 @@ bench-tokens:
 catalogue:
     cargo run -q -- catalogue
 
+# The fleet's protocol under the model checker (issue 36): each check's states and time, and
+# what it finds with the fence removed.
+model-check:
+    cargo test -j{{jobs}} -p aura-fleet -- --nocapture --test-threads 1
+
 # The fleet's state on JetStream against the file journal, and takeover after a host's death
 # (issue 36). Disk, loopback and the server's timers, not the host's code: the test build
 # (dependencies optimized) measures them as the bench profile would, without its 10-minute build.
