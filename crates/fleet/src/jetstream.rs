@@ -413,7 +413,16 @@ impl JetStreamFleet {
                 .await?;
             match outbox.published(answer) {
                 AfterPublish::Delivered => published += 1,
-                AfterPublish::ReadLast => outbox.caught_up(self.last_decision(person).await?),
+                AfterPublish::ReadLast => {
+                    let last = self.last_decision(person).await?;
+                    outbox
+                        .caught_up(last)
+                        .map_err(|regressed| FleetError::Record {
+                            person: person.to_string(),
+                            seq: outbox.last,
+                            detail: regressed.to_string(),
+                        })?;
+                }
             }
         }
         Ok(published)

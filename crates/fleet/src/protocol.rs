@@ -208,10 +208,34 @@ impl Outbox {
         }
     }
 
-    /// The subject's last message, read after a refused publish.
-    pub fn caught_up(&mut self, last: Option<(u64, Seq)>) {
-        *self = Self::read(last);
+    /// The subject's last message, read after a refused publish. A refusal means another
+    /// holder delivered this decision or later ones: a last message older than the one this
+    /// host delivered before is not a holder's (decisions only go forward), and is refused
+    /// rather than followed back into delivering decisions again.
+    pub fn caught_up(&mut self, last: Option<(u64, Seq)>) -> Result<(), Regressed> {
+        let read = Self::read(last);
+        if read.next < self.next || read.last <= self.last {
+            return Err(Regressed {
+                next: self.next,
+                last: last.map(|(number, _)| number),
+            });
+        }
+        *self = read;
+        Ok(())
     }
+}
+
+/// A person's decisions subject went back: its last message is not the one after what this
+/// host delivered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the decisions subject's last message is decision {last:?}, but this host delivered up to decision {next} (exclusive)"
+)]
+pub struct Regressed {
+    /// The next decision this host would deliver.
+    pub next: u64,
+    /// The number of the subject's last decision, if it has one.
+    pub last: Option<u64>,
 }
 
 /// One record of a person's journal.

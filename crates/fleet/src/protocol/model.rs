@@ -365,7 +365,9 @@ impl Model for Fleet {
                 let last = Self::last_delivered(&state);
                 let run = state.hosts[h].run.as_mut()?;
                 if run.outbox.published(answer) == AfterPublish::ReadLast {
-                    run.outbox.caught_up(last);
+                    run.outbox
+                        .caught_up(last)
+                        .expect("decisions only go forward");
                 }
             }
             Action::Call(h, agent) => {

@@ -72,8 +72,25 @@ fn decisions_are_delivered_after_the_journal_holds_them_each_after_the_one_befor
     assert!(!outbox.due(1));
     // Decision 1 is journaled; an older holder delivered 1 and 2 before this host could.
     assert_eq!(outbox.published(Stored::Conflict), AfterPublish::ReadLast);
-    outbox.caught_up(Some((2, 3)));
+    outbox.caught_up(Some((2, 3))).unwrap();
     assert_eq!((outbox.next, outbox.last), (3, 3));
+    // A last message that goes back (a stranger's, or a purged subject) is not followed.
+    let before = outbox.clone();
+    assert_eq!(
+        outbox.caught_up(Some((0, 4))),
+        Err(Regressed {
+            next: 3,
+            last: Some(0)
+        })
+    );
+    assert_eq!(
+        outbox.caught_up(None),
+        Err(Regressed {
+            next: 3,
+            last: None
+        })
+    );
+    assert_eq!(outbox, before, "a refused catch-up changes nothing");
     assert!(!outbox.due(3));
     assert!(outbox.due(4));
     // At takeover, the subject's last message was decision 5 at sequence 9.
