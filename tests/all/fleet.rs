@@ -373,3 +373,27 @@ async fn bench_fleet_durable_append_and_takeover() {
         waited_ms[waited_ms.len() - 1]
     );
 }
+
+#[tokio::test]
+async fn a_host_whose_lease_differs_from_the_buckets_is_refused_at_start() {
+    let server = NatsServer::start("fleet-mismatch");
+    let client = async_nats::connect(&server.url).await.unwrap();
+    // A fleet started with a 10 s lease made the bucket.
+    async_nats::jetstream::new(client.clone())
+        .create_key_value(async_nats::jetstream::kv::Config {
+            bucket: aura_fleet::jetstream::LEASES_BUCKET.to_owned(),
+            history: 1,
+            max_age: Duration::from_secs(10),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let error = JetStreamFleet::open(&client).await.unwrap_err();
+    assert!(
+        matches!(
+            error,
+            aura_fleet::jetstream::FleetError::LeaseMismatch { found_ms: 10_000 }
+        ),
+        "{error}"
+    );
+}

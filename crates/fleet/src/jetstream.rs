@@ -97,6 +97,15 @@ pub enum FleetError {
     /// The journal does not replay.
     #[error(transparent)]
     Replay(#[from] ReplayError),
+    /// The lease bucket was made with another lease than this host's: hosts of one fleet
+    /// must renew at the pace the bucket expires at.
+    #[error(
+        "the lease bucket {LEASES_BUCKET} lets a lease last {found_ms} ms, but this host's lease is {FLEET_LEASE_MS} ms: every host of a fleet runs with the same lease"
+    )]
+    LeaseMismatch {
+        /// The bucket's max age.
+        found_ms: u128,
+    },
     /// A takeover was refused [`FLEET_TAKEOVER_ATTEMPTS_MAX`] times in a row.
     #[error(
         "{person}'s journal kept moving under {FLEET_TAKEOVER_ATTEMPTS_MAX} takeovers in a row"
@@ -226,6 +235,12 @@ impl JetStreamFleet {
                 .await?
             }
         };
+        let status = step("read the lease bucket", leases.status()).await?;
+        if status.max_age() != lease {
+            return Err(FleetError::LeaseMismatch {
+                found_ms: status.max_age().as_millis(),
+            });
+        }
         let journal = per_person(
             &context,
             JOURNAL_STREAM,
