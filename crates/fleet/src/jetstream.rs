@@ -219,8 +219,13 @@ impl JetStreamFleet {
     pub async fn open(client: &async_nats::Client) -> Result<Self, FleetError> {
         let context = jetstream::new(client.clone());
         let lease = Duration::from_millis(FLEET_LEASE_MS);
-        let leases = match context.get_key_value(LEASES_BUCKET).await {
+        let existing = within(
+            "open the lease bucket",
+            context.get_key_value(LEASES_BUCKET),
+        );
+        let leases = match existing.await? {
             Ok(store) => store,
+            // Not there yet (or not readable: creating it then says why).
             Err(_) => {
                 step(
                     "create the lease bucket",
