@@ -111,6 +111,28 @@ impl Fleet {
         Stored::At(state.journal.len() as Seq)
     }
 
+    /// Appends `record` for host `h` under its fence: its run once the record is durable; a
+    /// refused host stops for the person (`None`).
+    fn journal<'s>(&self, state: &'s mut State, h: usize, record: Rec) -> Option<&'s mut Run> {
+        let holding = &state.hosts[h].run.as_ref()?.holding;
+        let (expected, epoch) = (holding.expected(), holding.epoch);
+        let answer = self.append(state, expected, epoch, record);
+        if state.hosts[h].run.as_mut()?.holding.appended(answer) == AfterAppend::Go {
+            return state.hosts[h].run.as_mut();
+        }
+        state.hosts[h].run = None;
+        state.fenced = true;
+        None
+    }
+
+    /// The sender is told `signal` is durable, and the stream lets it go.
+    fn acknowledge(state: &mut State, signal: u8) {
+        state.stream.retain(|s| *s != signal);
+        if !state.acked.contains(&signal) {
+            state.acked.push(signal);
+        }
+    }
+
     /// A host's state rebuilt from the journal, as at takeover, or `None` when the journal
     /// does not replay (two decisions under one number: written without the fence).
     fn replay(state: &State) -> Option<(Vec<u8>, Vec<u64>, Epoch)> {
@@ -294,41 +316,22 @@ impl Model for Fleet {
                 let signal = state.stream[0];
                 if run.applied.contains(&signal) {
                     // Journaled by a holder that died before acknowledging it: applied once.
-                    state.stream.remove(0);
-                    if !state.acked.contains(&signal) {
-                        state.acked.push(signal);
-                    }
+                    Self::acknowledge(&mut state, signal);
                     return Some(state);
                 }
                 let record = Record::Signal {
                     id: signal.to_string(),
                     signal,
                 };
-                let answer = self.append(
-                    &mut state,
-                    run.holding.expected(),
-                    run.holding.epoch,
-                    record,
-                );
-                let run = state.hosts[h].run.as_mut()?;
-                match run.holding.appended(answer) {
-                    AfterAppend::Go => {
-                        run.applied.push(signal);
-                        run.unacked = Some(signal);
-                    }
-                    AfterAppend::Fenced | AfterAppend::Reread => {
-                        state.hosts[h].run = None;
-                        state.fenced = true;
-                    }
+                if let Some(run) = self.journal(&mut state, h, record) {
+                    run.applied.push(signal);
+                    run.unacked = Some(signal);
                 }
             }
             Action::Ack(h) => {
                 let run = state.hosts[h].run.as_mut()?;
                 let signal = run.unacked.take()?;
-                state.stream.retain(|s| *s != signal);
-                if !state.acked.contains(&signal) {
-                    state.acked.push(signal);
-                }
+                Self::acknowledge(&mut state, signal);
             }
             Action::Decide(h) => {
                 let run = state.hosts[h].run.clone()?;
@@ -337,19 +340,8 @@ impl Model for Fleet {
                     number: run.decided.len() as u64,
                     decision: saw,
                 };
-                let answer = self.append(
-                    &mut state,
-                    run.holding.expected(),
-                    run.holding.epoch,
-                    record,
-                );
-                let run = state.hosts[h].run.as_mut()?;
-                match run.holding.appended(answer) {
-                    AfterAppend::Go => run.decided.push(saw),
-                    AfterAppend::Fenced | AfterAppend::Reread => {
-                        state.hosts[h].run = None;
-                        state.fenced = true;
-                    }
+                if let Some(run) = self.journal(&mut state, h, record) {
+                    run.decided.push(saw);
                 }
             }
             Action::Deliver(h) => {
