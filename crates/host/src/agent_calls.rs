@@ -132,6 +132,7 @@ fn callee_frame(
         // An agent's call to another never carries a user's yes (the crossing refuses an
         // agent's call to a confirm_required tool).
         confirmation: None,
+        guest_seed: caller.guest_seed,
     }
 }
 
@@ -146,6 +147,7 @@ mod tests {
             chain: vec!["calendar", "wellness"],
             deadline_ms,
             trace: None,
+            guest_seed: None,
         }
     }
 

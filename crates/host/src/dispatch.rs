@@ -242,6 +242,7 @@ impl Shared {
                 let budget = Budget::for_deadline(checked.deadline_ms(), self.fuel_per_ms);
                 let mut frame = Frame::root(budget, envelope::unix_ns(&call.ts));
                 frame.trace = trace;
+                frame.guest_seed = self.guest_seed;
                 if confirmed && checked.needs_confirmation() {
                     frame.confirmation = self
                         .confirmations

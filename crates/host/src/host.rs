@@ -117,19 +117,49 @@ impl Host {
         Ok(Self {
             shared: Arc::new_cyclic(|this| Shared {
                 this: this.clone(),
-                crossing,
-                sandbox,
-                agents,
+                crossing: Arc::new(crossing),
+                sandbox: Arc::new(sandbox),
+                agents: Arc::new(agents),
                 journal,
                 fuel_per_ms,
                 in_flight: tokio::sync::Semaphore::new(CALLS_IN_FLIGHT_MAX),
                 simulation: config.simulation.clone(),
                 remote: config.remote.clone(),
                 events: config.events.clone(),
-                confirmations: Confirmations::new(
+                confirmations: Arc::new(Confirmations::new(
                     config.identity.clone(),
                     config.trusted_fronts.clone(),
-                ),
+                )),
+                guest_seed: None,
+            }),
+        })
+    }
+
+    /// A host for one person of a fleet: this host's crossing, engine, agents, seams and
+    /// confirmations, shared, with a journal of its own in `data_dir`, so one person's records
+    /// are never written where another's are, and their guests drawing from `guest_seed` (as
+    /// `aura live --seed` would). The agents are not loaded again.
+    pub fn for_person(
+        &self,
+        data_dir: &std::path::Path,
+        guest_seed: u64,
+    ) -> Result<Self, JournalError> {
+        let journal = Journal::open_with(data_dir, None)?;
+        let shared = &self.shared;
+        Ok(Self {
+            shared: Arc::new_cyclic(|this| Shared {
+                this: this.clone(),
+                crossing: shared.crossing.clone(),
+                sandbox: shared.sandbox.clone(),
+                agents: shared.agents.clone(),
+                journal,
+                fuel_per_ms: shared.fuel_per_ms,
+                in_flight: tokio::sync::Semaphore::new(CALLS_IN_FLIGHT_MAX),
+                simulation: shared.simulation.clone(),
+                remote: shared.remote.clone(),
+                events: shared.events.clone(),
+                confirmations: shared.confirmations.clone(),
+                guest_seed: Some(guest_seed),
             }),
         })
     }
@@ -226,7 +256,9 @@ impl Host {
 
     /// The seed of the agents' random sources.
     pub fn guest_seed(&self) -> u64 {
-        self.shared.sandbox.guest_seed()
+        self.shared
+            .guest_seed
+            .unwrap_or_else(|| self.shared.sandbox.guest_seed())
     }
 }
 

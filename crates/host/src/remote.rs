@@ -376,6 +376,8 @@ pub(crate) fn frame_from(
         trace: sent.trace,
         // Checked before the frame is made (crate::confirmation); not sent on.
         confirmation: None,
+        // A worker's guests draw from the worker's seed (checked when a client joins).
+        guest_seed: None,
     })
 }
 

@@ -31,9 +31,11 @@ use crate::telemetry::{self, TraceContext};
 pub(crate) struct Shared {
     /// This host, for the calls it makes on an agent's behalf.
     pub(crate) this: Weak<Shared>,
-    pub(crate) crossing: Crossing,
-    pub(crate) sandbox: Sandbox,
-    pub(crate) agents: Roster,
+    /// The crossing, the engine and the agents are shared by every person's host made from
+    /// one ([`crate::Host::for_person`]); the journal is each one's own.
+    pub(crate) crossing: Arc<Crossing>,
+    pub(crate) sandbox: Arc<Sandbox>,
+    pub(crate) agents: Arc<Roster>,
     pub(crate) journal: Journal,
     pub(crate) fuel_per_ms: u64,
     /// Calls taken through the seam and not yet answered
@@ -46,7 +48,9 @@ pub(crate) struct Shared {
     /// Where events go ([`crate::HostConfig::events`]).
     pub(crate) events: Option<Arc<dyn EventSink>>,
     /// Proving users' yeses to workers, and checking fronts' proofs.
-    pub(crate) confirmations: Confirmations,
+    pub(crate) confirmations: Arc<Confirmations>,
+    /// The seed of this host's guests when not the sandbox's: a fleet's person's own.
+    pub(crate) guest_seed: Option<u64>,
 }
 
 /// A call the crossing refused: the error, and whether its quarantine record is durable.
@@ -187,21 +191,22 @@ pub(crate) mod tests {
         aura_plugins::write_components(&plugins, &[]).unwrap();
         let shared = Arc::new_cyclic(|this| Shared {
             this: this.clone(),
-            crossing: Crossing::new().unwrap(),
-            sandbox: Sandbox::new(0, &CodeTarget::Native).unwrap(),
-            agents: Roster::new(
+            crossing: Arc::new(Crossing::new().unwrap()),
+            sandbox: Arc::new(Sandbox::new(0, &CodeTarget::Native).unwrap()),
+            agents: Arc::new(Roster::new(
                 Some(PluginsDir::open(&plugins, &TrustedKeys::none()).unwrap()),
                 &[],
                 None,
                 Vec::new(),
-            ),
+            )),
             journal: Journal::open(&data).unwrap(),
             fuel_per_ms: FUEL_PER_MS_DEFAULT,
             in_flight: tokio::sync::Semaphore::new(CALLS_IN_FLIGHT_MAX),
             simulation: None,
             remote: None,
             events: None,
-            confirmations: Confirmations::default(),
+            confirmations: Arc::default(),
+            guest_seed: None,
         });
         (shared, data)
     }

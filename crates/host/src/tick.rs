@@ -213,6 +213,7 @@ impl Shared {
         let budget = Budget::for_deadline(TICK_DEADLINE_MS, self.fuel_per_ms);
         let mut frame = Frame::root(budget, now.map_or(0, envelope::unix_ns));
         frame.trace = trace;
+        frame.guest_seed = self.guest_seed;
         let (_, raw, fuel_used) = self.tick_output(agent, context, frame).await?;
         let (proposals, refused) = self.check_proposals(agent, raw);
         Ok(TickOutcome {

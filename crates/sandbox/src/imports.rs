@@ -30,6 +30,8 @@ pub struct Caller {
     pub deadline_ms: u64,
     /// The request the caller's call belongs to: its callees' too.
     pub trace: Option<aura_contract::traceparent::TraceContext>,
+    /// The seed the caller's guest drew from, when not the sandbox's: its callees' too.
+    pub guest_seed: Option<u64>,
 }
 
 /// A guest's `host.call`, with what the caller has left to spend on it.
@@ -147,6 +149,7 @@ mod tests {
             chain: vec!["calendar"],
             deadline_ms: 1000,
             trace: None,
+            guest_seed: None,
         };
         let imports = NoImports {
             reason: "the agent is being loaded",

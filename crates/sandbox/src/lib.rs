@@ -175,6 +175,9 @@ pub struct Frame {
     /// A confirming front's proof of the user's yes to this (confirm_required) call, sent to
     /// the worker that runs it; the sandbox never reads it.
     pub confirmation: Option<std::sync::Arc<str>>,
+    /// The seed of the guest's random source when it is not the sandbox's: a fleet host runs
+    /// many people on one sandbox, each with their own seed (`None`: the sandbox's).
+    pub guest_seed: Option<u64>,
 }
 
 impl Frame {
@@ -188,6 +191,7 @@ impl Frame {
             interrupt_at_start: false,
             trace: None,
             confirmation: None,
+            guest_seed: None,
         }
     }
 }

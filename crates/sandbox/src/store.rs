@@ -182,6 +182,7 @@ impl Sandbox {
     ) -> CallState {
         let budget = frame.budget;
         let trace = frame.trace;
+        let frame_seed = frame.guest_seed;
         let mut chain = frame.chain_above;
         chain.push(agent.name);
         let caller = Caller {
@@ -190,10 +191,11 @@ impl Sandbox {
             chain,
             deadline_ms: budget.deadline_ms,
             trace,
+            guest_seed: frame_seed,
         };
         let stdout = MemoryOutputPipe::new(GUEST_OUTPUT_BYTES_MAX);
         let stderr = MemoryOutputPipe::new(GUEST_OUTPUT_BYTES_MAX);
-        let seed = guest::guest_seed(self.guest_seed, agent.name);
+        let seed = guest::guest_seed(frame_seed.unwrap_or(self.guest_seed), agent.name);
         let random_produced = Arc::new(AtomicU64::new(0));
         let wasi = guest::guest_wasi(
             seed,

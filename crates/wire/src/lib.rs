@@ -294,6 +294,7 @@ mod tests {
             interrupt_at_start: false,
             trace: Some(TraceContext::for_call("t_0123456789")),
             confirmation: Some("v1 signer 7 signature".into()),
+            guest_seed: None,
         };
         let sent = sent_frame(Some(&frame_headers(&frame)));
         assert_eq!(sent, SentFrame::of(&frame));
