@@ -75,6 +75,8 @@ enum Command {
     Worker(commands::worker::WorkerCommand),
     #[cfg(feature = "nats")]
     Events(commands::events::EventsCommand),
+    #[cfg(feature = "nats")]
+    Fleet(commands::fleet::FleetCommand),
     Cache(commands::cache::CacheCommand),
     Calibrate(commands::calibrate::CalibrateCommand),
     #[cfg(feature = "jit")]
@@ -111,6 +113,8 @@ impl Command {
             Command::Worker(command) => command.execute(globals),
             #[cfg(feature = "nats")]
             Command::Events(command) => command.execute(globals),
+            #[cfg(feature = "nats")]
+            Command::Fleet(command) => command.execute(globals),
             Command::Cache(command) => command.execute(globals),
             Command::Calibrate(command) => command.execute(globals),
             #[cfg(feature = "jit")]

@@ -20,6 +20,8 @@ pub mod compile;
 pub mod dispatch;
 #[cfg(feature = "nats")]
 pub mod events;
+#[cfg(feature = "nats")]
+pub mod fleet;
 #[cfg(any(feature = "mcp", feature = "http"))]
 pub mod guard;
 pub mod keygen;

@@ -27,6 +27,12 @@ use aura_contract::limits::{
 };
 use aura_contract::person::Person;
 
+mod people;
+pub use people::{
+    Enrolment, HOSTS_BUCKET, INPUTS_END_HEADER, Inbox, PEOPLE_BUCKET, PERSON_HEADER,
+    SIGNALS_STREAM, Sent, signals_subject,
+};
+
 use crate::protocol::{
     AfterAppend, AfterPublish, Holding, LeaseEntry, LeaseStep, Outbox, Record, ReplayError,
     Replayed, Seq, Stored, lease_step, replay,
@@ -93,6 +99,14 @@ pub enum FleetError {
         person: String,
         /// Its size.
         bytes: usize,
+    },
+    /// A person's enrolment does not read as one.
+    #[error("{person}'s enrolment is not one: {detail}")]
+    Enrolment {
+        /// Whose.
+        person: String,
+        /// Why.
+        detail: String,
     },
     /// The journal does not replay.
     #[error(transparent)]
@@ -211,6 +225,9 @@ pub struct JetStreamFleet {
     leases: kv::Store,
     journal: stream::Stream,
     decisions: stream::Stream,
+    people: kv::Store,
+    hosts: kv::Store,
+    signals: stream::Stream,
 }
 
 impl JetStreamFleet {
@@ -260,11 +277,15 @@ impl JetStreamFleet {
             DiscardPolicy::Old,
         )
         .await?;
+        let (people, hosts, signals) = people::open(&context).await?;
         Ok(Self {
             context,
             leases,
             journal,
             decisions,
+            people,
+            hosts,
+            signals,
         })
     }
 
@@ -401,6 +422,7 @@ impl JetStreamFleet {
         }
         let mut headers = HeaderMap::new();
         headers.insert(EPOCH_HEADER, holding.epoch.to_string().as_str());
+        headers.insert(PERSON_HEADER, person.to_string().as_str());
         let publish = PublishMessage::build()
             .payload(bytes.into())
             .headers(headers)
@@ -424,6 +446,7 @@ impl JetStreamFleet {
                 .map_err(|e| nats("encode a decision")(&e))?;
             let mut headers = HeaderMap::new();
             headers.insert(DECISION_HEADER, number.to_string().as_str());
+            headers.insert(PERSON_HEADER, person.to_string().as_str());
             let publish = PublishMessage::build()
                 .payload(bytes.into())
                 .headers(headers)
@@ -494,35 +517,10 @@ impl JetStreamFleet {
         person: &Person,
     ) -> Result<Replayed<Value, Value>, FleetError> {
         let subject = journal_subject(person);
-        let Some(last) = last_message(&self.journal, &subject, "read a journal's end").await?
-        else {
-            return Ok(replay(std::iter::empty())?);
-        };
-        let last = last.sequence;
-        let consumer = step(
-            "read a journal",
-            self.journal.create_consumer(consumer::pull::OrderedConfig {
-                filter_subject: subject,
-                deliver_policy: consumer::DeliverPolicy::All,
-                ..Default::default()
-            }),
-        )
-        .await?;
-        let mut messages = step("read a journal", consumer.messages()).await?;
-        let mut records = Vec::new();
-        loop {
-            let next = within("read a journal", messages.next()).await?;
-            let Some(message) = next else {
-                return Err(FleetError::Nats {
-                    doing: "read a journal",
-                    detail: "the consumer ended before the journal's last record".to_owned(),
-                });
-            };
-            let message = message.map_err(|e| nats("read a journal")(&e))?;
-            let seq = message
-                .info()
-                .map_err(|e| nats("read a journal")(&e))?
-                .stream_sequence;
+        let doing = "read a journal";
+        let read = read_subject(&self.journal, subject, usize::MAX, doing).await?;
+        let mut records = Vec::with_capacity(read.len());
+        for (seq, message) in read {
             let record: Journaled =
                 serde_json::from_slice(&message.payload).map_err(|e| FleetError::Record {
                     person: person.to_string(),
@@ -530,10 +528,54 @@ impl JetStreamFleet {
                     detail: e.to_string(),
                 })?;
             records.push((seq, record));
-            if seq >= last {
-                break;
-            }
         }
         Ok(replay(records)?)
     }
+}
+
+/// Every message on `subject` of `stream` up to its last as of now (at most `max`), with its
+/// stream sequence. The ordered consumer that read them is deleted after, so a host that
+/// takes many people over does not leave a consumer per person behind on the server.
+async fn read_subject(
+    stream: &stream::Stream,
+    subject: String,
+    max: usize,
+    doing: &'static str,
+) -> Result<Vec<(Seq, jetstream::Message)>, FleetError> {
+    let Some(last) = last_message(stream, &subject, doing).await? else {
+        return Ok(Vec::new());
+    };
+    let consumer = step(
+        doing,
+        stream.create_consumer(consumer::pull::OrderedConfig {
+            filter_subject: subject,
+            deliver_policy: consumer::DeliverPolicy::All,
+            ..Default::default()
+        }),
+    )
+    .await?;
+    let name = consumer.cached_info().name.clone();
+    let read = async {
+        let mut messages = step(doing, consumer.messages()).await?;
+        let mut read = Vec::new();
+        while read.len() < max {
+            let Some(message) = within(doing, messages.next()).await? else {
+                return Err(FleetError::Nats {
+                    doing,
+                    detail: "the consumer ended before the subject's last message".to_owned(),
+                });
+            };
+            let message = message.map_err(|e| nats(doing)(&e))?;
+            let seq = message.info().map_err(|e| nats(doing)(&e))?.stream_sequence;
+            read.push((seq, message));
+            if seq >= last.sequence {
+                break;
+            }
+        }
+        Ok(read)
+    };
+    let read = read.await;
+    // Best effort: an ordered consumer left behind goes after 30 s of inactivity.
+    let _ = within(doing, stream.delete_consumer(&name)).await;
+    read
 }

@@ -6,5 +6,7 @@
 //! ([`jetstream`]). It must not decide what an assistant does: the orchestrator does, on
 //! whichever host holds the person.
 
+pub mod assistant;
 pub mod jetstream;
+pub mod placement;
 pub mod protocol;

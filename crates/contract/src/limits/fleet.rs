@@ -10,6 +10,15 @@ pub const PERSON_ID_BYTES_MAX: usize = 64;
 /// Renewed every third of it, so two renewals may be lost before a holder stops.
 pub const FLEET_LEASE_MS: u64 = 3_000;
 
+/// How often a holder renews its lease and a host announces itself and looks for people: a
+/// third of the lease, so two renewals may fail before it runs out.
+pub const FLEET_RENEW_EVERY_MS: u64 = FLEET_LEASE_MS / 3;
+
+/// How long a starting host announces itself before it first takes people: two announcing
+/// periods, so it sees the hosts started with it or before it (without this the first to
+/// start would own everyone until the others announced).
+pub const FLEET_STARTUP_GRACE_MS: u64 = 2 * FLEET_RENEW_EVERY_MS;
+
 /// Bytes of one record of a person's journal: a signal is at most LIVE_SIGNAL_BYTES_MAX and a
 /// decision's trace is a few KiB; the nats-server's default max_payload is 1 MiB.
 pub const FLEET_RECORD_BYTES_MAX: usize = 256 * 1024;
@@ -33,3 +42,20 @@ pub const FLEET_STEP_TIMEOUT_MS: u64 = FLEET_LEASE_MS / 3;
 pub const MODEL_CHECK_STATES_MAX: usize = 5_000_000;
 
 const _: () = assert!(FLEET_STEP_TIMEOUT_MS * 3 <= FLEET_LEASE_MS);
+
+/// Bytes of one person's enrolment (their assistant's setup and seed, in the people bucket): a
+/// live.v1 or a scenario's setup without its signals is a few KiB; a 64 KiB one is not a setup.
+pub const FLEET_ENROLMENT_BYTES_MAX: usize = 64 * 1024;
+
+/// People one host holds at most, whatever its --capacity says: each is a live session with a
+/// journal of its own and an inbox consumer; past this a host is one failure away from
+/// overloading whichever hosts take its people over.
+pub const FLEET_PEOPLE_PER_HOST_MAX: usize = 10_000;
+
+/// People a host reads from the people bucket in one placement pass: it claims among them in
+/// its rendezvous order, so a bucket of millions is not read whole every lease.
+pub const FLEET_PEOPLE_SCANNED_MAX: usize = 100_000;
+
+/// Signals a held person's inbox consumer may have fetched and not yet handed to the session:
+/// one person's burst waits in JetStream, not in the host's memory.
+pub const FLEET_INBOX_PENDING_MAX: i64 = 64;

@@ -1,0 +1,167 @@
+//! A fleet host's loop: which people it takes, and holding each until it stops.
+//!
+//! It owns the host's presence (announced every `FLEET_RENEW_EVERY_MS` in the hosts bucket, gone a
+//! lease after the host is), its placement pass (every person enrolled and held by nobody whose
+//! rendezvous owner among the hosts present is this one, up to its capacity: each person has
+//! one owner that every host computes alike, so hosts do not race for the same people and a
+//! dead host's people spread over the others) and its holds, one task each ([`hold`]). It must
+//! not decide what a held person's session does (the assistant does) nor hold anyone without
+//! the lease (the protocol decides).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use sha2::{Digest, Sha256};
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+
+use aura_contract::limits::{
+    FLEET_LEASE_MS, FLEET_PEOPLE_PER_HOST_MAX, FLEET_RENEW_EVERY_MS, FLEET_STARTUP_GRACE_MS,
+};
+use aura_contract::person::Person;
+use aura_day::live::Clock;
+use aura_host::Host;
+
+use crate::assistant::{Ended, Hold, hold};
+use crate::jetstream::{FleetError, JetStreamFleet};
+
+/// A host of a fleet.
+pub struct FleetHost {
+    /// The fleet's streams and buckets.
+    pub fleet: JetStreamFleet,
+    /// The agents, engine and crossing every person here shares.
+    pub host: Host,
+    /// Where the people's scratch data dirs go.
+    pub root: PathBuf,
+    /// This host's id, unique in the fleet.
+    pub me: String,
+    /// People it holds at most (bounded by [`FLEET_PEOPLE_PER_HOST_MAX`]).
+    pub capacity: usize,
+    /// The clock its people's sessions live on.
+    pub clock: Clock,
+}
+
+/// Where rendezvous hashing ranks `host` for `person`: the host with the highest weight among
+/// those present owns the person.
+pub fn weight(host: &str, person: &Person) -> [u8; 32] {
+    let mut hash = Sha256::new();
+    hash.update(host.as_bytes());
+    hash.update([0]);
+    hash.update(person.key().as_bytes());
+    hash.finalize().into()
+}
+
+/// The host among `hosts` that owns `person`.
+pub fn owner<'a>(hosts: &'a [String], person: &Person) -> Option<&'a str> {
+    hosts
+        .iter()
+        .max_by_key(|host| weight(host, person))
+        .map(String::as_str)
+}
+
+/// Runs host `fleet_host` until `stop` turns true: then every person it holds is let go (their
+/// sessions stopped, their leases released).
+pub async fn serve(fleet_host: FleetHost, mut stop: watch::Receiver<bool>) {
+    let capacity = fleet_host.capacity.min(FLEET_PEOPLE_PER_HOST_MAX);
+    let me = fleet_host.me.clone();
+    let mut held: BTreeMap<Person, tokio::task::AbortHandle> = BTreeMap::new();
+    let mut holds: JoinSet<(Person, Ended)> = JoinSet::new();
+    let (stop_holds, holds_stop) = watch::channel(false);
+    let mut pass = tokio::time::interval(Duration::from_millis(FLEET_RENEW_EVERY_MS));
+    pass.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    tracing::info!(target: "aura_fleet::audit", event = "host_start", host = %me, capacity);
+    // Hosts started together see one another before any takes people: without this the first
+    // to start would own everyone until the others announced.
+    if let Err(error) = fleet_host.fleet.announce(&me).await {
+        tracing::warn!(%error, "could not announce this host; trying again");
+    }
+    tokio::select! {
+        _ = stop.changed() => {}
+        _ = tokio::time::sleep(Duration::from_millis(FLEET_STARTUP_GRACE_MS)) => {}
+    }
+    loop {
+        tokio::select! {
+            _ = stop.changed() => break,
+            Some(done) = holds.join_next(), if !holds.is_empty() => {
+                if let Ok((person, why)) = done {
+                    held.remove(&person);
+                    tracing::debug!(person = %person, ?why, "hold ended");
+                }
+            }
+            _ = pass.tick() => {
+                // A host that cannot reach the server keeps trying: its holds end by themselves
+                // (their renewals fail), and it takes people again once it is back.
+                if let Err(error) = fleet_host.fleet.announce(&me).await {
+                    tracing::warn!(%error, "could not announce this host; trying again");
+                    continue;
+                }
+                if held.len() >= capacity {
+                    continue;
+                }
+                if let Err(error) = place(&fleet_host, capacity, &mut held, &mut holds, &holds_stop).await {
+                    tracing::warn!(%error, "placement pass failed; trying again");
+                }
+            }
+        }
+    }
+    let _ = stop_holds.send(true);
+    let wait = Duration::from_millis(2 * FLEET_LEASE_MS);
+    let _ = tokio::time::timeout(wait, async { while holds.join_next().await.is_some() {} }).await;
+    holds.abort_all();
+    tracing::info!(target: "aura_fleet::audit", event = "host_stop", host = %me);
+}
+
+/// One placement pass: claims the free people this host owns, up to `capacity`.
+async fn place(
+    fleet_host: &FleetHost,
+    capacity: usize,
+    held: &mut BTreeMap<Person, tokio::task::AbortHandle>,
+    holds: &mut JoinSet<(Person, Ended)>,
+    stop: &watch::Receiver<bool>,
+) -> Result<(), FleetError> {
+    let fleet = &fleet_host.fleet;
+    let me = &fleet_host.me;
+    let mut hosts = fleet.hosts().await?;
+    if !hosts.contains(me) {
+        hosts.push(me.clone());
+    }
+    for person in fleet.people().await? {
+        if held.len() >= capacity {
+            break;
+        }
+        if held.contains_key(&person) || owner(&hosts, &person) != Some(me.as_str()) {
+            continue;
+        }
+        let claim = match fleet.claim(&person, me).await {
+            Ok(Some(claim)) => claim,
+            Ok(None) => continue,
+            // One person whose journal cannot be read does not keep the others waiting.
+            Err(error) => {
+                tracing::error!(person = %person, %error, "cannot take this person");
+                continue;
+            }
+        };
+        let enrolment = match fleet.enrolment(&person).await {
+            Ok(Some(enrolment)) => enrolment,
+            Ok(None) | Err(_) => {
+                fleet.release(&person, &claim.holding).await?;
+                continue;
+            }
+        };
+        let hold_it = Hold {
+            fleet: fleet.clone(),
+            host: fleet_host.host.clone(),
+            root: fleet_host.root.clone(),
+            me: me.clone(),
+            person: person.clone(),
+            enrolment,
+            clock: fleet_host.clock,
+        };
+        let stop = stop.clone();
+        let whose = person.clone();
+        let task = holds.spawn(async move { (whose, hold(hold_it, claim, stop).await) });
+        held.insert(person, task);
+    }
+    Ok(())
+}
