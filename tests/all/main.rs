@@ -18,6 +18,8 @@ mod dst;
 mod finance;
 #[cfg(feature = "nats")]
 mod fleet;
+#[cfg(feature = "nats")]
+mod fleet_day;
 mod layout;
 mod live;
 #[cfg(feature = "nats")]

@@ -1,0 +1,593 @@
+//! A fleet lives 100 people's days: three `aura fleet host` processes on one nats-server with
+//! JetStream, each person's signals sent as the day goes, one host killed with SIGKILL mid-day
+//! and another cut off from the server for a while (a TCP proxy between it and the server
+//! drops every connection and refuses new ones). Then every person's decisions, as delivered,
+//! must equal their single-machine run (the same setup, seed and signals through one live
+//! session on one host), each delivered once and in order, none naming another person; and the
+//! hosts' own logs must show that no person was written for by two hosts at once.
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures_util::StreamExt;
+use serde_json::Value;
+use tokio::io::AsyncWriteExt;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
+
+use aura_contract::limits::FLEET_LEASE_MS;
+use aura_contract::person::Person;
+use aura_day::live::{self, Clock, LiveConfig, Sink};
+use aura_day::orchestrator::Start;
+use aura_fleet::jetstream::{
+    DECISION_HEADER, DECISIONS_STREAM, EPOCH_HEADER, Enrolment, JOURNAL_STREAM, JetStreamFleet,
+    PERSON_HEADER, decisions_subject, journal_subject,
+};
+use aura_host::Host;
+
+use crate::support::{config, plugins_dir, shared_cache_dir, temp_dir};
+use crate::wire::NatsServer;
+
+/// People in the fleet; the first [`FULL_DAYS`] live the whole day (215 signals), the others
+/// a weekend morning (4 signals), so the test fits CI's two cores.
+const PEOPLE: usize = 100;
+const FULL_DAYS: usize = 6;
+
+/// One person's day: who, their setup, seed and signals (JSON lines, in time order).
+struct Plan {
+    person: Person,
+    setup: Value,
+    seed: u64,
+    signals: Vec<String>,
+}
+
+/// The people and their days. Each person's first message names them in its subject, so each
+/// one's traces are theirs alone: a decision delivered to the wrong person would show.
+fn plans() -> Vec<Plan> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    let read = |name: &str| {
+        let path = root.join(name);
+        let scenario: Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let signals: Vec<Value> = crate::live::signal_lines(&path)
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect();
+        (scenario, signals)
+    };
+    let (day, weekend) = (read("day.json"), read("weekend.json"));
+    (0..PEOPLE)
+        .map(|i| {
+            let person = Person::new(&format!("t{}", i % 4), &format!("u{i:03}")).unwrap();
+            let (scenario, signals) = if i < FULL_DAYS { &day } else { &weekend };
+            let mut signals = signals.clone();
+            let first = signals.iter_mut().find(|s| s["kind"] == "message").unwrap();
+            let subject = format!(
+                "{} [{}]",
+                first["data"]["subject"].as_str().unwrap(),
+                person.user()
+            );
+            first["data"]["subject"] = Value::String(subject);
+            let mut setup = scenario.clone();
+            setup["signals"] = Value::Array(Vec::new());
+            Plan {
+                person,
+                setup,
+                seed: (i % 5) as u64,
+                signals: signals.iter().map(Value::to_string).collect(),
+            }
+        })
+        .collect()
+}
+
+/// Each person's single-machine run: one live session on a replayed clock, their signals
+/// pushed in order, then their inputs closed; the traces it recorded.
+async fn single_machine(plans: &[Plan]) -> Vec<Vec<Value>> {
+    let dir = temp_dir("fleet-day-single");
+    let host = Host::open(&config(plugins_dir(), dir.join("host")))
+        .await
+        .unwrap();
+    let mut all = Vec::new();
+    for plan in plans {
+        let data = dir.join(plan.person.tenant()).join(plan.person.user());
+        let person_host = host.for_person(&data, plan.seed).unwrap();
+        let (handle, inbox) = live::channel(&person_host);
+        let config = LiveConfig {
+            setup: plan.setup.clone(),
+            is_scenario: true,
+            tick_on: None,
+            seed: plan.seed,
+            clock: Clock::Replay,
+            start: Start::Fresh,
+        };
+        let session_host = person_host.clone();
+        let sinks: Vec<Arc<dyn Sink>> = Vec::new();
+        let session =
+            tokio::spawn(
+                async move { live::live(&session_host, config, sinks, inbox, |_| {}).await },
+            );
+        for signal in &plan.signals {
+            // A refusal is the session's answer, the same on every host.
+            let _ = handle.push(signal.as_bytes()).await;
+        }
+        handle.close().await;
+        session.await.unwrap().unwrap();
+        let traces = std::fs::read_to_string(data.join("traces.jsonl")).unwrap();
+        all.push(
+            traces
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect(),
+        );
+    }
+    all
+}
+
+/// A TCP proxy to the nats-server that can cut its clients off (a partition) and let them
+/// back.
+struct Proxy {
+    port: u16,
+    cut: watch::Sender<bool>,
+}
+
+impl Proxy {
+    async fn start(to: u16) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let (cut, cut_rx) = watch::channel(false);
+        tokio::spawn(async move {
+            loop {
+                let Ok((mut client, _)) = listener.accept().await else {
+                    return;
+                };
+                if *cut_rx.borrow() {
+                    let _ = client.shutdown().await;
+                    continue;
+                }
+                let mut cut = cut_rx.clone();
+                tokio::spawn(async move {
+                    let Ok(mut server) = TcpStream::connect(("127.0.0.1", to)).await else {
+                        return;
+                    };
+                    tokio::select! {
+                        _ = tokio::io::copy_bidirectional(&mut client, &mut server) => {}
+                        _ = cut.wait_for(|cut| *cut) => {}
+                    }
+                });
+            }
+        });
+        Self { port, cut }
+    }
+}
+
+/// An `aura fleet host` process; its stderr (the audit log, JSON lines) goes to a file.
+struct FleetHostProcess {
+    child: Child,
+    log: PathBuf,
+}
+
+fn start_host(id: &str, url: &str, dir: &Path) -> FleetHostProcess {
+    let log = dir.join(format!("{id}.log"));
+    let child = Command::new(env!("CARGO_BIN_EXE_aura"))
+        .arg("--log-json")
+        .arg("--data-dir")
+        .arg(dir.join(id))
+        .arg("--plugins-dir")
+        .arg(plugins_dir())
+        .arg("--cache-dir")
+        .arg(shared_cache_dir())
+        .args([
+            "--nats", url, "fleet", "host", "--id", id, "--clock", "replay",
+        ])
+        .env("RUST_LOG", "aura_fleet=info")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    FleetHostProcess { child, log }
+}
+
+/// One audit line of a host's log.
+#[derive(Debug, Clone)]
+struct Audit {
+    at: time::OffsetDateTime,
+    event: String,
+    person: String,
+    host: String,
+    epoch: u64,
+    seq: u64,
+}
+
+fn audit(log: &Path) -> Vec<Audit> {
+    let file = std::fs::File::open(log).unwrap();
+    BufReader::new(file)
+        .lines()
+        .map_while(Result::ok)
+        .filter_map(|line| serde_json::from_str::<Value>(&line).ok())
+        .filter(|line| line["target"] == "aura_fleet::audit")
+        .map(|line| {
+            let fields = &line["fields"];
+            Audit {
+                at: time::OffsetDateTime::parse(
+                    line["timestamp"].as_str().unwrap(),
+                    &time::format_description::well_known::Rfc3339,
+                )
+                .unwrap(),
+                event: fields["event"].as_str().unwrap_or_default().to_owned(),
+                person: fields["person"].as_str().unwrap_or_default().to_owned(),
+                host: fields["host"].as_str().unwrap_or_default().to_owned(),
+                epoch: fields["epoch"].as_u64().unwrap_or(0),
+                seq: fields["seq"].as_u64().unwrap_or(0),
+            }
+        })
+        .collect()
+}
+
+/// Every message on `subject` of `stream`: its sequence, headers (name → value) and payload.
+async fn messages(
+    client: &async_nats::Client,
+    stream: &str,
+    subject: String,
+) -> Vec<(u64, HashMap<String, String>, Value)> {
+    let context = async_nats::jetstream::new(client.clone());
+    let stream = context.get_stream(stream).await.unwrap();
+    let Ok(last) = stream.get_last_raw_message_by_subject(&subject).await else {
+        return Vec::new();
+    };
+    let consumer = stream
+        .create_consumer(async_nats::jetstream::consumer::pull::OrderedConfig {
+            filter_subject: subject,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let name = consumer.cached_info().name.clone();
+    let mut stream_messages = consumer.messages().await.unwrap();
+    let mut all = Vec::new();
+    while let Some(message) = stream_messages.next().await {
+        let message = message.unwrap();
+        let seq = message.info().unwrap().stream_sequence;
+        let headers = message
+            .headers
+            .iter()
+            .flat_map(|headers| headers.iter())
+            .map(|(name, values)| (name.to_string(), values[0].as_str().to_owned()))
+            .collect();
+        all.push((
+            seq,
+            headers,
+            serde_json::from_slice(&message.payload).unwrap(),
+        ));
+        if seq >= last.sequence {
+            break;
+        }
+    }
+    stream.delete_consumer(&name).await.unwrap();
+    all
+}
+
+/// The payload of the record at `seq` in `journal`.
+fn journal_record(journal: &[(u64, HashMap<String, String>, Value)], seq: u64) -> Value {
+    journal
+        .iter()
+        .find(|(s, _, _)| *s == seq)
+        .unwrap()
+        .2
+        .clone()
+}
+
+/// How many decisions `person` has had delivered: their subject's last one's number + 1.
+async fn delivered(client: &async_nats::Client, person: &Person) -> usize {
+    let context = async_nats::jetstream::new(client.clone());
+    let stream = context.get_stream(DECISIONS_STREAM).await.unwrap();
+    match stream
+        .get_last_raw_message_by_subject(&decisions_subject(person))
+        .await
+    {
+        Ok(message) => {
+            let number = message.headers.get(DECISION_HEADER).unwrap().as_str();
+            number.parse::<usize>().unwrap() + 1
+        }
+        Err(_) => 0,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_hosts_live_a_hundred_days_through_a_kill_and_a_partition_as_one_machine_would() {
+    let plans = plans();
+    let reference = single_machine(&plans).await;
+    let expected: usize = reference.iter().map(Vec::len).sum();
+    eprintln!("single-machine runs: {PEOPLE} people, {expected} decisions");
+
+    let server = NatsServer::start("fleet-day");
+    let dir = temp_dir("fleet-day");
+    let client = async_nats::connect(&server.url).await.unwrap();
+    let fleet = JetStreamFleet::open(&client).await.unwrap();
+    for plan in &plans {
+        let enrolment = Enrolment {
+            setup: plan.setup.clone(),
+            seed: plan.seed,
+        };
+        fleet.enrol(&plan.person, &enrolment).await.unwrap();
+    }
+    let proxy = Proxy::start(server.port()).await;
+    let proxied = format!("nats://127.0.0.1:{}", proxy.port);
+    let mut hosts = [
+        start_host("ha", &server.url, &dir),
+        start_host("hb", &proxied, &dir),
+        start_host("hc", &server.url, &dir),
+    ];
+
+    // Everyone held before the day starts.
+    let started = Instant::now();
+    loop {
+        let mut free = 0;
+        for plan in &plans {
+            if fleet.lease(&plan.person).await.unwrap().is_none() {
+                free += 1;
+            }
+        }
+        if free == 0 {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "{free} people never held"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    eprintln!("all {PEOPLE} people held after {:?}", started.elapsed());
+
+    // The day: round r sends every person their r-th signal (the weekend's people run out
+    // first). Host ha dies a third of the way through; host hb is cut off from the second
+    // third for two leases.
+    let rounds = plans.iter().map(|p| p.signals.len()).max().unwrap();
+    let mut killed_at = None;
+    let mut cut_at = None;
+    for round in 0..rounds {
+        for plan in &plans {
+            if let Some(signal) = plan.signals.get(round) {
+                fleet
+                    .send(&plan.person, Some(signal.as_bytes()))
+                    .await
+                    .unwrap();
+            }
+        }
+        if round == rounds / 3 {
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            hosts[0].child.kill().unwrap();
+            hosts[0].child.wait().unwrap();
+            killed_at = Some(time::OffsetDateTime::now_utc());
+            eprintln!("ha killed (SIGKILL) after round {round}");
+        }
+        if round == 2 * rounds / 3 {
+            proxy.cut.send_replace(true);
+            cut_at = Some(time::OffsetDateTime::now_utc());
+            eprintln!("hb cut off after round {round}");
+            tokio::time::sleep(Duration::from_millis(2 * FLEET_LEASE_MS)).await;
+            proxy.cut.send_replace(false);
+            eprintln!("hb back");
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    for plan in &plans {
+        fleet.send(&plan.person, None).await.unwrap();
+    }
+
+    // Wait until every decision is delivered, then a lease more for any delivered twice.
+    let started = Instant::now();
+    loop {
+        let mut total = 0;
+        for plan in &plans {
+            total += delivered(&client, &plan.person).await;
+        }
+        if total >= expected {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(600),
+            "{total} of {expected} decisions delivered after 600 s"
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    eprintln!(
+        "all decisions delivered {:?} after the last signal",
+        started.elapsed()
+    );
+    tokio::time::sleep(Duration::from_millis(FLEET_LEASE_MS)).await;
+
+    // Every person's decisions: their single-machine run's, each once, in order, theirs.
+    let markers: Vec<String> = plans
+        .iter()
+        .map(|p| format!("[{}]", p.person.user()))
+        .collect();
+    for (plan, traces) in plans.iter().zip(&reference) {
+        let got = messages(&client, DECISIONS_STREAM, decisions_subject(&plan.person)).await;
+        assert_eq!(
+            got.len(),
+            traces.len(),
+            "{}: decisions delivered",
+            plan.person
+        );
+        for (number, ((_, headers, decision), trace)) in got.iter().zip(traces).enumerate() {
+            assert_eq!(
+                headers[DECISION_HEADER],
+                number.to_string(),
+                "{}",
+                plan.person
+            );
+            assert_eq!(headers[PERSON_HEADER], plan.person.to_string());
+            assert_eq!(
+                &decision["trace"], trace,
+                "{}: decision {number}",
+                plan.person
+            );
+            let text = decision.to_string();
+            let own = format!("[{}]", plan.person.user());
+            for marker in markers.iter().filter(|m| **m != own) {
+                assert!(
+                    !text.contains(marker.as_str()),
+                    "{}'s decision names {marker}",
+                    plan.person
+                );
+            }
+        }
+    }
+
+    // The hosts' own logs against the journals: each record written by one host, the hosts
+    // following one another (epochs only grow along a journal), and no two hosts writing for
+    // one person at once.
+    let killed_at = killed_at.unwrap();
+    for host in &mut hosts[1..] {
+        let _ = Command::new("kill")
+            .args(["-TERM", &host.child.id().to_string()])
+            .status();
+        let _ = host.child.wait();
+    }
+    let logs: Vec<Audit> = hosts.iter().flat_map(|h| audit(&h.log)).collect();
+    let mut takeovers_ms = Vec::new();
+    let cut_at = cut_at.unwrap();
+    let mut moved_off_hb = 0;
+    for plan in &plans {
+        let who = plan.person.to_string();
+        let journal = messages(&client, JOURNAL_STREAM, journal_subject(&plan.person)).await;
+        let written: BTreeMap<u64, (String, u64)> = logs
+            .iter()
+            .filter(|a| a.person == who && (a.event == "appended" || a.event == "hold"))
+            .map(|a| (a.seq, (a.host.clone(), a.epoch)))
+            .collect();
+        let logged = logs
+            .iter()
+            .filter(|a| a.person == who && (a.event == "appended" || a.event == "hold"))
+            .count();
+        assert_eq!(
+            logged,
+            written.len(),
+            "{who}: two hosts logged the same journal record"
+        );
+        let mut epoch_of = BTreeMap::new();
+        let mut last_epoch = 0;
+        for (seq, headers, _) in &journal {
+            let epoch: u64 = headers[EPOCH_HEADER].parse().unwrap();
+            assert!(
+                epoch >= last_epoch,
+                "{who}: record {seq} of epoch {epoch} after {last_epoch}"
+            );
+            last_epoch = epoch;
+            // A record whose writer died (ha) or lost the server (hb) before its answer came
+            // is in the journal but not in the writer's log: it must then be of an epoch that
+            // host held (its takeover record names it, or its log holds the epoch).
+            let (seq, record) = (*seq, &journal_record(&journal, *seq));
+            match written.get(&seq) {
+                Some((host, logged_epoch)) => {
+                    assert_eq!(*logged_epoch, epoch, "{who}: record {seq}");
+                    let first = epoch_of.entry(epoch).or_insert_with(|| host.clone());
+                    assert_eq!(first, host, "{who}: epoch {epoch} written by two hosts");
+                }
+                None => {
+                    let holder = match record["record"].as_str() {
+                        Some("takeover") => record["host"].as_str().unwrap().to_owned(),
+                        _ => logs
+                            .iter()
+                            .find(|a| a.person == who && a.event == "hold" && a.epoch == epoch)
+                            .map(|a| a.host.clone())
+                            .unwrap_or_default(),
+                    };
+                    assert!(
+                        holder == "ha" || holder == "hb",
+                        "{who}: record {seq} (epoch {epoch}) is in no host's log, and its holder `{holder}` was neither killed nor cut off"
+                    );
+                }
+            }
+        }
+        for seq in written.keys() {
+            assert!(
+                journal.iter().any(|(s, _, _)| s == seq),
+                "{who}: logged record {seq} is not in the journal"
+            );
+        }
+        // Each host's time writing for the person, from its hold to its last write.
+        let mut spans: Vec<(time::OffsetDateTime, time::OffsetDateTime, String, u64)> = Vec::new();
+        for hold in logs.iter().filter(|a| a.person == who && a.event == "hold") {
+            let last = logs
+                .iter()
+                .filter(|a| {
+                    a.person == who
+                        && a.host == hold.host
+                        && a.epoch == hold.epoch
+                        && a.event == "appended"
+                })
+                .map(|a| a.at)
+                .max()
+                .unwrap_or(hold.at);
+            spans.push((hold.at, last, hold.host.clone(), hold.epoch));
+        }
+        spans.sort_by_key(|s| s.0);
+        for pair in spans.windows(2) {
+            assert!(
+                pair[0].1 < pair[1].0,
+                "{who}: {} (epoch {}) wrote until {} but {} (epoch {}) held them from {}",
+                pair[0].2,
+                pair[0].3,
+                pair[0].1,
+                pair[1].2,
+                pair[1].3,
+                pair[1].0
+            );
+        }
+        // Held by hb when it was cut off, and by another host after.
+        let hb_at_cut = spans
+            .iter()
+            .rev()
+            .find(|s| s.0 < cut_at)
+            .is_some_and(|s| s.2 == "hb");
+        if hb_at_cut && spans.iter().any(|s| s.0 > cut_at && s.2 != "hb") {
+            moved_off_hb += 1;
+        }
+        // Taken from the killed host: how long after its death.
+        let was_ha = spans
+            .iter()
+            .rev()
+            .find(|s| s.0 < killed_at)
+            .is_some_and(|s| s.2 == "ha");
+        if let Some(next) = spans.iter().find(|s| was_ha && s.0 > killed_at) {
+            takeovers_ms.push((next.0 - killed_at).whole_milliseconds() as u64);
+        }
+    }
+    assert!(moved_off_hb > 0, "the partition moved nobody off hb");
+    eprintln!("{moved_off_hb} people moved off hb while it was cut off");
+    takeovers_ms.sort_unstable();
+    assert!(!takeovers_ms.is_empty(), "the killed host held nobody");
+    let p = |q: f64| takeovers_ms[((takeovers_ms.len() - 1) as f64 * q).round() as usize];
+    eprintln!(
+        "takeover after SIGKILL: {} people, p50 {} ms, p99 {} ms, max {} ms (lease {FLEET_LEASE_MS} ms)",
+        takeovers_ms.len(),
+        p(0.5),
+        p(0.99),
+        takeovers_ms.last().unwrap()
+    );
+    let holds = logs.iter().filter(|a| a.event == "hold").count();
+    let first: BTreeMap<&str, usize> = ["ha", "hb", "hc"]
+        .into_iter()
+        .map(|host| {
+            let held = plans
+                .iter()
+                .filter(|plan| {
+                    let who = plan.person.to_string();
+                    let first = logs
+                        .iter()
+                        .filter(|a| a.person == who && a.event == "hold")
+                        .min_by_key(|a| a.at);
+                    first.is_some_and(|a| a.host == host)
+                })
+                .count();
+            (host, held)
+        })
+        .collect();
+    eprintln!("holds over the run: {holds} for {PEOPLE} people; first held by {first:?}");
+}
