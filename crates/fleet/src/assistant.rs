@@ -18,24 +18,23 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::watch;
 
-use aura_contract::limits::{FLEET_LEASE_MS, FLEET_RENEW_EVERY_MS, LIVE_SIGNAL_BYTES_MAX};
+use aura_contract::limits::{FLEET_LEASE_MS, FLEET_RENEW_EVERY_MS, LIVE_TRACES_BYTES_MAX};
 use aura_contract::person::Person;
-use aura_day::live::{self, Clock, Delivery, Live, LiveConfig, Sink};
+use aura_day::live::{self, Clock, Delivery, LiveConfig, Sink};
 use aura_day::orchestrator::Start;
 use aura_host::Host;
-use aura_host::journal::SIGNALS_PATH;
+use aura_host::journal::TRACES_PATH;
 
-use crate::jetstream::{Claim, Enrolment, JetStreamFleet, Journaled, Sent};
+mod inbox;
+mod session_dir;
+use inbox::{INPUTS_END, REFUSED, take};
+use session_dir::{restore, scratch};
+
+use crate::jetstream::{Claim, Enrolment, JetStreamFleet, Journaled};
 use crate::protocol::{AfterAppend, Holding, LeaseStep, Outbox, Record};
-
-/// What journals a person's end of inputs (a replayed day may then run to its end).
-const INPUTS_END: &str = "inputs_end";
-/// What journals an inbox message the session refused (quarantined where it was refused): the
-/// next holder passes over it rather than refusing and quarantining it again.
-const REFUSED: &str = "refused";
 
 /// Why a host stopped for a person.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,11 +61,15 @@ struct Holder {
     ended: watch::Sender<Option<Ended>>,
 }
 
-/// The journal's decisions and their delivery.
+/// The journal's decisions and their delivery, and the checkpoints.
 struct Writer {
     /// The decisions journaled, in order (the ones read at the takeover first).
     journaled: Vec<Value>,
     outbox: Outbox,
+    /// Signals journaled since the last checkpoint was captured.
+    since_checkpoint: u64,
+    /// A checkpoint being stored (one at a time: a slow store skips the ones in between).
+    storing: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl Holder {
@@ -112,9 +115,10 @@ impl Holder {
         Err(stop)
     }
 
-    /// Journals decision `delivery` (or checks it against the journaled one) and delivers
-    /// what is due.
-    async fn decided(&self, delivery: &Delivery) -> Result<(), String> {
+    /// Journals decision `delivery` (or checks it against the journaled one), and any the
+    /// session recorded before it that its sink was not handed (a full queue), from the
+    /// session's traces; then delivers what is due.
+    async fn decided(&self, host: &Host, delivery: &Delivery) -> Result<(), String> {
         let mut writer = self.writer.lock().await;
         if let Some(ended) = self.ended() {
             return Err(format!(
@@ -122,32 +126,71 @@ impl Holder {
                 self.person
             ));
         }
+        let known = writer.journaled.len() as u64;
+        if delivery.seq > known {
+            let lines = host
+                .journal()
+                .lines(TRACES_PATH, known as usize, LIVE_TRACES_BYTES_MAX)
+                .map_err(|e| self.fail(format!("the session's traces: {e}")))?;
+            for (offset, line) in lines.iter().enumerate() {
+                let seq = known + offset as u64;
+                if seq >= delivery.seq {
+                    break;
+                }
+                let missed = Delivery::read(line, seq)
+                    .ok_or_else(|| self.fail(format!("trace {seq} does not read as one")))?;
+                self.journal_decision(&mut writer, &missed).await?;
+            }
+        }
+        self.journal_decision(&mut writer, delivery).await?;
+        self.deliver_due(&mut writer).await
+    }
+
+    /// Ends the hold for `why`, and returns it.
+    fn fail(&self, why: String) -> String {
+        self.end(Ended::Failed(why.clone()));
+        why
+    }
+
+    /// Journals `delivery` if it is the next decision, or checks it against the journaled one.
+    async fn journal_decision(
+        &self,
+        writer: &mut Writer,
+        delivery: &Delivery,
+    ) -> Result<(), String> {
         let value = serde_json::to_value(delivery).map_err(|e| e.to_string())?;
         let known = writer.journaled.len() as u64;
         if delivery.seq < known {
             if writer.journaled[delivery.seq as usize] != value {
-                let why = format!(
+                return Err(self.fail(format!(
                     "decision {} differs from the journaled one: the run does not replay",
                     delivery.seq
-                );
-                self.end(Ended::Failed(why.clone()));
-                return Err(why);
+                )));
             }
-        } else if delivery.seq == known {
-            let record = Record::Decision {
-                number: delivery.seq,
-                decision: value.clone(),
-            };
-            self.append(&record, "decision")
-                .await
-                .map_err(|e| format!("{e:?}"))?;
-            writer.journaled.push(value);
-        } else {
-            let why = format!("decision {} came before decision {known}", delivery.seq);
-            self.end(Ended::Failed(why.clone()));
-            return Err(why);
+            return Ok(());
         }
-        let Writer { journaled, outbox } = &mut *writer;
+        if delivery.seq > known {
+            return Err(self.fail(format!(
+                "decision {} came before decision {known}",
+                delivery.seq
+            )));
+        }
+        let record = Record::Decision {
+            number: delivery.seq,
+            decision: value.clone(),
+        };
+        self.append(&record, "decision")
+            .await
+            .map_err(|e| format!("{e:?}"))?;
+        writer.journaled.push(value);
+        Ok(())
+    }
+
+    /// Delivers the journaled decisions not delivered yet.
+    async fn deliver_due(&self, writer: &mut Writer) -> Result<(), String> {
+        let Writer {
+            journaled, outbox, ..
+        } = &mut *writer;
         match self.fleet.deliver(&self.person, outbox, journaled).await {
             Ok(published) => {
                 if published > 0 {
@@ -164,8 +207,9 @@ impl Holder {
     }
 }
 
-/// The sink that journals and delivers a held person's decisions.
-struct Decisions(Arc<Holder>);
+/// The sink that journals and delivers a held person's decisions (their session's host, for
+/// the traces it was not handed).
+struct Decisions(Arc<Holder>, Host);
 
 impl Sink for Decisions {
     fn name(&self) -> &str {
@@ -177,7 +221,7 @@ impl Sink for Decisions {
     }
 
     fn deliver<'a>(&'a self, delivery: &'a Delivery) -> live::deliver::Delivering<'a> {
-        Box::pin(self.0.decided(delivery))
+        Box::pin(self.0.decided(&self.1, delivery))
     }
 }
 
@@ -214,7 +258,13 @@ pub async fn hold(hold: Hold, mut claim: Claim, mut stop: watch::Receiver<bool>)
     match fleet.take_over(&person, &me, &mut claim).await {
         Ok(true) => {}
         Ok(false) => return Ended::Fenced,
-        Err(error) => return Ended::Failed(error.to_string()),
+        Err(error) => {
+            // Let go at once: what the server stored is unknown, and the next holder fences it.
+            let _ = fleet.release(&person, &claim.holding).await;
+            tracing::info!(target: "aura_fleet::audit", event = "stop", person = %person,
+                host = %me, why = %error);
+            return Ended::Failed(error.to_string());
+        }
     }
     tracing::info!(target: "aura_fleet::audit", event = "hold", person = %person, host = %me,
         epoch = claim.holding.epoch, seq = claim.holding.fence,
@@ -228,27 +278,50 @@ pub async fn hold(hold: Hold, mut claim: Claim, mut stop: watch::Receiver<bool>)
         writer: tokio::sync::Mutex::new(Writer {
             journaled: claim.replayed.decisions.clone(),
             outbox: claim.outbox.clone(),
+            since_checkpoint: 0,
+            storing: None,
         }),
         ended,
     });
-    let why = match run(
-        &holder,
-        &host,
-        &root,
-        &enrolment,
-        clock,
-        &claim,
-        &mut stop,
-        &mut ended_rx,
-    )
-    .await
-    {
+    let renewing = tokio::spawn(renewals(holder.clone()));
+    // Decisions the last holder journaled and did not deliver go out now, not at the next one.
+    let delivered = holder.deliver_due(&mut *holder.writer.lock().await).await;
+    let mut from_checkpoint = true;
+    let outcome = loop {
+        if let Err(why) = &delivered {
+            break Err(Ended::Failed(why.clone()));
+        }
+        let session = Session {
+            base: &host,
+            root: &root,
+            enrolment: &enrolment,
+            clock,
+            claim: &claim,
+            from_checkpoint,
+        };
+        match run(&holder, session, &mut stop, &mut ended_rx).await {
+            // Nothing was taken or decided: live the journal again without the checkpoint.
+            Err(Stop::ResumeRefused(why)) if from_checkpoint => {
+                tracing::warn!(target: "aura_fleet::audit", event = "checkpoint_refused",
+                    person = %person, host = %me, why);
+                from_checkpoint = false;
+            }
+            Err(Stop::ResumeRefused(why)) => break Err(Ended::Failed(why)),
+            Err(Stop::Ended(why)) => break Err(why),
+            Ok(()) => break Ok(()),
+        }
+    };
+    renewing.abort();
+    let why = match outcome {
         Ok(()) => holder.ended().unwrap_or(Ended::Stopped),
         Err(why) => {
             holder.end(why);
             holder.ended().unwrap_or(Ended::Stopped)
         }
     };
+    if let Some(storing) = holder.writer.lock().await.storing.take() {
+        let _ = storing.await;
+    }
     if matches!(why, Ended::Stopped | Ended::Failed(_)) {
         let holding = holder
             .holding
@@ -263,23 +336,55 @@ pub async fn hold(hold: Hold, mut claim: Claim, mut stop: watch::Receiver<bool>)
     why
 }
 
-/// The hold's body: the session, its inbox and the renewals, until something ends it.
-#[allow(clippy::too_many_arguments)]
+/// What a hold's session is made from.
+struct Session<'a> {
+    base: &'a Host,
+    root: &'a Path,
+    enrolment: &'a Enrolment,
+    clock: Clock,
+    claim: &'a Claim,
+    /// Resume from the person's stored checkpoint, if it fits.
+    from_checkpoint: bool,
+}
+
+/// Why a hold's body returned early.
+enum Stop {
+    /// The hold ends.
+    Ended(Ended),
+    /// The session refused to resume from the restored checkpoint before taking anything.
+    ResumeRefused(String),
+}
+
+impl From<Ended> for Stop {
+    fn from(ended: Ended) -> Self {
+        Self::Ended(ended)
+    }
+}
+
+/// The hold's body: the session and its inbox, until something ends it.
 async fn run(
     holder: &Arc<Holder>,
-    base: &Host,
-    root: &Path,
-    enrolment: &Enrolment,
-    clock: Clock,
-    claim: &Claim,
+    session_of: Session<'_>,
     stop: &mut watch::Receiver<bool>,
     ended: &mut watch::Receiver<Option<Ended>>,
-) -> Result<(), Ended> {
+) -> Result<(), Stop> {
+    let Session {
+        base,
+        root,
+        enrolment,
+        clock,
+        claim,
+        from_checkpoint,
+    } = session_of;
     let failed = |what: &str| {
         let what = what.to_owned();
         move |error: &dyn std::fmt::Display| Ended::Failed(format!("{what}: {error}"))
     };
     let dir = scratch(root, &holder.person).map_err(|e| failed("scratch dir")(&e))?;
+    let restored = match from_checkpoint {
+        true => restore(holder, claim, root, &dir).await,
+        false => None,
+    };
     let host = base
         .for_person(&dir, enrolment.seed)
         .map_err(|e| failed("data dir")(&e))?;
@@ -295,9 +400,11 @@ async fn run(
             failed("journal")(&format!("signal id `{id}` is not an inbox sequence"))
         })?;
         next_inbox = next_inbox.max(seq + 1);
+        let in_checkpoint = restored.is_some_and(|inbox_next| seq < inbox_next);
         match (signal.get(INPUTS_END), signal.get(REFUSED)) {
             (Some(_), _) => inputs_ended = true,
             (None, Some(_)) => {}
+            (None, None) if in_checkpoint => {}
             (None, None) => {
                 host.journal()
                     .signal(signal)
@@ -314,7 +421,7 @@ async fn run(
         start: Start::Resume,
     };
     let (handle, inbox) = live::channel(&host);
-    let sinks: Vec<Arc<dyn Sink>> = vec![Arc::new(Decisions(holder.clone()))];
+    let sinks: Vec<Arc<dyn Sink>> = vec![Arc::new(Decisions(holder.clone(), host.clone()))];
     let session_host = host.clone();
     let mut session =
         tokio::spawn(async move { live::live(&session_host, config, sinks, inbox, |_| {}).await });
@@ -326,35 +433,33 @@ async fn run(
         .inbox(&holder.person, next_inbox)
         .await
         .map_err(|e| failed("inbox")(&e))?;
-    let mut renew = tokio::time::interval(Duration::from_millis(FLEET_RENEW_EVERY_MS));
-    renew.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut finished = false;
+    let mut taken = false;
     let outcome = loop {
         tokio::select! {
             _ = stop.changed() => break Ok(()),
             _ = ended.changed() => break Ok(()),
-            _ = renew.tick() => {
-                if let Err(why) = renewed(holder).await {
-                    break Err(why);
-                }
-            }
             done = &mut session, if !finished => {
                 finished = true;
                 match done {
                     Ok(Ok(_summary)) => tracing::info!(target: "aura_fleet::audit",
                         event = "day_finished", person = %holder.person, host = %holder.me),
-                    Ok(Err(error)) => break Err(failed("session")(&error)),
-                    Err(error) => break Err(failed("session")(&error)),
+                    Ok(Err(error)) if restored.is_some() && !taken => {
+                        break Err(Stop::ResumeRefused(error.to_string()));
+                    }
+                    Ok(Err(error)) => break Err(failed("session")(&error).into()),
+                    Err(error) => break Err(failed("session")(&error).into()),
                 }
             }
             next = messages.next(Duration::from_millis(FLEET_RENEW_EVERY_MS)) => match next {
                 Ok(None) => {}
                 Ok(Some((seq, sent))) => {
-                    if let Err(why) = take(holder, &host, &handle, seq, sent).await {
-                        break Err(why);
+                    taken = true;
+                    if let Err(why) = take(holder, &host, &handle, &dir, seq, sent).await {
+                        break Err(why.into());
                     }
                 }
-                Err(error) => break Err(failed("inbox")(&error)),
+                Err(error) => break Err(failed("inbox")(&error).into()),
             },
         }
     };
@@ -367,7 +472,21 @@ async fn run(
     outcome
 }
 
-/// Renews the lease; `Err` when it is not this host's any more.
+/// Renews the lease every `FLEET_RENEW_EVERY_MS`, whatever the session and its inbox are
+/// doing, until it is not this host's any more (the hold then ends).
+async fn renewals(holder: Arc<Holder>) {
+    let mut renew = tokio::time::interval(Duration::from_millis(FLEET_RENEW_EVERY_MS));
+    renew.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        renew.tick().await;
+        if let Err(why) = renewed(&holder).await {
+            holder.end(why);
+            return;
+        }
+    }
+}
+
+/// Renews the lease once; `Err` when it is not this host's any more.
 async fn renewed(holder: &Holder) -> Result<(), Ended> {
     let mut holding = holder
         .holding
@@ -387,93 +506,4 @@ async fn renewed(holder: &Holder) -> Result<(), Ended> {
         Ok(_) => Err(Ended::Lost),
         Err(error) => Err(Ended::Failed(error.to_string())),
     }
-}
-
-/// Hands inbox message `seq` to the session and journals it once taken.
-async fn take(
-    holder: &Holder,
-    host: &Host,
-    live: &Live,
-    seq: u64,
-    sent: Sent,
-) -> Result<(), Ended> {
-    let _writer = holder.writer.lock().await;
-    let id = seq.to_string();
-    let bytes = match sent {
-        Sent::InputsEnd => {
-            let record = Record::Signal {
-                id,
-                signal: json!({ INPUTS_END: true }),
-            };
-            holder.append(&record, "inputs_end").await?;
-            live.close().await;
-            return Ok(());
-        }
-        Sent::Signal(bytes) => bytes,
-        Sent::Misaddressed { named, bytes } => {
-            let reason = format!(
-                "a message on {}'s subject names {}: one person's signal is never taken for another",
-                holder.person,
-                aura_contract::visible::visible(&named)
-            );
-            live.refuse_request("wrong_person", reason, &String::from_utf8_lossy(&bytes));
-            return refused(holder, id, "wrong_person").await;
-        }
-    };
-    loop {
-        match live.push(&bytes).await {
-            Ok(ack) if ack.again => return Ok(()),
-            Ok(ack) => {
-                let lines = host
-                    .journal()
-                    .lines(SIGNALS_PATH, ack.seq, 2 * LIVE_SIGNAL_BYTES_MAX as u64)
-                    .map_err(|e| Ended::Failed(format!("data dir: {e}")))?;
-                let signal: Value = lines
-                    .first()
-                    .and_then(|line| serde_json::from_str(line).ok())
-                    .ok_or_else(|| {
-                        Ended::Failed(format!("signal {} is not in the data dir", ack.seq))
-                    })?;
-                return holder
-                    .append(&Record::Signal { id, signal }, "signal")
-                    .await;
-            }
-            Err(refused) if refused.kind == "busy" => {
-                let wait = refused.recovery.retry_after_ms.unwrap_or(10);
-                tokio::time::sleep(Duration::from_millis(wait)).await;
-            }
-            // Quarantined by the session.
-            Err(failure) => return refused(holder, id, &failure.kind).await,
-        }
-    }
-}
-
-/// Journals that inbox message `id` was refused for `kind`.
-async fn refused(holder: &Holder, id: String, kind: &str) -> Result<(), Ended> {
-    tracing::info!(target: "aura_fleet::audit", event = "refused", person = %holder.person,
-        host = %holder.me, inbox = %id, kind);
-    let record = Record::Signal {
-        id,
-        signal: json!({ REFUSED: kind }),
-    };
-    holder.append(&record, "refused").await
-}
-
-/// `person`'s scratch data dir under `root`, emptied of an earlier hold's session (its
-/// quarantine log stays: refusals are never dropped).
-fn scratch(root: &Path, person: &Person) -> std::io::Result<PathBuf> {
-    let dir = root.join(person.tenant()).join(person.user());
-    std::fs::create_dir_all(&dir)?;
-    for entry in std::fs::read_dir(&dir)? {
-        let entry = entry?;
-        let name = entry.file_name();
-        if name == "errors" || name == "code-cache" {
-            continue;
-        }
-        match entry.file_type()?.is_dir() {
-            true => std::fs::remove_dir_all(entry.path())?,
-            false => std::fs::remove_file(entry.path())?,
-        }
-    }
-    Ok(dir)
 }

@@ -14,11 +14,10 @@
 use std::time::Duration;
 
 use async_nats::HeaderMap;
-use async_nats::jetstream::message::{PublishMessage, StreamMessage};
+use async_nats::jetstream::message::PublishMessage;
 use async_nats::jetstream::stream::DiscardPolicy;
-use async_nats::jetstream::{self, consumer, context::PublishErrorKind, kv, stream};
+use async_nats::jetstream::{self, context::PublishErrorKind, kv, stream};
 use bytes::Bytes;
-use futures_util::StreamExt;
 use serde_json::Value;
 
 use aura_contract::limits::{
@@ -27,11 +26,16 @@ use aura_contract::limits::{
 };
 use aura_contract::person::Person;
 
+mod checkpoints;
+use checkpoints::Checkpoints;
 mod people;
+mod read;
+pub use checkpoints::CHECKPOINTS_BUCKET;
 pub use people::{
     Enrolment, HOSTS_BUCKET, INPUTS_END_HEADER, Inbox, PEOPLE_BUCKET, PERSON_HEADER,
     SIGNALS_STREAM, Sent, signals_subject,
 };
+use read::{last_message, read_subject};
 
 use crate::protocol::{
     AfterAppend, AfterPublish, Holding, LeaseEntry, LeaseStep, Outbox, Record, ReplayError,
@@ -157,19 +161,6 @@ async fn step<T, E: std::fmt::Display>(
         .map_err(|error| nats(doing)(&error))
 }
 
-/// The last message on `subject` of `stream`, if it has one.
-async fn last_message(
-    stream: &stream::Stream,
-    subject: &str,
-    doing: &'static str,
-) -> Result<Option<StreamMessage>, FleetError> {
-    match within(doing, stream.get_last_raw_message_by_subject(subject)).await? {
-        Ok(message) => Ok(Some(message)),
-        Err(error) if error.kind() == stream::LastRawMessageErrorKind::NoMessageFound => Ok(None),
-        Err(error) => Err(nats(doing)(&error)),
-    }
-}
-
 /// The stream `name` of a subject per person (created if it is not there): each person's
 /// subject holds at most [`FLEET_RECORDS_PER_PERSON_MAX`] messages, past which the journal
 /// refuses new ones (`discard` New, per subject) and the decisions forget the oldest (Old).
@@ -228,6 +219,7 @@ pub struct JetStreamFleet {
     people: kv::Store,
     hosts: kv::Store,
     signals: stream::Stream,
+    checkpoints: Checkpoints,
 }
 
 impl JetStreamFleet {
@@ -278,6 +270,7 @@ impl JetStreamFleet {
         )
         .await?;
         let (people, hosts, signals) = people::open(&context).await?;
+        let checkpoints = Checkpoints(checkpoints::open(&context).await?);
         Ok(Self {
             context,
             leases,
@@ -286,6 +279,7 @@ impl JetStreamFleet {
             people,
             hosts,
             signals,
+            checkpoints,
         })
     }
 
@@ -508,6 +502,22 @@ impl JetStreamFleet {
                 seq: message.sequence,
                 detail: format!("a delivered decision without a numeric {DECISION_HEADER} header"),
             })?;
+        // The subject is writable by whoever may publish decisions: a number past any journal
+        // or a message naming another person is not a holder's, and is not followed.
+        let named = message
+            .headers
+            .get(PERSON_HEADER)
+            .map(|v| v.as_str().to_owned());
+        if number >= FLEET_RECORDS_PER_PERSON_MAX as u64 || named != Some(person.to_string()) {
+            return Err(FleetError::Record {
+                person: person.to_string(),
+                seq: message.sequence,
+                detail: format!(
+                    "a delivered decision numbered {number} for {:?}: not one a holder delivered",
+                    named.as_deref().map(aura_contract::visible::visible)
+                ),
+            });
+        }
         Ok(Some((number, message.sequence)))
     }
 
@@ -531,51 +541,4 @@ impl JetStreamFleet {
         }
         Ok(replay(records)?)
     }
-}
-
-/// Every message on `subject` of `stream` up to its last as of now (at most `max`), with its
-/// stream sequence. The ordered consumer that read them is deleted after, so a host that
-/// takes many people over does not leave a consumer per person behind on the server.
-async fn read_subject(
-    stream: &stream::Stream,
-    subject: String,
-    max: usize,
-    doing: &'static str,
-) -> Result<Vec<(Seq, jetstream::Message)>, FleetError> {
-    let Some(last) = last_message(stream, &subject, doing).await? else {
-        return Ok(Vec::new());
-    };
-    let consumer = step(
-        doing,
-        stream.create_consumer(consumer::pull::OrderedConfig {
-            filter_subject: subject,
-            deliver_policy: consumer::DeliverPolicy::All,
-            ..Default::default()
-        }),
-    )
-    .await?;
-    let name = consumer.cached_info().name.clone();
-    let read = async {
-        let mut messages = step(doing, consumer.messages()).await?;
-        let mut read = Vec::new();
-        while read.len() < max {
-            let Some(message) = within(doing, messages.next()).await? else {
-                return Err(FleetError::Nats {
-                    doing,
-                    detail: "the consumer ended before the subject's last message".to_owned(),
-                });
-            };
-            let message = message.map_err(|e| nats(doing)(&e))?;
-            let seq = message.info().map_err(|e| nats(doing)(&e))?.stream_sequence;
-            read.push((seq, message));
-            if seq >= last.sequence {
-                break;
-            }
-        }
-        Ok(read)
-    };
-    let read = read.await;
-    // Best effort: an ordered consumer left behind goes after 30 s of inactivity.
-    let _ = within(doing, stream.delete_consumer(&name)).await;
-    read
 }

@@ -7,6 +7,7 @@
 //! whichever host holds the person.
 
 pub mod assistant;
+pub mod checkpoint;
 pub mod jetstream;
 pub mod placement;
 pub mod protocol;

@@ -8,7 +8,7 @@
 //! not decide what a held person's session does (the assistant does) nor hold anyone without
 //! the lease (the protocol decides).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -17,7 +17,8 @@ use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 use aura_contract::limits::{
-    FLEET_LEASE_MS, FLEET_PEOPLE_PER_HOST_MAX, FLEET_RENEW_EVERY_MS, FLEET_STARTUP_GRACE_MS,
+    FLEET_LEASE_MS, FLEET_PEOPLE_PER_HOST_MAX, FLEET_RENEW_EVERY_MS, FLEET_RETRY_AFTER_MAX_MS,
+    FLEET_STARTUP_GRACE_MS,
 };
 use aura_contract::person::Person;
 use aura_day::live::Clock;
@@ -65,8 +66,12 @@ pub fn owner<'a>(hosts: &'a [String], person: &Person) -> Option<&'a str> {
 pub async fn serve(fleet_host: FleetHost, mut stop: watch::Receiver<bool>) {
     let capacity = fleet_host.capacity.min(FLEET_PEOPLE_PER_HOST_MAX);
     let me = fleet_host.me.clone();
-    let mut held: BTreeMap<Person, tokio::task::AbortHandle> = BTreeMap::new();
-    let mut holds: JoinSet<(Person, Ended)> = JoinSet::new();
+    let mut places = Places {
+        held: BTreeMap::new(),
+        tasks: HashMap::new(),
+        holds: JoinSet::new(),
+        failing: HashMap::new(),
+    };
     let (stop_holds, holds_stop) = watch::channel(false);
     let mut pass = tokio::time::interval(Duration::from_millis(FLEET_RENEW_EVERY_MS));
     pass.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -83,11 +88,8 @@ pub async fn serve(fleet_host: FleetHost, mut stop: watch::Receiver<bool>) {
     loop {
         tokio::select! {
             _ = stop.changed() => break,
-            Some(done) = holds.join_next(), if !holds.is_empty() => {
-                if let Ok((person, why)) = done {
-                    held.remove(&person);
-                    tracing::debug!(person = %person, ?why, "hold ended");
-                }
+            Some(done) = places.holds.join_next_with_id(), if !places.holds.is_empty() => {
+                places.ended(done);
             }
             _ = pass.tick() => {
                 // A host that cannot reach the server keeps trying: its holds end by themselves
@@ -96,10 +98,10 @@ pub async fn serve(fleet_host: FleetHost, mut stop: watch::Receiver<bool>) {
                     tracing::warn!(%error, "could not announce this host; trying again");
                     continue;
                 }
-                if held.len() >= capacity {
+                if places.held.len() >= capacity {
                     continue;
                 }
-                if let Err(error) = place(&fleet_host, capacity, &mut held, &mut holds, &holds_stop).await {
+                if let Err(error) = place(&fleet_host, capacity, &mut places, &holds_stop).await {
                     tracing::warn!(%error, "placement pass failed; trying again");
                 }
             }
@@ -107,17 +109,73 @@ pub async fn serve(fleet_host: FleetHost, mut stop: watch::Receiver<bool>) {
     }
     let _ = stop_holds.send(true);
     let wait = Duration::from_millis(2 * FLEET_LEASE_MS);
+    let holds = &mut places.holds;
     let _ = tokio::time::timeout(wait, async { while holds.join_next().await.is_some() {} }).await;
     holds.abort_all();
     tracing::info!(target: "aura_fleet::audit", event = "host_stop", host = %me);
+}
+
+/// The people a host holds, and those whose holds keep failing.
+struct Places {
+    /// Who is held, by the task holding them.
+    held: BTreeMap<Person, tokio::task::Id>,
+    /// Whose each task is (a task that panicked says only its id).
+    tasks: HashMap<tokio::task::Id, Person>,
+    holds: JoinSet<Ended>,
+    /// People whose last hold failed: how many times in a row, and not before when again.
+    failing: HashMap<Person, (u32, tokio::time::Instant)>,
+}
+
+impl Places {
+    /// A hold ended (or its task panicked): the person may be taken again, after a wait that
+    /// doubles with each failure in a row, so a person whose journal cannot be lived does not
+    /// cost a takeover (and a journal record) every second.
+    fn ended(&mut self, done: Result<(tokio::task::Id, Ended), tokio::task::JoinError>) {
+        let (id, why) = match done {
+            Ok((id, why)) => (id, why),
+            Err(error) => (
+                error.id(),
+                Ended::Failed(format!("the hold's task failed: {error}")),
+            ),
+        };
+        let Some(person) = self.tasks.remove(&id) else {
+            return;
+        };
+        self.held.remove(&person);
+        match why {
+            Ended::Failed(why) => {
+                let failures = self
+                    .failing
+                    .get(&person)
+                    .map_or(1, |(n, _)| n.saturating_add(1));
+                let wait_ms = FLEET_LEASE_MS
+                    .saturating_mul(1 << failures.min(8))
+                    .min(FLEET_RETRY_AFTER_MAX_MS);
+                tracing::warn!(person = %person, why, failures, wait_ms, "hold failed; taking them again later");
+                let at = tokio::time::Instant::now() + Duration::from_millis(wait_ms);
+                self.failing.insert(person, (failures, at));
+            }
+            _ => {
+                self.failing.remove(&person);
+            }
+        }
+    }
+
+    /// Whether `person` may be claimed now.
+    fn may_take(&self, person: &Person) -> bool {
+        !self.held.contains_key(person)
+            && self
+                .failing
+                .get(person)
+                .is_none_or(|(_, at)| *at <= tokio::time::Instant::now())
+    }
 }
 
 /// One placement pass: claims the free people this host owns, up to `capacity`.
 async fn place(
     fleet_host: &FleetHost,
     capacity: usize,
-    held: &mut BTreeMap<Person, tokio::task::AbortHandle>,
-    holds: &mut JoinSet<(Person, Ended)>,
+    places: &mut Places,
     stop: &watch::Receiver<bool>,
 ) -> Result<(), FleetError> {
     let fleet = &fleet_host.fleet;
@@ -127,10 +185,10 @@ async fn place(
         hosts.push(me.clone());
     }
     for person in fleet.people().await? {
-        if held.len() >= capacity {
+        if places.held.len() >= capacity {
             break;
         }
-        if held.contains_key(&person) || owner(&hosts, &person) != Some(me.as_str()) {
+        if !places.may_take(&person) || owner(&hosts, &person) != Some(me.as_str()) {
             continue;
         }
         let claim = match fleet.claim(&person, me).await {
@@ -159,9 +217,9 @@ async fn place(
             clock: fleet_host.clock,
         };
         let stop = stop.clone();
-        let whose = person.clone();
-        let task = holds.spawn(async move { (whose, hold(hold_it, claim, stop).await) });
-        held.insert(person, task);
+        let task = places.holds.spawn(hold(hold_it, claim, stop));
+        places.tasks.insert(task.id(), person.clone());
+        places.held.insert(person, task.id());
     }
     Ok(())
 }

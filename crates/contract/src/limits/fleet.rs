@@ -59,3 +59,27 @@ pub const FLEET_PEOPLE_SCANNED_MAX: usize = 100_000;
 /// Signals a held person's inbox consumer may have fetched and not yet handed to the session:
 /// one person's burst waits in JetStream, not in the host's memory.
 pub const FLEET_INBOX_PENDING_MAX: i64 = 64;
+
+/// Bytes of one person's checkpoint in the object store (their session's files): a day's is
+/// ~0.3 MiB and a week's a few MiB; past this the host does not checkpoint (it says so), and a
+/// takeover lives the journal again instead.
+pub const FLEET_CHECKPOINT_BYTES_MAX: usize = 64 * 1024 * 1024;
+
+/// Signals a holder journals between two checkpoints of a person: a takeover then lives at
+/// most this many again; a day's 215 signals make four checkpoints.
+pub const FLEET_CHECKPOINT_EVERY_SIGNALS: u64 = 50;
+
+/// How long a holder waits for one checkpoint to be stored before giving it up (it stays the
+/// one before): larger than a journal step, since a checkpoint is megabytes, not a record.
+pub const FLEET_CHECKPOINT_STORE_MS: u64 = 10_000;
+
+/// How long a held person's session may take to take one signal (its queue, the ticks due
+/// before it, the rate bound's waits) before the host stops for the person: a session that
+/// cannot take a signal in a minute is stuck, and the next holder lives the journal again.
+pub const FLEET_SIGNAL_TAKE_MS: u64 = 60_000;
+
+/// Longest a host waits before taking again a person whose holds keep failing (the wait
+/// doubles from a lease with each failure in a row): a journal that cannot be lived costs a
+/// takeover record every five minutes, not every second, and is retried once the cause (a
+/// host's version, a full disk) may be gone.
+pub const FLEET_RETRY_AFTER_MAX_MS: u64 = 300_000;

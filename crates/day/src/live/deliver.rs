@@ -70,7 +70,7 @@ impl Delivery {
 
     /// The delivery of a trace read back from traces.jsonl (the `seq`th line); `None` for a
     /// line that is not a trace this host wrote.
-    fn read(line: &str, seq: u64) -> Option<Self> {
+    pub fn read(line: &str, seq: u64) -> Option<Self> {
         let trace: Value = serde_json::from_str(line).ok()?;
         let field = |name: &str| trace[name].as_str().map(str::to_owned);
         let surface: Surface = serde_json::from_value(trace["surface"].clone()).ok()?;
