@@ -590,4 +590,79 @@ async fn three_hosts_live_a_hundred_days_through_a_kill_and_a_partition_as_one_m
         })
         .collect();
     eprintln!("holds over the run: {holds} for {PEOPLE} people; first held by {first:?}");
+    let count = |event: &str| logs.iter().filter(|a| a.event == event).count();
+    let (checkpointed, restored) = (count("checkpointed"), count("restored"));
+    eprintln!(
+        "checkpoints stored: {checkpointed}; takeovers resumed from one: {restored}; refused: {}",
+        count("checkpoint_refused")
+    );
+    assert!(restored > 0, "no takeover resumed from a checkpoint");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn garbage_and_a_message_naming_another_person_are_refused_quarantined_and_passed_over() {
+    let plan = plans().pop().unwrap();
+    let reference = single_machine(std::slice::from_ref(&plan)).await.remove(0);
+    let server = NatsServer::start("fleet-refusals");
+    let dir = temp_dir("fleet-refusals");
+    let client = async_nats::connect(&server.url).await.unwrap();
+    let fleet = JetStreamFleet::open(&client).await.unwrap();
+    let enrolment = Enrolment {
+        setup: plan.setup.clone(),
+        seed: plan.seed,
+    };
+    fleet.enrol(&plan.person, &enrolment).await.unwrap();
+    let mut host = start_host("solo", &server.url, &dir);
+    // Not JSON; then a signal on this person's subject that says it is another's.
+    fleet
+        .send(&plan.person, Some(b"\xff{not json"))
+        .await
+        .unwrap();
+    let mut headers = async_nats::HeaderMap::new();
+    headers.insert(PERSON_HEADER, "t0/someone-else");
+    let context = async_nats::jetstream::new(client.clone());
+    let subject = aura_fleet::jetstream::signals_subject(&plan.person);
+    let ack = context
+        .publish_with_headers(subject, headers, plan.signals[0].clone().into())
+        .await
+        .unwrap();
+    ack.await.unwrap();
+    for signal in &plan.signals {
+        fleet
+            .send(&plan.person, Some(signal.as_bytes()))
+            .await
+            .unwrap();
+    }
+    fleet.send(&plan.person, None).await.unwrap();
+    let started = Instant::now();
+    while delivered(&client, &plan.person).await < reference.len() {
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "decisions never came"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let got = messages(&client, DECISIONS_STREAM, decisions_subject(&plan.person)).await;
+    let traces: Vec<&Value> = got.iter().map(|(_, _, d)| &d["trace"]).collect();
+    assert_eq!(traces, reference.iter().collect::<Vec<_>>());
+    // Both journaled as refused (the next holder passes over them), both quarantined.
+    let journal = messages(&client, JOURNAL_STREAM, journal_subject(&plan.person)).await;
+    let refused: Vec<&str> = journal
+        .iter()
+        .filter_map(|(_, _, record)| record["signal"]["refused"].as_str())
+        .collect();
+    assert_eq!(refused, ["malformed_json", "wrong_person"]);
+    let person_dir = dir
+        .join("solo/people")
+        .join(plan.person.tenant())
+        .join(plan.person.user());
+    let quarantine = crate::support::quarantine_lines(&person_dir);
+    let kinds: Vec<&str> = quarantine
+        .iter()
+        .filter_map(|record| record["kind"].as_str())
+        .collect();
+    assert!(kinds.contains(&"malformed_json"), "{quarantine:?}");
+    assert!(kinds.contains(&"wrong_person"), "{quarantine:?}");
+    host.child.kill().unwrap();
+    host.child.wait().unwrap();
 }
