@@ -94,7 +94,7 @@ async fn single_machine(plans: &[Plan]) -> Vec<Vec<Value>> {
     let mut all = Vec::new();
     for plan in plans {
         let data = dir.join(plan.person.tenant()).join(plan.person.user());
-        let person_host = host.for_person(&data, plan.seed).unwrap();
+        let person_host = host.for_person(&plan.person, &data, plan.seed).unwrap();
         let (handle, inbox) = live::channel(&person_host);
         let config = LiveConfig {
             setup: plan.setup.clone(),
@@ -359,7 +359,18 @@ async fn three_hosts_live_a_hundred_days_through_a_kill_and_a_partition_as_one_m
             }
         }
         if round == rounds / 3 {
-            tokio::time::sleep(Duration::from_millis(500)).await;
+            // The whole days have passed 50 signals: wait until each has its first checkpoint
+            // stored, so a takeover of one resumes from it however loaded the machine is.
+            let started = Instant::now();
+            for plan in &plans[..FULL_DAYS] {
+                while fleet.checkpoint(&plan.person).await.unwrap().is_none() {
+                    assert!(
+                        started.elapsed() < Duration::from_secs(120),
+                        "no checkpoint"
+                    );
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            }
             hosts[0].child.kill().unwrap();
             hosts[0].child.wait().unwrap();
             killed_at = Some(time::OffsetDateTime::now_utc());
@@ -663,6 +674,11 @@ async fn garbage_and_a_message_naming_another_person_are_refused_quarantined_and
         .collect();
     assert!(kinds.contains(&"malformed_json"), "{quarantine:?}");
     assert!(kinds.contains(&"wrong_person"), "{quarantine:?}");
+    // Each record names whose assistant refused it.
+    for record in &quarantine {
+        assert_eq!(record["tenant_id"], plan.person.tenant(), "{record}");
+        assert_eq!(record["user_id"], plan.person.user(), "{record}");
+    }
     host.child.kill().unwrap();
     host.child.wait().unwrap();
 }

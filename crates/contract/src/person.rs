@@ -21,7 +21,7 @@ pub struct Person {
 }
 
 /// A person's ids as they are written (seed 003's field names).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PersonIds {
     /// The tenant (a household, a company).

@@ -6,6 +6,7 @@
 //! to do next. It must not write the record (the host's journal does) nor decide what is
 //! refused (the crossing does).
 
+use crate::person::PersonIds;
 use serde::Serialize;
 
 use crate::error::{CrossingError, Phase};
@@ -47,6 +48,10 @@ pub struct QuarantineRecord {
     /// What the caller was told to do next, with the same field issues (recovery.v1's
     /// `recovery`, without the example, which is the schema's and not the call's).
     pub recovery: Recovery,
+    /// Whose assistant it was, on a fleet's host (seed 003's `tenant_id` and `user_id`);
+    /// nothing on a host that serves one person.
+    #[serde(flatten)]
+    pub person: Option<PersonIds>,
 }
 
 impl QuarantineRecord {
@@ -77,6 +82,7 @@ impl QuarantineRecord {
             offending_bytes: offending.len(),
             offending_truncated: cut < offending.len(),
             fuel_used: error.fuel_used(),
+            person: None,
         }
     }
 }
@@ -116,6 +122,7 @@ impl QuarantineRecord {
             offending_truncated: cut < offending.len(),
             fuel_used: 0,
             recovery: (*refusal.recovery).clone(),
+            person: None,
         }
     }
 }

@@ -386,7 +386,7 @@ async fn run(
         false => None,
     };
     let host = base
-        .for_person(&dir, enrolment.seed)
+        .for_person(&holder.person, &dir, enrolment.seed)
         .map_err(|e| failed("data dir")(&e))?;
     host.journal()
         .open_live()

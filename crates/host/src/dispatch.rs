@@ -317,7 +317,10 @@ impl Shared {
             outcome = tracing::field::Empty,
             phase = tracing::field::Empty,
             otel.status_code = tracing::field::Empty,
+            tenant_id = tracing::field::Empty,
+            user_id = tracing::field::Empty,
         );
+        self.name_person(&span);
         // A call nobody sent a trace with starts its own (its callees keep it): the one its
         // exported span started, or else one derived from its call_id.
         let trace = match frame.trace {

@@ -103,6 +103,9 @@ pub struct AgentMessage {
     pub priority: u8,
     /// How long it is worth reading.
     pub ttl_seconds: u32,
+    /// Whose assistant it was, on a fleet's host (seed 003's `tenant_id` and `user_id`).
+    #[serde(flatten)]
+    pub person: Option<aura_contract::person::PersonIds>,
 }
 
 /// The id of `event` about `subject` (a call_id, a tick's) in `trace`.
@@ -138,6 +141,7 @@ impl AgentMessage {
             timestamp: aura_contract::envelope::now_rfc3339(),
             priority: event.priority(),
             ttl_seconds: EVENT_TTL_SECONDS,
+            person: None,
         }
     }
 

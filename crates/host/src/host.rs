@@ -131,20 +131,23 @@ impl Host {
                     config.trusted_fronts.clone(),
                 )),
                 guest_seed: None,
+                person: None,
             }),
         })
     }
 
-    /// A host for one person of a fleet: this host's crossing, engine, agents, seams and
+    /// A host for `person` on a fleet's host: this host's crossing, engine, agents, seams and
     /// confirmations, shared, with a journal of its own in `data_dir`, so one person's records
-    /// are never written where another's are, and their guests drawing from `guest_seed` (as
-    /// `aura live --seed` would). The agents are not loaded again.
+    /// are never written where another's are, their guests drawing from `guest_seed` (as
+    /// `aura live --seed` would), and every quarantine record, event and span naming them. The
+    /// agents are not loaded again.
     pub fn for_person(
         &self,
+        person: &aura_contract::person::Person,
         data_dir: &std::path::Path,
         guest_seed: u64,
     ) -> Result<Self, JournalError> {
-        let journal = Journal::open_with(data_dir, None)?;
+        let journal = Journal::open_with(data_dir, None)?.of_person(person);
         let shared = &self.shared;
         Ok(Self {
             shared: Arc::new_cyclic(|this| Shared {
@@ -160,6 +163,7 @@ impl Host {
                 events: shared.events.clone(),
                 confirmations: shared.confirmations.clone(),
                 guest_seed: Some(guest_seed),
+                person: Some(person.clone()),
             }),
         })
     }

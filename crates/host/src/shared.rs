@@ -51,6 +51,8 @@ pub(crate) struct Shared {
     pub(crate) confirmations: Arc<Confirmations>,
     /// The seed of this host's guests when not the sandbox's: a fleet's person's own.
     pub(crate) guest_seed: Option<u64>,
+    /// Whose assistant this host runs, on a fleet's host: on every event and span.
+    pub(crate) person: Option<aura_contract::person::Person>,
 }
 
 /// A call the crossing refused: the error, and whether its quarantine record is durable.
@@ -112,6 +114,14 @@ impl Shared {
         self.refuse(error, ids, text)
     }
 
+    /// Names the person this host runs for (on a fleet's host) on a crossing's span.
+    pub(crate) fn name_person(&self, span: &tracing::Span) {
+        if let Some(person) = &self.person {
+            span.record("tenant_id", person.tenant());
+            span.record("user_id", person.user());
+        }
+    }
+
     /// Hands an event to the host's sink, if it has one (the payload is built only then).
     pub(crate) fn event(
         &self,
@@ -122,7 +132,9 @@ impl Shared {
         payload: impl FnOnce() -> serde_json::Value,
     ) {
         if let Some(sink) = &self.events {
-            sink.publish(AgentMessage::new(kind, trace, subject, about, payload()));
+            let mut message = AgentMessage::new(kind, trace, subject, about, payload());
+            message.person = self.person.clone().map(Into::into);
+            sink.publish(message);
         }
     }
 
@@ -207,6 +219,7 @@ pub(crate) mod tests {
             events: None,
             confirmations: Arc::default(),
             guest_seed: None,
+            person: None,
         });
         (shared, data)
     }

@@ -177,7 +177,10 @@ impl Shared {
             fuel_used = tracing::field::Empty,
             outcome = tracing::field::Empty,
             otel.status_code = tracing::field::Empty,
+            tenant_id = tracing::field::Empty,
+            user_id = tracing::field::Empty,
         );
+        self.name_person(&span);
         // A tick is a request of its own: the trace its exported span started. Without an
         // export, a tick sent to a worker gets the one its id names (see `tick_remote`); one
         // run here needs none (its calls start their own), and hashing the context for it

@@ -1,21 +1,20 @@
 //! The journal: the host's records in the data dir, reached through cap-std.
 //!
 //! It owns `<data-dir>/errors/quarantine_calls.jsonl` (one canonical JSON line per refused or
-//! dropped call) and `<data-dir>/traces.jsonl` (one reasoning trace per orchestrator decision),
-//! and the data dir's small files replaced whole (a run's checkpoint, `run.json`). Each record
-//! is written and fsynced before it is reported, and a torn last line left by a crash is
-//! truncated when the log is opened. A write that fails (a full disk, an I/O error, a short
-//! write, a failed fsync) is withdrawn from the file and stops the journal: it says which file,
-//! and the next start repairs and resumes. A replaced file's failed write stops only that
-//! write (the old file stays whole; a stale `.tmp` is overwritten by the next one). A log's
-//! torn tail is repaired at open only when no run is live in the data dir, and a failed record
-//! is withdrawn only if no other process appended after it. Records an interrupted run left past its last
-//! checkpoint are taken as already written when the resumed run produces them again, so none
-//! is lost or written twice. Every write step is open to injected faults ([`StorageFaults`]),
-//! for the deterministic simulation and the crash tests. It must not interpret agent output or
-//! decide what is quarantined, nor what a checkpoint holds; it records what it is handed, and
-//! touches nothing outside the data dir.
-
+//! dropped call; on a fleet's host each names its person) and `<data-dir>/traces.jsonl` (one
+//! reasoning trace per orchestrator decision), and the data dir's small files replaced whole (a
+//! run's checkpoint, `run.json`). Each record is written and fsynced before it is reported, and
+//! a torn last line left by a crash is truncated when the log is opened. A write that fails (a
+//! full disk, an I/O error, a short write, a failed fsync) is withdrawn from the file and stops
+//! the journal: it says which file, and the next start repairs and resumes. A replaced file's
+//! failed write stops only that write (the old file stays whole; a stale `.tmp` is overwritten
+//! by the next one). A log's torn tail is repaired at open only when no run is live in the data
+//! dir, and a failed record is withdrawn only if no other process appended after it. Records an
+//! interrupted run left past its last checkpoint are taken as already written when the resumed
+//! run produces them again, so none is lost or written twice. Every write step is open to
+//! injected faults ([`StorageFaults`]), for the deterministic simulation and the crash tests.
+//! It must not interpret agent output or decide what is quarantined, nor what a checkpoint
+//! holds; it records what it is handed, and touches nothing outside the data dir.
 mod faults;
 mod log;
 
@@ -110,8 +109,7 @@ pub enum JournalError {
 #[derive(Debug)]
 pub struct Journal {
     dir: Dir,
-    /// The data dir opened for reading, to sync its entries (cap-std's handle is a path
-    /// handle, which fsync refuses).
+    /// The data dir opened for reading, to sync its entries (fsync refuses cap-std's handle).
     dir_file: std::fs::File,
     quarantine: Log,
     traces: Log,
@@ -124,6 +122,8 @@ pub struct Journal {
     faults: Faults,
     /// Writes of replaced files, for [`StoragePoint::ordinal`].
     replacements: std::sync::atomic::AtomicU64,
+    /// Whose records these are (a fleet's host's): every quarantine record names them.
+    person: Option<aura_contract::person::PersonIds>,
 }
 
 /// Where a log stood at a checkpoint.
@@ -184,12 +184,24 @@ impl Journal {
             quarantined: std::sync::atomic::AtomicU64::new(0),
             faults,
             replacements: std::sync::atomic::AtomicU64::new(0),
+            person: None,
         })
+    }
+
+    /// This journal, its quarantine records naming `person` (a fleet's host's, one a person).
+    pub fn of_person(mut self, person: &aura_contract::person::Person) -> Self {
+        self.person = Some(person.clone().into());
+        self
     }
 
     /// Appends one quarantine record, durable before this returns.
     pub fn quarantine(&self, record: &QuarantineRecord) -> Result<Appended, JournalError> {
-        let appended = self.quarantine.append(record)?;
+        let person = self.person.clone().filter(|_| record.person.is_none());
+        let named = person.map(|person| QuarantineRecord {
+            person: Some(person),
+            ..record.clone()
+        });
+        let appended = self.quarantine.append(named.as_ref().unwrap_or(record))?;
         self.quarantined
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Ok(appended)
