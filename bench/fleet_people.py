@@ -104,6 +104,7 @@ try:
     wait_for(log, "hold", people, 300)
     held_rss = rss_mib(host.pid)
     cpu_before = cpu_seconds(host.pid)
+    server_before = cpu_seconds(server.pid)
     started = time.time()
     lines = "".join(json.dumps(s) + "\n" for s in signals)
     for i in range(people):
@@ -126,13 +127,15 @@ try:
     wait_for(log, "day_finished", people, 900)
     elapsed = time.time() - started
     cpu = cpu_seconds(host.pid) - cpu_before
+    server_cpu = cpu_seconds(server.pid) - server_before
     # Held, their days over: what holding costs (a lease renewal a second, an idle inbox).
-    idle_before = cpu_seconds(host.pid)
+    idle_before, server_idle_before = cpu_seconds(host.pid), cpu_seconds(server.pid)
     time.sleep(30)
     holding = (cpu_seconds(host.pid) - idle_before) / 30 / people
+    server_holding = (cpu_seconds(server.pid) - server_idle_before) / 30 / people
     # A day's CPU spread over its 86,400 s, and holding the person all along.
-    served = int(2 * 0.5 / (per_day / 86400 + holding))
     per_day = cpu / people
+    served = int(2 * 0.5 / (per_day / 86400 + holding))
     per_person_mib = (alive_rss - idle_rss) / people
     print(f"people: {people} whole days on one host (--clock replay), {elapsed:.1f} s wall")
     print(f"host CPU for the days: {cpu:.1f} s -> {per_day:.2f} CPU s per person-day")
@@ -140,7 +143,15 @@ try:
         f"host RSS: {idle_rss:.1f} MiB idle, {held_rss:.1f} MiB with {people} held, "
         f"{alive_rss:.1f} MiB with {people} sessions alive -> {per_person_mib:.2f} MiB per live person"
     )
-    print(f"holding a person (renewals, an idle inbox): {holding * 1000:.2f} ms CPU per second")
+    print(f"nats-server CPU for the days: {server_cpu:.1f} s -> {server_cpu / people:.2f} CPU s per person-day")
+    print(
+        f"holding a person (renewals, an idle inbox): {holding * 1000:.2f} ms CPU per second on the host, "
+        f"{server_holding * 1000:.2f} ms on the nats-server"
+    )
+    stored = sum(
+        os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(os.path.join(work, "js")) for f in fs
+    )
+    print(f"JetStream store after the days: {stored / 1024 / 1024:.1f} MiB -> {stored / people / 1024:.0f} KiB per person-day")
     print(
         f"at the day's own pace, 2 cores at 50%: {served} people per host, "
         f"{idle_rss + served * per_person_mib:.0f} MiB resident"
