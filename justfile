@@ -167,6 +167,14 @@ model-check:
 bench-fleet:
     cargo test -j{{jobs}} --workspace --test all bench_fleet -- --ignored --nocapture
 
+# One `aura fleet host` (release) living K people's whole days on a nats-server with JetStream:
+# CPU and memory per person, what holding one costs, the store per person-day. The nats-server
+# is the one the tests fetched (`cargo test --workspace --test all fleet::` once) or NATS_SERVER.
+# People per fleet host (BENCHMARKS.md).
+bench-fleet-people K="20":
+    cargo build --release -p aura
+    python3 bench/fleet_people.py target/release/aura plugins ${NATS_SERVER:-target/tmp/nats-venv/bin/nats-server} {{K}}
+
 # The soak: 10,000 concurrent calls mixing hostile and healthy agents; prints RSS.
 soak:
     cargo test -j{{jobs}} --workspace --test all soak -- --ignored --nocapture
