@@ -42,6 +42,31 @@ pub(super) struct Fleet {
     pub pauses: bool,
     /// The streams check the expected last sequence (the protocol); `false` is the mutation.
     pub fencing: bool,
+    /// Whether holders store checkpoints, and when.
+    pub checkpoints: Checkpoints,
+}
+
+/// When a holder captures its checkpoint of the person (the object store keeps the last one
+/// written, by whichever host: it has no compare-and-set).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Checkpoints {
+    /// None are stored.
+    Off,
+    /// Of what the journal holds up to the host's fence (`assistant` captures right after an
+    /// append was stored, under its writer).
+    AfterAppend,
+    /// The mutation: of a signal taken before its append was answered.
+    BeforeAppend,
+}
+
+/// A stored checkpoint: the journal sequence it covers, the signals applied by then, and the
+/// first inbox signal it does not hold.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct Snapshot {
+    fence: Seq,
+    epoch: Epoch,
+    applied: Vec<u8>,
+    inbox_next: u8,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -60,10 +85,14 @@ pub(super) struct State {
     /// Signals the sender was told are durable.
     acked: Vec<u8>,
     hosts: Vec<Host>,
-    /// Whether a holder's append was ever refused by the fence, and a takeover ever read the
-    /// journal again: that the search reached the races the fence is for.
+    /// The object store's checkpoint of the person.
+    checkpoint: Option<Snapshot>,
+    /// Whether a holder's append was ever refused by the fence, a takeover ever read the
+    /// journal again, and a holder ever started from a checkpoint: that the search reached the
+    /// races the fence is for, and the restore.
     fenced: bool,
     reread: bool,
+    restored: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -96,6 +125,8 @@ pub(super) enum Action {
     Deliver(usize),
     Call(usize, usize),
     Return(usize),
+    /// The host stores its checkpoint of the person.
+    Checkpoint(usize),
     /// The host stops for the person: it crashed, or could not renew in time.
     Stop(usize),
     Expire,
@@ -176,8 +207,10 @@ impl Model for Fleet {
             delivered: Vec::new(),
             stream: (0..self.signals).collect(),
             acked: Vec::new(),
+            checkpoint: None,
             fenced: false,
             reread: false,
+            restored: false,
             hosts: vec![Host { run: None }; self.hosts],
         }]
     }
@@ -223,6 +256,11 @@ impl Model for Fleet {
             if !run.stack.is_empty() {
                 actions.push(Action::Return(h));
             }
+            // As `assistant` does: right after a signal's append was stored (and before it is
+            // acknowledged), whatever other hosts did meanwhile.
+            if self.checkpoints == Checkpoints::AfterAppend && run.unacked.is_some() {
+                actions.push(Action::Checkpoint(h));
+            }
         }
     }
 
@@ -245,7 +283,18 @@ impl Model for Fleet {
                 }
                 state.revision += 1;
                 state.key = Some((h, state.revision));
-                let (applied, decided, _) = Self::replayed(&state);
+                let (mut applied, decided, newest) = Self::replayed(&state);
+                // The newest checkpoint that fits the journal, then the journal's signals after
+                // it (`assistant::session_dir::restore`, then the inbox ids it does not hold).
+                if let Some(snapshot) = &state.checkpoint {
+                    let fits =
+                        snapshot.fence <= state.journal.len() as Seq && snapshot.epoch <= newest;
+                    if fits {
+                        let after = applied.iter().filter(|s| **s >= snapshot.inbox_next);
+                        applied = snapshot.applied.iter().chain(after).copied().collect();
+                        state.restored = true;
+                    }
+                }
                 state.hosts[h].run = Some(Run {
                     holding: Holding::acquired(state.revision, state.journal.len() as Seq),
                     outbox: Outbox::read(Self::last_delivered(&state)),
@@ -323,6 +372,16 @@ impl Model for Fleet {
                     id: signal.to_string(),
                     signal,
                 };
+                if self.checkpoints == Checkpoints::BeforeAppend {
+                    let mut applied = run.applied.clone();
+                    applied.push(signal);
+                    state.checkpoint = Some(Snapshot {
+                        fence: run.holding.fence + 1,
+                        epoch: run.holding.epoch,
+                        applied,
+                        inbox_next: signal + 1,
+                    });
+                }
                 if let Some(run) = self.journal(&mut state, h, record) {
                     run.applied.push(signal);
                     run.unacked = Some(signal);
@@ -372,6 +431,15 @@ impl Model for Fleet {
             }
             Action::Return(h) => {
                 state.hosts[h].run.as_mut()?.stack.pop()?;
+            }
+            Action::Checkpoint(h) => {
+                let run = state.hosts[h].run.as_ref()?;
+                state.checkpoint = Some(Snapshot {
+                    fence: run.holding.fence,
+                    epoch: run.holding.epoch,
+                    applied: run.applied.clone(),
+                    inbox_next: run.applied.iter().max().map_or(0, |s| s + 1),
+                });
             }
         }
         Some(state)
@@ -473,6 +541,10 @@ impl Model for Fleet {
             Property::sometimes(
                 "a takeover refused, the journal read again",
                 |_, s: &State| s.reread,
+            ),
+            Property::sometimes(
+                "a holder started from a checkpoint",
+                |m: &Fleet, s: &State| m.checkpoints == Checkpoints::Off || s.restored,
             ),
             Property::sometimes(
                 "a takeover, then every signal acknowledged and every decision delivered",

@@ -6,7 +6,7 @@ use stateright::{Checker, HasDiscoveries, Model};
 
 use aura_contract::limits::MODEL_CHECK_STATES_MAX;
 
-use super::{Action, Fleet};
+use super::{Action, Checkpoints, Fleet};
 
 /// The catalogue's agents, and two more so that a chain can reach the depth bound.
 const AGENTS: [&str; 6] = [
@@ -21,6 +21,7 @@ fn fleet() -> Fleet {
         agents: &[],
         pauses: true,
         fencing: true,
+        checkpoints: Checkpoints::Off,
     }
 }
 
@@ -102,6 +103,7 @@ fn calls_stay_acyclic_and_bounded_on_the_hosts_own_check() {
         agents: &AGENTS,
         pauses: false,
         fencing: true,
+        checkpoints: Checkpoints::Off,
     };
     let checker = check("calls over 6 agents", model);
     for name in [
@@ -156,4 +158,31 @@ fn without_the_fence_the_checker_finds_the_double_delivery_and_the_lost_signal()
             found.into_actions()
         );
     }
+}
+
+#[test]
+fn a_takeover_from_a_checkpoint_any_host_stored_applies_every_journaled_signal_once() {
+    let model = Fleet {
+        checkpoints: Checkpoints::AfterAppend,
+        ..fleet()
+    };
+    let checker = check("2 hosts, 2 signals, pauses, checkpoints", model);
+    checker.assert_properties();
+    checker.assert_any_discovery("a holder started from a checkpoint");
+}
+
+#[test]
+fn a_checkpoint_captured_before_its_append_was_stored_loses_a_signal() {
+    let model = Fleet {
+        checkpoints: Checkpoints::BeforeAppend,
+        ..fleet()
+    };
+    let wanted = "no acknowledged signal lost";
+    let until = HasDiscoveries::AnyOf([wanted].into_iter().collect());
+    let checker = check_until("2 hosts, checkpoint before the append", model, Some(until));
+    let found = checker.assert_any_discovery(wanted);
+    eprintln!(
+        "a checkpoint captured before its append: \"{wanted}\" fails after: {:?}",
+        found.into_actions()
+    );
 }
