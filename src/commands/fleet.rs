@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 
 use aura_contract::limits::{
-    FLEET_PEOPLE_PER_HOST_MAX, LIVE_SIGNAL_BYTES_MAX, SCENARIO_SIGNALS_MAX,
+    FLEET_PEOPLE_PER_HOST_MAX, FLEET_RECORDS_PER_PERSON_MAX, LIVE_SIGNAL_BYTES_MAX,
 };
 use aura_contract::person::Person;
 use aura_day::live::{Clock, LiveConfig};
@@ -171,9 +171,14 @@ impl FleetCommand {
                 }
                 Action::Decisions { person: who } => {
                     let who = person(&who)?;
+                    let max = FLEET_RECORDS_PER_PERSON_MAX as usize;
+                    let decisions = fleet.decisions(&who, 0, max).await?;
                     let mut out = std::io::stdout().lock();
-                    for decision in fleet.decisions(&who, 0, SCENARIO_SIGNALS_MAX * 8).await? {
+                    for decision in &decisions {
                         writeln!(out, "{decision}")?;
+                    }
+                    if decisions.len() >= max {
+                        eprintln!("aura: the first {max} decisions only");
                     }
                 }
             }
