@@ -171,6 +171,11 @@ struct FleetHostProcess {
 }
 
 fn start_host(id: &str, url: &str, dir: &Path) -> FleetHostProcess {
+    start_host_with(id, url, dir, &[])
+}
+
+/// [`start_host`] with more `fleet host` options.
+fn start_host_with(id: &str, url: &str, dir: &Path, more: &[&str]) -> FleetHostProcess {
     let log = dir.join(format!("{id}.log"));
     let child = Command::new(env!("CARGO_BIN_EXE_aura"))
         .arg("--log-json")
@@ -183,6 +188,7 @@ fn start_host(id: &str, url: &str, dir: &Path) -> FleetHostProcess {
         .args([
             "--nats", url, "fleet", "host", "--id", id, "--clock", "replay",
         ])
+        .args(more)
         .env("RUST_LOG", "aura_fleet=info")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -681,4 +687,49 @@ async fn garbage_and_a_message_naming_another_person_are_refused_quarantined_and
     }
     host.child.kill().unwrap();
     host.child.wait().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_people_a_full_host_owns_are_taken_by_one_with_room() {
+    let plans: Vec<Plan> = plans().into_iter().rev().take(4).collect();
+    let server = NatsServer::start("fleet-orphans");
+    let dir = temp_dir("fleet-orphans");
+    let client = async_nats::connect(&server.url).await.unwrap();
+    let fleet = JetStreamFleet::open(&client).await.unwrap();
+    for plan in &plans {
+        let enrolment = Enrolment {
+            setup: plan.setup.clone(),
+            seed: plan.seed,
+        };
+        fleet.enrol(&plan.person, &enrolment).await.unwrap();
+    }
+    // "full" takes nobody (capacity 0) yet owns some of them among the two hosts present.
+    let hosts = ["full".to_owned(), "roomy".to_owned()];
+    let owned_by_full = plans
+        .iter()
+        .filter(|p| aura_fleet::placement::owner(&hosts, &p.person) == Some("full"))
+        .count();
+    assert!(owned_by_full > 0, "pick people the full host owns");
+    let mut full = start_host_with("full", &server.url, &dir, &["--capacity", "0"]);
+    let mut roomy = start_host("roomy", &server.url, &dir);
+    let started = Instant::now();
+    for plan in &plans {
+        while fleet.lease(&plan.person).await.unwrap().is_none() {
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "{} never held",
+                plan.person
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        assert_eq!(fleet.lease(&plan.person).await.unwrap().unwrap().0, "roomy");
+    }
+    eprintln!(
+        "{owned_by_full} people the full host owns held by the other after {:?}",
+        started.elapsed()
+    );
+    for host in [&mut full, &mut roomy] {
+        host.child.kill().unwrap();
+        host.child.wait().unwrap();
+    }
 }

@@ -17,8 +17,8 @@ use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 use aura_contract::limits::{
-    FLEET_LEASE_MS, FLEET_PEOPLE_PER_HOST_MAX, FLEET_RENEW_EVERY_MS, FLEET_RETRY_AFTER_MAX_MS,
-    FLEET_STARTUP_GRACE_MS,
+    FLEET_LEASE_MS, FLEET_ORPHAN_AFTER_MS, FLEET_PEOPLE_PER_HOST_MAX, FLEET_RENEW_EVERY_MS,
+    FLEET_RETRY_AFTER_MAX_MS, FLEET_STARTUP_GRACE_MS,
 };
 use aura_contract::person::Person;
 use aura_day::live::Clock;
@@ -71,6 +71,7 @@ pub async fn serve(fleet_host: FleetHost, mut stop: watch::Receiver<bool>) {
         tasks: HashMap::new(),
         holds: JoinSet::new(),
         failing: HashMap::new(),
+        free_since: HashMap::new(),
     };
     let (stop_holds, holds_stop) = watch::channel(false);
     let mut pass = tokio::time::interval(Duration::from_millis(FLEET_RENEW_EVERY_MS));
@@ -124,6 +125,8 @@ struct Places {
     holds: JoinSet<Ended>,
     /// People whose last hold failed: how many times in a row, and not before when again.
     failing: HashMap<Person, (u32, tokio::time::Instant)>,
+    /// Free people this host does not own, and since when it has seen them free.
+    free_since: HashMap<Person, tokio::time::Instant>,
 }
 
 impl Places {
@@ -184,11 +187,25 @@ async fn place(
     if !hosts.contains(me) {
         hosts.push(me.clone());
     }
-    for person in fleet.people().await? {
+    let leased = fleet.leased().await?;
+    let now = tokio::time::Instant::now();
+    let free: Vec<Person> = fleet
+        .people()
+        .await?
+        .into_iter()
+        .filter(|person| !leased.contains(&person.key()))
+        .collect();
+    // A free person this host does not own is taken once they have been free for a while:
+    // their owner is full (or cannot reach them), and nobody else would ever take them.
+    places.free_since.retain(|person, _| free.contains(person));
+    for person in free {
         if places.held.len() >= capacity {
             break;
         }
-        if !places.may_take(&person) || owner(&hosts, &person) != Some(me.as_str()) {
+        let since = *places.free_since.entry(person.clone()).or_insert(now);
+        let orphaned = now.duration_since(since) >= Duration::from_millis(FLEET_ORPHAN_AFTER_MS);
+        let owned = owner(&hosts, &person) == Some(me.as_str());
+        if !places.may_take(&person) || !(owned || orphaned) {
             continue;
         }
         let claim = match fleet.claim(&person, me).await {

@@ -83,3 +83,8 @@ pub const FLEET_SIGNAL_TAKE_MS: u64 = 60_000;
 /// takeover record every five minutes, not every second, and is retried once the cause (a
 /// host's version, a full disk) may be gone.
 pub const FLEET_RETRY_AFTER_MAX_MS: u64 = 300_000;
+
+/// How long a host sees a person free, whom another host present owns, before it takes them
+/// itself: two leases, so an owner with room claims them first (within a second), and a person
+/// whose owner is full or cut off is not left without an assistant.
+pub const FLEET_ORPHAN_AFTER_MS: u64 = 2 * FLEET_LEASE_MS;

@@ -197,6 +197,21 @@ impl JetStreamFleet {
         Ok(hosts)
     }
 
+    /// The keys of the people held now (`<tenant>.<user>`), at most
+    /// [`FLEET_PEOPLE_SCANNED_MAX`].
+    pub async fn leased(&self) -> Result<std::collections::HashSet<String>, FleetError> {
+        let doing = "list the leases";
+        let mut keys = step(doing, self.leases.keys()).await?;
+        let mut leased = std::collections::HashSet::new();
+        while leased.len() < FLEET_PEOPLE_SCANNED_MAX {
+            match within(doing, keys.next()).await? {
+                Some(key) => leased.insert(key.map_err(|e| nats(doing)(&e))?),
+                None => break,
+            };
+        }
+        Ok(leased)
+    }
+
     /// `person`'s enrolment, if they are enrolled.
     pub async fn enrolment(&self, person: &Person) -> Result<Option<Enrolment>, FleetError> {
         let Some(bytes) = step("read an enrolment", self.people.get(person.key())).await? else {
