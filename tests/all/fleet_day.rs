@@ -127,6 +127,26 @@ async fn single_machine(plans: &[Plan]) -> Vec<Vec<Value>> {
     all
 }
 
+/// A nats-server with JetStream, a dir for the hosts, and the fleet's streams with `plans`'
+/// people enrolled.
+async fn fleet_of(
+    name: &str,
+    plans: &[Plan],
+) -> (NatsServer, PathBuf, async_nats::Client, JetStreamFleet) {
+    let server = NatsServer::start(name);
+    let dir = temp_dir(name);
+    let client = async_nats::connect(&server.url).await.unwrap();
+    let fleet = JetStreamFleet::open(&client).await.unwrap();
+    for plan in plans {
+        let enrolment = Enrolment {
+            setup: plan.setup.clone(),
+            seed: plan.seed,
+        };
+        fleet.enrol(&plan.person, &enrolment).await.unwrap();
+    }
+    (server, dir, client, fleet)
+}
+
 /// A TCP proxy to the nats-server that can cut its clients off (a partition) and let them
 /// back.
 struct Proxy {
@@ -310,17 +330,7 @@ async fn three_hosts_live_a_hundred_days_through_a_kill_and_a_partition_as_one_m
     let expected: usize = reference.iter().map(Vec::len).sum();
     eprintln!("single-machine runs: {PEOPLE} people, {expected} decisions");
 
-    let server = NatsServer::start("fleet-day");
-    let dir = temp_dir("fleet-day");
-    let client = async_nats::connect(&server.url).await.unwrap();
-    let fleet = JetStreamFleet::open(&client).await.unwrap();
-    for plan in &plans {
-        let enrolment = Enrolment {
-            setup: plan.setup.clone(),
-            seed: plan.seed,
-        };
-        fleet.enrol(&plan.person, &enrolment).await.unwrap();
-    }
+    let (server, dir, client, fleet) = fleet_of("fleet-day", &plans).await;
     let proxy = Proxy::start(server.port()).await;
     let proxied = format!("nats://127.0.0.1:{}", proxy.port);
     let mut hosts = [
@@ -620,15 +630,8 @@ async fn three_hosts_live_a_hundred_days_through_a_kill_and_a_partition_as_one_m
 async fn garbage_and_a_message_naming_another_person_are_refused_quarantined_and_passed_over() {
     let plan = plans().pop().unwrap();
     let reference = single_machine(std::slice::from_ref(&plan)).await.remove(0);
-    let server = NatsServer::start("fleet-refusals");
-    let dir = temp_dir("fleet-refusals");
-    let client = async_nats::connect(&server.url).await.unwrap();
-    let fleet = JetStreamFleet::open(&client).await.unwrap();
-    let enrolment = Enrolment {
-        setup: plan.setup.clone(),
-        seed: plan.seed,
-    };
-    fleet.enrol(&plan.person, &enrolment).await.unwrap();
+    let (server, dir, client, fleet) =
+        fleet_of("fleet-refusals", std::slice::from_ref(&plan)).await;
     let mut host = start_host("solo", &server.url, &dir);
     // Not JSON; then a signal on this person's subject that says it is another's.
     fleet
@@ -692,17 +695,7 @@ async fn garbage_and_a_message_naming_another_person_are_refused_quarantined_and
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_people_a_full_host_owns_are_taken_by_one_with_room() {
     let plans: Vec<Plan> = plans().into_iter().rev().take(4).collect();
-    let server = NatsServer::start("fleet-orphans");
-    let dir = temp_dir("fleet-orphans");
-    let client = async_nats::connect(&server.url).await.unwrap();
-    let fleet = JetStreamFleet::open(&client).await.unwrap();
-    for plan in &plans {
-        let enrolment = Enrolment {
-            setup: plan.setup.clone(),
-            seed: plan.seed,
-        };
-        fleet.enrol(&plan.person, &enrolment).await.unwrap();
-    }
+    let (server, dir, _client, fleet) = fleet_of("fleet-orphans", &plans).await;
     // "full" takes nobody (capacity 0) yet owns some of them among the two hosts present.
     let hosts = ["full".to_owned(), "roomy".to_owned()];
     let owned_by_full = plans
