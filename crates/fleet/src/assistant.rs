@@ -84,6 +84,13 @@ impl Holder {
         });
     }
 
+    /// A copy of the holding (a poisoned lock still holds the last one written).
+    fn holding(&self) -> Holding {
+        self.holding
+            .lock()
+            .map_or_else(|e| e.into_inner().clone(), |h| h.clone())
+    }
+
     fn ended(&self) -> Option<Ended> {
         self.ended.borrow().clone()
     }
@@ -93,10 +100,7 @@ impl Holder {
         if let Some(ended) = self.ended() {
             return Err(ended);
         }
-        let mut holding = self
-            .holding
-            .lock()
-            .map_or_else(|e| e.into_inner().clone(), |h| h.clone());
+        let mut holding = self.holding();
         let after = self.fleet.append(&self.person, &mut holding, record).await;
         let stop = match after {
             Ok(AfterAppend::Go) => {
@@ -199,10 +203,7 @@ impl Holder {
                 }
                 Ok(())
             }
-            Err(error) => {
-                self.end(Ended::Failed(error.to_string()));
-                Err(error.to_string())
-            }
+            Err(error) => Err(self.fail(error.to_string())),
         }
     }
 }
@@ -288,8 +289,8 @@ pub async fn hold(hold: Hold, mut claim: Claim, mut stop: watch::Receiver<bool>)
     let delivered = holder.deliver_due(&mut *holder.writer.lock().await).await;
     let mut from_checkpoint = true;
     let outcome = loop {
-        if let Err(why) = &delivered {
-            break Err(Ended::Failed(why.clone()));
+        if let Err(why) = delivered {
+            break Err(Ended::Failed(why));
         }
         let session = Session {
             base: &host,
@@ -323,10 +324,7 @@ pub async fn hold(hold: Hold, mut claim: Claim, mut stop: watch::Receiver<bool>)
         let _ = storing.await;
     }
     if matches!(why, Ended::Stopped | Ended::Failed(_)) {
-        let holding = holder
-            .holding
-            .lock()
-            .map_or_else(|e| e.into_inner().clone(), |h| h.clone());
+        let holding = holder.holding();
         if let Err(error) = fleet.release(&person, &holding).await {
             tracing::warn!(person = %person, %error, "lease not released: it runs out instead");
         }
@@ -451,9 +449,8 @@ async fn run(
                     Err(error) => break Err(failed("session")(&error).into()),
                 }
             }
-            next = messages.next(Duration::from_millis(FLEET_RENEW_EVERY_MS)) => match next {
-                Ok(None) => {}
-                Ok(Some((seq, sent))) => {
+            next = messages.next() => match next {
+                Ok((seq, sent)) => {
                     taken = true;
                     if let Err(why) = take(holder, &host, &handle, &dir, seq, sent).await {
                         break Err(why.into());
@@ -488,10 +485,7 @@ async fn renewals(holder: Arc<Holder>) {
 
 /// Renews the lease once; `Err` when it is not this host's any more.
 async fn renewed(holder: &Holder) -> Result<(), Ended> {
-    let mut holding = holder
-        .holding
-        .lock()
-        .map_or_else(|e| e.into_inner().clone(), |h| h.clone());
+    let mut holding = holder.holding();
     match holder
         .fleet
         .renew(&holder.person, &holder.me, &mut holding)

@@ -79,13 +79,11 @@ pub struct Inbox {
 }
 
 impl Inbox {
-    /// The next message, waiting at most `wait`: `None` when none came.
-    pub async fn next(&mut self, wait: Duration) -> Result<Option<(u64, Sent)>, FleetError> {
+    /// The next message, when it comes (cancel-safe: a message is not lost when the wait is
+    /// dropped).
+    pub async fn next(&mut self) -> Result<(u64, Sent), FleetError> {
         let doing = "read an inbox";
-        let Ok(next) = tokio::time::timeout(wait, self.messages.next()).await else {
-            return Ok(None);
-        };
-        let Some(message) = next else {
+        let Some(message) = self.messages.next().await else {
             return Err(FleetError::Nats {
                 doing,
                 detail: format!("{}'s inbox consumer ended", self.person),
@@ -108,7 +106,7 @@ impl Inbox {
             (_, Some(_)) => Sent::InputsEnd,
             (_, None) => Sent::Signal(message.payload.clone()),
         };
-        Ok(Some((seq, sent)))
+        Ok((seq, sent))
     }
 }
 
