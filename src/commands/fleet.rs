@@ -13,8 +13,9 @@ use aura_contract::limits::{
 };
 use aura_contract::person::Person;
 use aura_day::live::{Clock, LiveConfig};
-use aura_fleet::jetstream::{Enrolment, JetStreamFleet};
+use aura_fleet::jetstream;
 use aura_fleet::placement::{FleetHost, serve};
+use aura_fleet::store::Enrolment;
 
 use super::{Globals, open_host, runtime, shutdown_signal, warn_load_failures};
 
@@ -94,7 +95,7 @@ impl FleetCommand {
             .context("aura fleet needs --nats nats://HOST:PORT (a server with JetStream)")?;
         runtime()?.block_on(async {
             let connection = aura_wire::connect(&access).await?;
-            let fleet = JetStreamFleet::open(&connection.client).await?;
+            let fleet = jetstream::open(&connection.client).await?;
             match self.action {
                 Action::Host {
                     id,

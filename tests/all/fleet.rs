@@ -9,14 +9,15 @@ use serde_json::json;
 
 use aura_contract::limits::FLEET_LEASE_MS;
 use aura_contract::person::Person;
-use aura_fleet::jetstream::{Claim, JetStreamFleet, Journaled, decisions_subject};
+use aura_fleet::jetstream;
 use aura_fleet::protocol::{AfterAppend, LeaseStep, Record};
+use aura_fleet::store::{Claim, Fleet, Journaled, decisions_subject};
 
 use crate::wire::NatsServer;
 
-async fn host(server: &NatsServer) -> JetStreamFleet {
+async fn host(server: &NatsServer) -> Fleet {
     let client = async_nats::connect(&server.url).await.unwrap();
-    JetStreamFleet::open(&client).await.unwrap()
+    jetstream::open(&client).await.unwrap()
 }
 
 fn signal(id: &str, text: &str) -> Journaled {
@@ -34,7 +35,7 @@ fn decision(number: u64, summary: &str) -> Journaled {
 }
 
 /// Claims `person` for `me` as soon as nobody holds them (polling; at most ten leases).
-async fn claim_when_free(fleet: &JetStreamFleet, person: &Person, me: &str) -> Claim {
+async fn claim_when_free(fleet: &Fleet, person: &Person, me: &str) -> Claim {
     let started = Instant::now();
     loop {
         if let Some(claim) = fleet.claim(person, me).await.unwrap() {
@@ -51,7 +52,7 @@ async fn claim_when_free(fleet: &JetStreamFleet, person: &Person, me: &str) -> C
 
 /// Appends `record` to `person`'s journal under `claim`'s fence.
 async fn append(
-    fleet: &JetStreamFleet,
+    fleet: &Fleet,
     person: &Person,
     claim: &mut Claim,
     record: Journaled,
@@ -63,7 +64,7 @@ async fn append(
 }
 
 /// Takes `person` over for `me` after claiming them.
-async fn holder(fleet: &JetStreamFleet, person: &Person, me: &str) -> Claim {
+async fn holder(fleet: &Fleet, person: &Person, me: &str) -> Claim {
     let mut claim = claim_when_free(fleet, person, me).await;
     assert!(fleet.take_over(person, me, &mut claim).await.unwrap());
     claim
@@ -246,7 +247,7 @@ async fn a_journal_record_the_fleet_did_not_write_is_a_typed_error_not_a_takeove
     // A stranger with access to the journal's subjects writes into frank's.
     let client = async_nats::connect(&server.url).await.unwrap();
     let js = async_nats::jetstream::new(client);
-    let subject = aura_fleet::jetstream::journal_subject(&frank);
+    let subject = aura_fleet::store::journal_subject(&frank);
     js.publish(subject, "not json".into())
         .await
         .unwrap()
@@ -254,10 +255,7 @@ async fn a_journal_record_the_fleet_did_not_write_is_a_typed_error_not_a_takeove
         .unwrap();
     let error = a.claim(&frank, "host-a").await.unwrap_err();
     assert!(
-        matches!(
-            &error,
-            aura_fleet::jetstream::FleetError::Record { seq: 1, .. }
-        ),
+        matches!(&error, aura_fleet::store::FleetError::Record { seq: 1, .. }),
         "{error}"
     );
     assert!(error.to_string().contains("acme/frank"), "{error}");
@@ -388,11 +386,11 @@ async fn a_host_whose_lease_differs_from_the_buckets_is_refused_at_start() {
         })
         .await
         .unwrap();
-    let error = JetStreamFleet::open(&client).await.unwrap_err();
+    let error = jetstream::open(&client).await.unwrap_err();
     assert!(
         matches!(
             error,
-            aura_fleet::jetstream::FleetError::LeaseMismatch { found_ms: 10_000 }
+            aura_fleet::store::FleetError::LeaseMismatch { found_ms: 10_000 }
         ),
         "{error}"
     );

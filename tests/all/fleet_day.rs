@@ -23,9 +23,10 @@ use aura_contract::limits::FLEET_LEASE_MS;
 use aura_contract::person::Person;
 use aura_day::live::{self, Clock, LiveConfig, Sink};
 use aura_day::orchestrator::Start;
-use aura_fleet::jetstream::{
-    DECISION_HEADER, DECISIONS_STREAM, EPOCH_HEADER, Enrolment, JOURNAL_STREAM, JetStreamFleet,
-    PERSON_HEADER, decisions_subject, journal_subject,
+use aura_fleet::jetstream::{self, DECISIONS_STREAM, JOURNAL_STREAM};
+use aura_fleet::store::{
+    DECISION_HEADER, EPOCH_HEADER, Enrolment, Fleet, PERSON_HEADER, decisions_subject,
+    journal_subject,
 };
 use aura_host::Host;
 
@@ -38,16 +39,17 @@ const PEOPLE: usize = 100;
 const FULL_DAYS: usize = 6;
 
 /// One person's day: who, their setup, seed and signals (JSON lines, in time order).
-struct Plan {
-    person: Person,
-    setup: Value,
-    seed: u64,
-    signals: Vec<String>,
+pub(crate) struct Plan {
+    pub(crate) person: Person,
+    pub(crate) setup: Value,
+    pub(crate) seed: u64,
+    pub(crate) signals: Vec<String>,
 }
 
-/// The people and their days. Each person's first message names them in its subject, so each
+/// The people and their days: `people` of them, the first `full_days` living the whole day, the
+/// others a weekend morning. Each person's first message names them in its subject, so each
 /// one's traces are theirs alone: a decision delivered to the wrong person would show.
-fn plans() -> Vec<Plan> {
+pub(crate) fn plans(people: usize, full_days: usize) -> Vec<Plan> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
     let read = |name: &str| {
         let path = root.join(name);
@@ -60,10 +62,10 @@ fn plans() -> Vec<Plan> {
         (scenario, signals)
     };
     let (day, weekend) = (read("day.json"), read("weekend.json"));
-    (0..PEOPLE)
+    (0..people)
         .map(|i| {
             let person = Person::new(&format!("t{}", i % 4), &format!("u{i:03}")).unwrap();
-            let (scenario, signals) = if i < FULL_DAYS { &day } else { &weekend };
+            let (scenario, signals) = if i < full_days { &day } else { &weekend };
             let mut signals = signals.clone();
             let first = signals.iter_mut().find(|s| s["kind"] == "message").unwrap();
             let subject = format!(
@@ -86,8 +88,8 @@ fn plans() -> Vec<Plan> {
 
 /// Each person's single-machine run: one live session on a replayed clock, their signals
 /// pushed in order, then their inputs closed; the traces it recorded.
-async fn single_machine(plans: &[Plan]) -> Vec<Vec<Value>> {
-    let dir = temp_dir("fleet-day-single");
+pub(crate) async fn single_machine(name: &str, plans: &[Plan]) -> Vec<Vec<Value>> {
+    let dir = temp_dir(name);
     let host = Host::open(&config(plugins_dir(), dir.join("host")))
         .await
         .unwrap();
@@ -111,8 +113,16 @@ async fn single_machine(plans: &[Plan]) -> Vec<Vec<Value>> {
                 async move { live::live(&session_host, config, sinks, inbox, |_| {}).await },
             );
         for signal in &plan.signals {
-            // A refusal is the session's answer, the same on every host.
-            let _ = handle.push(signal.as_bytes()).await;
+            // A refusal is the session's answer, the same on every host; "busy" (the rate
+            // bound) says when to send again, as the fleet's hosts do.
+            while let Err(refused) = handle.push(signal.as_bytes()).await {
+                match refused.recovery.retry_after_ms {
+                    Some(wait_ms) if refused.kind == "busy" => {
+                        tokio::time::sleep(Duration::from_millis(wait_ms)).await;
+                    }
+                    _ => break,
+                }
+            }
         }
         handle.close().await;
         session.await.unwrap().unwrap();
@@ -129,14 +139,11 @@ async fn single_machine(plans: &[Plan]) -> Vec<Vec<Value>> {
 
 /// A nats-server with JetStream, a dir for the hosts, and the fleet's streams with `plans`'
 /// people enrolled.
-async fn fleet_of(
-    name: &str,
-    plans: &[Plan],
-) -> (NatsServer, PathBuf, async_nats::Client, JetStreamFleet) {
+async fn fleet_of(name: &str, plans: &[Plan]) -> (NatsServer, PathBuf, async_nats::Client, Fleet) {
     let server = NatsServer::start(name);
     let dir = temp_dir(name);
     let client = async_nats::connect(&server.url).await.unwrap();
-    let fleet = JetStreamFleet::open(&client).await.unwrap();
+    let fleet = jetstream::open(&client).await.unwrap();
     for plan in plans {
         let enrolment = Enrolment {
             setup: plan.setup.clone(),
@@ -325,8 +332,8 @@ async fn delivered(client: &async_nats::Client, person: &Person) -> usize {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_hosts_live_a_hundred_days_through_a_kill_and_a_partition_as_one_machine_would() {
-    let plans = plans();
-    let reference = single_machine(&plans).await;
+    let plans = plans(PEOPLE, FULL_DAYS);
+    let reference = single_machine("fleet-day-single", &plans).await;
     let expected: usize = reference.iter().map(Vec::len).sum();
     eprintln!("single-machine runs: {PEOPLE} people, {expected} decisions");
 
@@ -628,8 +635,10 @@ async fn three_hosts_live_a_hundred_days_through_a_kill_and_a_partition_as_one_m
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn garbage_and_a_message_naming_another_person_are_refused_quarantined_and_passed_over() {
-    let plan = plans().pop().unwrap();
-    let reference = single_machine(std::slice::from_ref(&plan)).await.remove(0);
+    let plan = plans(PEOPLE, FULL_DAYS).pop().unwrap();
+    let reference = single_machine("fleet-garbage-single", std::slice::from_ref(&plan))
+        .await
+        .remove(0);
     let (server, dir, client, fleet) =
         fleet_of("fleet-refusals", std::slice::from_ref(&plan)).await;
     let mut host = start_host("solo", &server.url, &dir);
@@ -641,7 +650,7 @@ async fn garbage_and_a_message_naming_another_person_are_refused_quarantined_and
     let mut headers = async_nats::HeaderMap::new();
     headers.insert(PERSON_HEADER, "t0/someone-else");
     let context = async_nats::jetstream::new(client.clone());
-    let subject = aura_fleet::jetstream::signals_subject(&plan.person);
+    let subject = aura_fleet::store::signals_subject(&plan.person);
     let ack = context
         .publish_with_headers(subject, headers, plan.signals[0].clone().into())
         .await
@@ -694,7 +703,7 @@ async fn garbage_and_a_message_naming_another_person_are_refused_quarantined_and
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_people_a_full_host_owns_are_taken_by_one_with_room() {
-    let plans: Vec<Plan> = plans().into_iter().rev().take(4).collect();
+    let plans: Vec<Plan> = plans(PEOPLE, FULL_DAYS).into_iter().rev().take(4).collect();
     let (server, dir, _client, fleet) = fleet_of("fleet-orphans", &plans).await;
     // "full" takes nobody (capacity 0) yet owns some of them among the two hosts present.
     let hosts = ["full".to_owned(), "roomy".to_owned()];

@@ -33,8 +33,8 @@ mod session_dir;
 use inbox::{INPUTS_END, REFUSED, take};
 use session_dir::{restore, scratch};
 
-use crate::jetstream::{Claim, Enrolment, JetStreamFleet, Journaled};
 use crate::protocol::{AfterAppend, Holding, LeaseStep, Outbox, Record};
+use crate::store::{Claim, Enrolment, Fleet, Journaled};
 
 /// Why a host stopped for a person.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,7 +51,7 @@ pub enum Ended {
 
 /// What a holder shares between its inbox loop and its decisions' sink.
 struct Holder {
-    fleet: JetStreamFleet,
+    fleet: Fleet,
     person: Person,
     me: String,
     /// The lease and the fence (never held across an await).
@@ -226,10 +226,20 @@ impl Sink for Decisions {
     }
 }
 
+/// A task that is aborted when its handle is dropped: a hold that is itself aborted (its
+/// host stopping, or its task dropped) leaves no renewals and no session behind it.
+struct Aborting<T>(tokio::task::JoinHandle<T>);
+
+impl<T> Drop for Aborting<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
 /// What a host hands a person's hold.
 pub struct Hold {
     /// The fleet's streams and buckets.
-    pub fleet: JetStreamFleet,
+    pub fleet: Fleet,
     /// This host (its agents, engine and crossing, shared by every person it holds).
     pub host: Host,
     /// Where this host keeps its people's scratch data dirs.
@@ -284,7 +294,7 @@ pub async fn hold(hold: Hold, mut claim: Claim, mut stop: watch::Receiver<bool>)
         }),
         ended,
     });
-    let renewing = tokio::spawn(renewals(holder.clone()));
+    let renewing = Aborting(tokio::spawn(renewals(holder.clone())));
     // Decisions the last holder journaled and did not deliver go out now, not at the next one.
     let delivered = holder.deliver_due(&mut *holder.writer.lock().await).await;
     let mut from_checkpoint = true;
@@ -312,7 +322,7 @@ pub async fn hold(hold: Hold, mut claim: Claim, mut stop: watch::Receiver<bool>)
             Ok(()) => break Ok(()),
         }
     };
-    renewing.abort();
+    drop(renewing);
     let why = match outcome {
         Ok(()) => holder.ended().unwrap_or(Ended::Stopped),
         Err(why) => {
@@ -421,8 +431,9 @@ async fn run(
     let (handle, inbox) = live::channel(&host);
     let sinks: Vec<Arc<dyn Sink>> = vec![Arc::new(Decisions(holder.clone(), host.clone()))];
     let session_host = host.clone();
-    let mut session =
-        tokio::spawn(async move { live::live(&session_host, config, sinks, inbox, |_| {}).await });
+    let mut session = Aborting(tokio::spawn(async move {
+        live::live(&session_host, config, sinks, inbox, |_| {}).await
+    }));
     if inputs_ended {
         handle.close().await;
     }
@@ -435,9 +446,11 @@ async fn run(
     let mut taken = false;
     let outcome = loop {
         tokio::select! {
+            // In this order, every time: a deterministic simulation's seed gives one run.
+            biased;
             _ = stop.changed() => break Ok(()),
             _ = ended.changed() => break Ok(()),
-            done = &mut session, if !finished => {
+            done = &mut session.0, if !finished => {
                 finished = true;
                 match done {
                     Ok(Ok(_summary)) => tracing::info!(target: "aura_fleet::audit",
@@ -463,8 +476,7 @@ async fn run(
     handle.stop().await;
     if !finished {
         // The session checkpoints and returns; its sink refuses anything more.
-        let _ = tokio::time::timeout(Duration::from_millis(FLEET_LEASE_MS), &mut session).await;
-        session.abort();
+        let _ = tokio::time::timeout(Duration::from_millis(FLEET_LEASE_MS), &mut session.0).await;
     }
     outcome
 }

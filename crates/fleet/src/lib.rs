@@ -2,8 +2,10 @@
 //! exactly one host at a time, their state in JetStream so that it outlives any one machine.
 //!
 //! It owns the fleet's protocol ([`protocol`]: the lease, the fence, delivery) as decisions
-//! that a model checker explores in `cargo test`, and their carrying out on JetStream
-//! ([`jetstream`]). It must not decide what an assistant does: the orchestrator does, on
+//! that a model checker explores in `cargo test`, their carrying out as steps on a store
+//! ([`store`]: one trait, with JetStream ([`jetstream`]) the store a fleet runs on and the
+//! deterministic simulation's the other), and the hosts that hold people ([`placement`],
+//! [`assistant`]). It must not decide what an assistant does: the orchestrator does, on
 //! whichever host holds the person.
 
 pub mod assistant;
@@ -11,3 +13,4 @@ pub mod checkpoint;
 pub mod jetstream;
 pub mod placement;
 pub mod protocol;
+pub mod store;

@@ -25,12 +25,12 @@ use aura_day::live::Clock;
 use aura_host::Host;
 
 use crate::assistant::{Ended, Hold, hold};
-use crate::jetstream::{FleetError, JetStreamFleet};
+use crate::store::{Fleet, FleetError};
 
 /// A host of a fleet.
 pub struct FleetHost {
     /// The fleet's streams and buckets.
-    pub fleet: JetStreamFleet,
+    pub fleet: Fleet,
     /// The agents, engine and crossing every person here shares.
     pub host: Host,
     /// Where the people's scratch data dirs go.
@@ -82,12 +82,16 @@ pub async fn serve(fleet_host: FleetHost, mut stop: watch::Receiver<bool>) {
     if let Err(error) = fleet_host.fleet.announce(&me).await {
         tracing::warn!(%error, "could not announce this host; trying again");
     }
+    // Biased (in this order, every time), as every select here: a deterministic simulation's
+    // seed gives one run.
     tokio::select! {
+        biased;
         _ = stop.changed() => {}
         _ = tokio::time::sleep(Duration::from_millis(FLEET_STARTUP_GRACE_MS)) => {}
     }
     loop {
         tokio::select! {
+            biased;
             _ = stop.changed() => break,
             Some(done) = places.holds.join_next_with_id(), if !places.holds.is_empty() => {
                 places.ended(done);

@@ -21,8 +21,8 @@ use aura_host::journal::SIGNALS_PATH;
 
 use super::session_dir::checkpoint;
 use super::{Ended, Holder};
-use crate::jetstream::Sent;
 use crate::protocol::Record;
+use crate::store::Sent;
 
 /// What journals a person's end of inputs (a replayed day may then run to its end).
 pub(super) const INPUTS_END: &str = "inputs_end";

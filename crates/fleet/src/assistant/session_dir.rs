@@ -13,7 +13,7 @@ use aura_contract::person::Person;
 use aura_host::journal::QUARANTINE_PATH;
 
 use super::{Holder, Writer};
-use crate::jetstream::Claim;
+use crate::store::Claim;
 
 /// Restores `holder`'s person's stored checkpoint into their scratch dir `dir` (under `root`)
 /// if it fits the journal `claim` read: the first inbox sequence it does not hold, or `None`

@@ -5,8 +5,9 @@ use async_nats::jetstream::message::StreamMessage;
 use async_nats::jetstream::{self, consumer, stream};
 use futures_util::StreamExt;
 
-use super::{FleetError, nats, step, within};
+use super::{step, within};
 use crate::protocol::Seq;
+use crate::store::{FleetError, failed as nats};
 
 /// The last message on `subject` of `stream`, if it has one.
 pub(super) async fn last_message(
@@ -48,7 +49,7 @@ pub(super) async fn read_subject(
         let mut read = Vec::new();
         while read.len() < max {
             let Some(message) = within(doing, messages.next()).await? else {
-                return Err(FleetError::Nats {
+                return Err(FleetError::Store {
                     doing,
                     detail: "the consumer ended before the subject's last message".to_owned(),
                 });

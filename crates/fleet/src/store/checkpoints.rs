@@ -1,0 +1,43 @@
+//! People's checkpoints as a store's objects: one object per person (`<tenant>.<user>`),
+//! replaced by each newer one.
+//!
+//! It owns storing a checkpoint and reading a person's back with its size bounded before it is
+//! read. It must not decide what a checkpoint holds nor whether it fits the journal
+//! ([`crate::checkpoint`] does).
+
+use aura_contract::limits::FLEET_CHECKPOINT_BYTES_MAX;
+use aura_contract::person::Person;
+
+use super::{Fleet, FleetError, failed};
+use crate::checkpoint::Checkpoint;
+
+impl Fleet {
+    /// Stores `checkpoint` as its person's, replacing the one before.
+    pub async fn save_checkpoint(&self, checkpoint: &Checkpoint) -> Result<(), FleetError> {
+        let bytes = serde_json::to_vec(checkpoint).map_err(|e| failed("store a checkpoint")(&e))?;
+        if bytes.len() > FLEET_CHECKPOINT_BYTES_MAX {
+            return Err(FleetError::TooLarge {
+                person: checkpoint.person.to_string(),
+                bytes: bytes.len(),
+            });
+        }
+        let name = checkpoint.person.key();
+        self.store.put_object(&name, bytes).await
+    }
+
+    /// `person`'s last stored checkpoint, if there is one.
+    pub async fn checkpoint(&self, person: &Person) -> Result<Option<Checkpoint>, FleetError> {
+        let name = person.key();
+        let got = self.store.get_object(&name, FLEET_CHECKPOINT_BYTES_MAX);
+        let Some(bytes) = got.await? else {
+            return Ok(None);
+        };
+        serde_json::from_slice(&bytes)
+            .map(Some)
+            .map_err(|e| FleetError::Record {
+                person: person.to_string(),
+                seq: 0,
+                detail: format!("its checkpoint: {e}"),
+            })
+    }
+}
