@@ -279,25 +279,27 @@ pub(crate) fn busy(reason: String, retry_after_ms: u64) -> InputRefusal {
 
 /// The rate bound: a bucket of [`LIVE_SIGNALS_PER_SECOND_MAX`] tokens that refills at that
 /// rate per second of the machine's monotonic clock (the rate is the machine's to protect,
-/// whatever the session's clock says).
+/// whatever the session's clock says), read through tokio's clock: the same instant, except
+/// under a deterministic simulation's paused clock, where the rate is the simulated time's and
+/// a run does not depend on how fast the machine ran it.
 #[derive(Debug)]
 pub(crate) struct Bucket {
     tokens: f64,
-    last: std::time::Instant,
+    last: tokio::time::Instant,
 }
 
 impl Bucket {
     pub(crate) fn new() -> Self {
         Self {
             tokens: f64::from(LIVE_SIGNALS_PER_SECOND_MAX),
-            last: std::time::Instant::now(),
+            last: tokio::time::Instant::now(),
         }
     }
 
     /// Takes a token, or says how long until one is there.
     pub(crate) fn take(&mut self) -> Result<(), InputRefusal> {
         let rate = f64::from(LIVE_SIGNALS_PER_SECOND_MAX);
-        let now = std::time::Instant::now();
+        let now = tokio::time::Instant::now();
         let elapsed = now.duration_since(self.last).as_secs_f64();
         self.last = now;
         self.tokens = (self.tokens + elapsed * rate).min(rate);
