@@ -137,6 +137,12 @@ test-agents dir:
 dst n="1000":
     DST_SEEDS={{n}} cargo test -j{{jobs}} -p aura --test all dst::dst_seeds -- --nocapture
 
+# The fleet's deterministic simulation: N seeds of three hosts living five people's days over the
+# simulated store through crashes, partitions, freezes and storage faults (tests/all/dst_fleet.rs),
+# each seed twice (the same event log both times). The tests run 2.
+dst-fleet n="20":
+    DST_FLEET_SEEDS={{n}} cargo test -j{{jobs}} -p aura --test all dst_fleet::a_fleet -- --nocapture
+
 # The start-up cost of signature checks (BENCHMARKS.md): signed and trusted against unsigned,
 # interleaved in one process, medians. The tests built with the bench profile.
 bench-signing:

@@ -37,10 +37,10 @@ use crate::support::{plugins_dir, readme_examples, temp_dir};
 
 /// SplitMix64: the simulation's only source of choices.
 #[derive(Debug)]
-struct Rng(u64);
+pub(crate) struct Rng(pub(crate) u64);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -49,12 +49,12 @@ impl Rng {
     }
 
     /// Uniform in `0..n` (n > 0).
-    fn below(&mut self, n: u64) -> u64 {
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
         self.next() % n
     }
 
     /// True with probability `percent` %.
-    fn chance(&mut self, percent: u64) -> bool {
+    pub(crate) fn chance(&mut self, percent: u64) -> bool {
         self.below(100) < percent
     }
 }
@@ -104,29 +104,42 @@ impl World {
     }
 }
 
+/// Seed 002's invariants on a call about to run with `pending` calls started and not ended
+/// (itself included) on a host of `agents` agents: no agent twice in its chain, the chain
+/// within the depth bound, pending calls within agents × depth.
+pub(crate) fn call_violations(call: &CallPoint<'_>, pending: usize, agents: usize) -> Vec<String> {
+    let mut violations = Vec::new();
+    let mut chain: Vec<&str> = call.chain_above.to_vec();
+    chain.push(call.agent);
+    let mut seen = chain.clone();
+    seen.sort_unstable();
+    seen.dedup();
+    if seen.len() != chain.len() {
+        violations.push(format!("agent twice in the chain {chain:?}"));
+    }
+    if chain.len() > AGENT_CALL_DEPTH_MAX {
+        violations.push(format!(
+            "chain deeper than {AGENT_CALL_DEPTH_MAX}: {chain:?}"
+        ));
+    }
+    if pending > agents * AGENT_CALL_DEPTH_MAX {
+        violations.push(format!("{pending} calls pending, more than agents × depth"));
+    }
+    violations
+}
+
 impl Simulation for World {
     fn call_starts(&self, call: CallPoint<'_>) -> Option<CallFault> {
-        let mut chain: Vec<&str> = call.chain_above.to_vec();
-        chain.push(call.agent);
-        let mut seen = chain.clone();
-        seen.sort_unstable();
-        seen.dedup();
-        if seen.len() != chain.len() {
-            self.violation(format!("agent twice in the chain {chain:?}"));
-        }
-        if chain.len() > AGENT_CALL_DEPTH_MAX {
-            self.violation(format!(
-                "chain deeper than {AGENT_CALL_DEPTH_MAX}: {chain:?}"
-            ));
-        }
         let pending = {
             let mut pending = self.pending.lock().unwrap();
             *pending += 1;
             *pending
         };
-        if pending > self.agents * AGENT_CALL_DEPTH_MAX {
-            self.violation(format!("{pending} calls pending, more than agents × depth"));
+        for violation in call_violations(&call, pending, self.agents) {
+            self.violation(violation);
         }
+        let mut chain: Vec<&str> = call.chain_above.to_vec();
+        chain.push(call.agent);
         let fault = {
             let mut rng = self.rng.lock().unwrap();
             let on = self.call_faults.load(std::sync::atomic::Ordering::Relaxed);

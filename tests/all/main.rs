@@ -15,6 +15,8 @@ mod conformance;
 mod contract;
 mod crossing;
 mod dst;
+#[cfg(feature = "nats")]
+mod dst_fleet;
 mod finance;
 #[cfg(feature = "nats")]
 mod fleet;
