@@ -236,6 +236,15 @@ impl<T> Drop for Aborting<T> {
     }
 }
 
+/// Ends its hold when dropped (the first reason stays: a hold that returned said why).
+struct EndedOnDrop(Arc<Holder>);
+
+impl Drop for EndedOnDrop {
+    fn drop(&mut self) {
+        self.0.end(Ended::Stopped);
+    }
+}
+
 /// What a host hands a person's hold.
 pub struct Hold {
     /// The fleet's streams and buckets.
@@ -294,6 +303,9 @@ pub async fn hold(hold: Hold, mut claim: Claim, mut stop: watch::Receiver<bool>)
         }),
         ended,
     });
+    // However the hold ends (returned, or its task dropped), nothing is written for the
+    // person after: the session's sink and a late append see the hold ended.
+    let _ended_on_drop = EndedOnDrop(holder.clone());
     let renewing = Aborting(tokio::spawn(renewals(holder.clone())));
     // Decisions the last holder journaled and did not deliver go out now, not at the next one.
     let delivered = holder.deliver_due(&mut *holder.writer.lock().await).await;
@@ -393,6 +405,14 @@ async fn run(
         true => restore(holder, claim, root, &dir).await,
         false => None,
     };
+    // The signals no stored checkpoint holds count toward the next one: a person whose holds
+    // keep ending before 50 new signals is still checkpointed, not lived whole at every
+    // takeover.
+    let unsaved = claim.replayed.signals.iter().filter(|(id, _)| {
+        let seq = id.parse::<u64>().unwrap_or(u64::MAX);
+        restored.is_none_or(|inbox_next| seq >= inbox_next)
+    });
+    holder.writer.lock().await.since_checkpoint = unsaved.count() as u64;
     let host = base
         .for_person(&holder.person, &dir, enrolment.seed)
         .map_err(|e| failed("data dir")(&e))?;
@@ -404,9 +424,13 @@ async fn run(
     let mut inputs_ended = false;
     let mut next_inbox = 1;
     for (id, signal) in &claim.replayed.signals {
-        let seq: u64 = id.parse().map_err(|_| {
-            failed("journal")(&format!("signal id `{id}` is not an inbox sequence"))
-        })?;
+        let seq: u64 = id
+            .parse()
+            .ok()
+            .filter(|seq| *seq < u64::MAX)
+            .ok_or_else(|| {
+                failed("journal")(&format!("signal id `{id}` is not an inbox sequence"))
+            })?;
         next_inbox = next_inbox.max(seq + 1);
         let in_checkpoint = restored.is_some_and(|inbox_next| seq < inbox_next);
         match (signal.get(INPUTS_END), signal.get(REFUSED)) {

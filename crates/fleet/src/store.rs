@@ -230,6 +230,16 @@ pub(crate) fn failed(doing: &'static str) -> impl FnOnce(&dyn std::fmt::Display)
     }
 }
 
+/// A function that names the fleet's step `doing` in a store step's error (the store names
+/// its own, generic one).
+pub(crate) fn during(doing: &'static str) -> impl FnOnce(FleetError) -> FleetError {
+    move |error| match error {
+        FleetError::Store { detail, .. } => FleetError::Store { doing, detail },
+        FleetError::TimedOut { .. } => FleetError::TimedOut { doing },
+        other => other,
+    }
+}
+
 /// A lease as [`crate::protocol::lease_step`] reads it.
 fn entry(lease: &Option<(String, u64)>) -> LeaseEntry<'_> {
     match lease {
@@ -270,7 +280,8 @@ impl Fleet {
     }
     /// Who holds `person` now, and at which revision of their key.
     pub async fn lease(&self, person: &Person) -> Result<Option<(String, u64)>, FleetError> {
-        let entry = self.store.get(Bucket::Leases, &person.key()).await?;
+        let entry = self.store.get(Bucket::Leases, &person.key());
+        let entry = entry.await.map_err(during("read a lease"))?;
         Ok(entry.map(|entry| {
             let host = String::from_utf8_lossy(&entry.value).into_owned();
             (host, entry.revision)
@@ -288,7 +299,8 @@ impl Fleet {
         let revision = match self
             .store
             .create(Bucket::Leases, &person.key(), value)
-            .await?
+            .await
+            .map_err(during("create a lease"))?
         {
             Stored::At(revision) => revision,
             Stored::Conflict => return Ok(None),
@@ -371,7 +383,8 @@ impl Fleet {
         match self
             .store
             .update(Bucket::Leases, &key, value, revision)
-            .await?
+            .await
+            .map_err(during("renew a lease"))?
         {
             Stored::At(revision) => {
                 holding.renewed(revision);
@@ -388,6 +401,7 @@ impl Fleet {
         self.store
             .delete(Bucket::Leases, &key, holding.revision)
             .await
+            .map_err(during("release a lease"))
     }
 
     /// Appends `record` to `person`'s journal under `holding`'s fence.
@@ -413,7 +427,8 @@ impl Fleet {
         let answer = self
             .store
             .publish(Log::Journal, subject, headers, bytes.into(), expected);
-        Ok(holding.appended(answer.await?))
+        let answer = answer.await.map_err(during("append to a journal"))?;
+        Ok(holding.appended(answer))
     }
 
     /// Delivers `person`'s journaled decisions (`journaled`, from the first) that are due: each
@@ -438,7 +453,8 @@ impl Fleet {
             let answer = self
                 .store
                 .publish(Log::Decisions, subject, headers, bytes.into(), expected)
-                .await?;
+                .await
+                .map_err(during("deliver a decision"))?;
             match outbox.published(answer) {
                 AfterPublish::Delivered => published += 1,
                 AfterPublish::ReadLast => {
@@ -459,7 +475,8 @@ impl Fleet {
     /// The last decision delivered for `person`: its number and sequence.
     async fn last_decision(&self, person: &Person) -> Result<Option<(u64, Seq)>, FleetError> {
         let subject = decisions_subject(person);
-        let Some(message) = self.store.last(Log::Decisions, &subject).await? else {
+        let last = self.store.last(Log::Decisions, &subject);
+        let Some(message) = last.await.map_err(during("read the last decision"))? else {
             return Ok(None);
         };
         let number = message
@@ -492,7 +509,8 @@ impl Fleet {
         person: &Person,
     ) -> Result<Replayed<Value, Value>, FleetError> {
         let subject = journal_subject(person);
-        let read = self.store.read(Log::Journal, &subject, usize::MAX).await?;
+        let read = self.store.read(Log::Journal, &subject, usize::MAX);
+        let read = read.await.map_err(during("read a journal"))?;
         let mut records = Vec::with_capacity(read.len());
         for message in read {
             let seq = message.seq;

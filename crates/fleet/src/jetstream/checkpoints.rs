@@ -81,7 +81,7 @@ impl Checkpoints {
         }
         let mut bytes = Vec::with_capacity(size);
         let wait = Duration::from_millis(FLEET_CHECKPOINT_STORE_MS);
-        let mut bounded = (&mut object).take(max as u64 + 1);
+        let mut bounded = (&mut object).take((max as u64).saturating_add(1));
         match tokio::time::timeout(wait, bounded.read_to_end(&mut bytes)).await {
             Ok(Ok(_)) => Ok(Some(bytes)),
             Ok(Err(error)) => Err(failed(doing)(&error)),

@@ -8,7 +8,7 @@
 use aura_contract::limits::FLEET_CHECKPOINT_BYTES_MAX;
 use aura_contract::person::Person;
 
-use super::{Fleet, FleetError, failed};
+use super::{Fleet, FleetError, during, failed};
 use crate::checkpoint::Checkpoint;
 
 impl Fleet {
@@ -22,15 +22,25 @@ impl Fleet {
             });
         }
         let name = checkpoint.person.key();
-        self.store.put_object(&name, bytes).await
+        let put = self.store.put_object(&name, bytes);
+        put.await.map_err(during("store a checkpoint"))
     }
 
     /// `person`'s last stored checkpoint, if there is one.
     pub async fn checkpoint(&self, person: &Person) -> Result<Option<Checkpoint>, FleetError> {
         let name = person.key();
         let got = self.store.get_object(&name, FLEET_CHECKPOINT_BYTES_MAX);
-        let Some(bytes) = got.await? else {
-            return Ok(None);
+        let bytes = match got.await {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => return Ok(None),
+            // The store names the object; the error names the person.
+            Err(FleetError::TooLarge { bytes, .. }) => {
+                return Err(FleetError::TooLarge {
+                    person: person.to_string(),
+                    bytes,
+                });
+            }
+            Err(error) => return Err(during("read a checkpoint")(error)),
         };
         serde_json::from_slice(&bytes)
             .map(Some)

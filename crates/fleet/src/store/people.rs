@@ -14,7 +14,9 @@ use aura_contract::limits::{
 };
 use aura_contract::person::Person;
 
-use super::{Bucket, DECISION_HEADER, Fleet, FleetError, Log, Messages, decisions_subject, failed};
+use super::{
+    Bucket, DECISION_HEADER, Fleet, FleetError, Log, Messages, decisions_subject, during, failed,
+};
 use crate::protocol::Stored;
 
 /// The header that marks the end of a person's inputs (a replayed day may then run to its
@@ -93,12 +95,14 @@ impl Fleet {
             });
         }
         let key = person.key();
-        self.store.put(Bucket::People, &key, bytes.into()).await
+        let put = self.store.put(Bucket::People, &key, bytes.into());
+        put.await.map_err(during("enrol a person"))
     }
 
     /// Says host `me` is present for another lease.
     pub async fn announce(&self, me: &str) -> Result<(), FleetError> {
-        self.store.put(Bucket::Hosts, me, bytes::Bytes::new()).await
+        let put = self.store.put(Bucket::Hosts, me, bytes::Bytes::new());
+        put.await.map_err(during("announce a host"))
     }
 
     /// The hosts present (announced within a lease), at most [`FLEET_PEOPLE_SCANNED_MAX`].
@@ -106,19 +110,25 @@ impl Fleet {
         self.store
             .keys(Bucket::Hosts, FLEET_PEOPLE_SCANNED_MAX)
             .await
+            .map_err(during("list the hosts"))
     }
 
     /// The keys of the people held now (`<tenant>.<user>`), at most
     /// [`FLEET_PEOPLE_SCANNED_MAX`].
     pub async fn leased(&self) -> Result<std::collections::HashSet<String>, FleetError> {
         let keys = self.store.keys(Bucket::Leases, FLEET_PEOPLE_SCANNED_MAX);
-        Ok(keys.await?.into_iter().collect())
+        Ok(keys
+            .await
+            .map_err(during("list the leases"))?
+            .into_iter()
+            .collect())
     }
 
     /// `person`'s enrolment, if they are enrolled.
     pub async fn enrolment(&self, person: &Person) -> Result<Option<Enrolment>, FleetError> {
         let key = person.key();
-        let Some(entry) = self.store.get(Bucket::People, &key).await? else {
+        let get = self.store.get(Bucket::People, &key);
+        let Some(entry) = get.await.map_err(during("read an enrolment"))? else {
             return Ok(None);
         };
         serde_json::from_slice(&entry.value)
@@ -134,7 +144,7 @@ impl Fleet {
     pub async fn people(&self) -> Result<Vec<Person>, FleetError> {
         let keys = self.store.keys(Bucket::People, FLEET_PEOPLE_SCANNED_MAX);
         let mut people = Vec::new();
-        for key in keys.await? {
+        for key in keys.await.map_err(during("list the people"))? {
             let person = key
                 .split_once('.')
                 .and_then(|(tenant, user)| Person::new(tenant, user).ok());
@@ -165,7 +175,8 @@ impl Fleet {
         match self
             .store
             .publish(Log::Signals, subject, headers, payload, None)
-            .await?
+            .await
+            .map_err(during("send a signal"))?
         {
             Stored::At(seq) => Ok(seq),
             Stored::Conflict => Err(failed("send a signal")(
@@ -184,7 +195,8 @@ impl Fleet {
     ) -> Result<Vec<Value>, FleetError> {
         let subject = decisions_subject(person);
         let mut decisions = Vec::new();
-        for message in self.store.read(Log::Decisions, &subject, max).await? {
+        let read = self.store.read(Log::Decisions, &subject, max);
+        for message in read.await.map_err(during("read the decisions"))? {
             let number = message
                 .header(DECISION_HEADER)
                 .and_then(|value| value.parse::<u64>().ok());
@@ -207,7 +219,8 @@ impl Fleet {
         let messages = self
             .store
             .follow(Log::Signals, &subject, from.max(1))
-            .await?;
+            .await
+            .map_err(during("open an inbox"))?;
         Ok(Inbox {
             messages,
             person: person.clone(),
