@@ -35,7 +35,7 @@ use serde_json::Value;
 use tokio::sync::{Notify, watch};
 use tokio::time::Instant;
 
-use aura_contract::limits::{FLEET_LEASE_MS, FLEET_STEP_TIMEOUT_MS};
+use aura_contract::limits::{FLEET_CHECKPOINT_STORE_MS, FLEET_LEASE_MS, FLEET_STEP_TIMEOUT_MS};
 use aura_day::live::Clock;
 use aura_fleet::placement::{FleetHost, serve};
 use aura_fleet::protocol::{Record, Seq, Stored, replay};
@@ -115,9 +115,12 @@ struct State {
     /// Decisions delivered by a holder superseded after it journaled them (allowed: each is
     /// delivered once, and is the journaled one).
     late_deliveries: u64,
-    /// Checkpoints read back by a host taking a person over.
+    /// Checkpoints read back by a host taking a person over (whether they then fit the
+    /// journal or not).
     restores: u64,
-    /// Journal appends refused by the fence (the expected last sequence had moved).
+    /// Journal appends of a superseded holder (its epoch below the newest takeover's) refused
+    /// by the fence; a new holder's takeover refused because the old one wrote meanwhile is
+    /// not counted.
     fenced: u64,
     /// The mutation under test: the journal's expected-last-sequence check left out (the
     /// fence removed), so a holder that lost its lease can still write.
@@ -350,14 +353,25 @@ impl std::fmt::Debug for Handle {
 }
 
 impl Handle {
-    /// A step: its fate first, then (if it applies) `apply` on the store.
+    /// A step answered within [`FLEET_STEP_TIMEOUT_MS`], as the JetStream store's are.
     fn step<'a, T: Send + 'static>(
         &'a self,
         doing: &'static str,
         apply: impl FnOnce(&mut State, &str) -> Result<T, FleetError> + Send + 'static,
     ) -> Step<'a, T> {
+        self.step_within(doing, FLEET_STEP_TIMEOUT_MS, apply)
+    }
+
+    /// A step: its fate first, then (if it applies) `apply` on the store; a step that is not
+    /// answered times out after `ms`.
+    fn step_within<'a, T: Send + 'static>(
+        &'a self,
+        doing: &'static str,
+        ms: u64,
+        apply: impl FnOnce(&mut State, &str) -> Result<T, FleetError> + Send + 'static,
+    ) -> Step<'a, T> {
         Box::pin(async move {
-            let timeout = Duration::from_millis(FLEET_STEP_TIMEOUT_MS);
+            let timeout = Duration::from_millis(ms);
             let frozen = self
                 .sim
                 .state
@@ -373,7 +387,7 @@ impl Handle {
                 Fate::Dead => std::future::pending().await,
                 Fate::Cut => {
                     tokio::time::sleep(timeout).await;
-                    Err(FleetError::TimedOut { doing })
+                    Err(FleetError::TimedOut { doing, ms })
                 }
                 Fate::Fail => Err(FleetError::Store {
                     doing,
@@ -382,7 +396,7 @@ impl Handle {
                 Fate::LostAck => {
                     let _ = self.sim.apply(&self.who, apply);
                     tokio::time::sleep(timeout).await;
-                    Err(FleetError::TimedOut { doing })
+                    Err(FleetError::TimedOut { doing, ms })
                 }
                 Fate::Late(ms) => {
                     let (sim, who) = (self.sim.clone(), self.who.clone());
@@ -391,7 +405,7 @@ impl Handle {
                         let _ = sim.apply(&who, apply);
                     });
                     tokio::time::sleep(timeout).await;
-                    Err(FleetError::TimedOut { doing })
+                    Err(FleetError::TimedOut { doing, ms })
                 }
                 Fate::Slow(ms) => {
                     tokio::time::sleep(Duration::from_millis(ms)).await;
@@ -499,7 +513,17 @@ impl FleetStore for Handle {
         self.step("publish to a stream", move |state, who| {
             let fenced = !(state.unfenced && log == Log::Journal);
             if fenced && expected_last.is_some_and(|e| e != state.last_seq(log, &subject)) {
-                state.fenced += u64::from(log == Log::Journal);
+                let epoch = headers
+                    .iter()
+                    .find(|(name, _)| *name == EPOCH_HEADER)
+                    .and_then(|(_, epoch)| epoch.parse::<u64>().ok());
+                let superseded = epoch.is_some_and(|epoch| {
+                    state
+                        .holder
+                        .get(&subject)
+                        .is_some_and(|(newest, _)| epoch < *newest)
+                });
+                state.fenced += u64::from(log == Log::Journal && superseded);
                 return Ok(Stored::Conflict);
             }
             let sequence = state.sequences.entry(log).or_insert(0);
@@ -561,26 +585,34 @@ impl FleetStore for Handle {
 
     fn put_object(&self, name: &str, bytes: Vec<u8>) -> Step<'_, ()> {
         let name = name.to_owned();
-        self.step("store an object", move |state, _| {
-            state.objects.insert(name, bytes);
-            Ok(())
-        })
+        self.step_within(
+            "store an object",
+            FLEET_CHECKPOINT_STORE_MS,
+            move |state, _| {
+                state.objects.insert(name, bytes);
+                Ok(())
+            },
+        )
     }
 
     fn get_object(&self, name: &str, max: usize) -> Step<'_, Option<Vec<u8>>> {
         let name = name.to_owned();
-        self.step("read an object", move |state, _| {
-            match state.objects.get(&name) {
+        self.step_within(
+            "read an object",
+            FLEET_CHECKPOINT_STORE_MS,
+            move |state, _| match state.objects.get(&name) {
                 Some(bytes) if bytes.len() > max => Err(FleetError::TooLarge {
+                    what: "checkpoint",
                     person: name,
                     bytes: bytes.len(),
+                    max,
                 }),
                 found => {
                     state.restores += u64::from(found.is_some());
                     Ok(found.cloned())
                 }
-            }
-        })
+            },
+        )
     }
 }
 

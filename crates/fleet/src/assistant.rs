@@ -66,7 +66,8 @@ struct Writer {
     /// The decisions journaled, in order (the ones read at the takeover first).
     journaled: Vec<Value>,
     outbox: Outbox,
-    /// Signals journaled since the last checkpoint was captured.
+    /// Signals taken that no stored checkpoint holds: those journaled since the last capture,
+    /// and, after a takeover, those of the journal after the checkpoint it restored.
     since_checkpoint: u64,
     /// A checkpoint being stored (one at a time: a slow store skips the ones in between).
     storing: Option<tokio::task::JoinHandle<()>>,
@@ -280,7 +281,9 @@ pub async fn hold(hold: Hold, mut claim: Claim, mut stop: watch::Receiver<bool>)
         Ok(false) => return Ended::Fenced,
         Err(error) => {
             // Let go at once: what the server stored is unknown, and the next holder fences it.
-            let _ = fleet.release(&person, &claim.holding).await;
+            if let Err(error) = fleet.release(&person, &claim.holding).await {
+                tracing::warn!(person = %person, %error, "lease not released: it runs out instead");
+            }
             tracing::info!(target: "aura_fleet::audit", event = "stop", person = %person,
                 host = %me, why = %error);
             return Ended::Failed(error.to_string());
@@ -342,14 +345,16 @@ pub async fn hold(hold: Hold, mut claim: Claim, mut stop: watch::Receiver<bool>)
             holder.ended().unwrap_or(Ended::Stopped)
         }
     };
-    if let Some(storing) = holder.writer.lock().await.storing.take() {
-        let _ = storing.await;
-    }
+    // Let go first, then wait for a checkpoint being stored: renewals have stopped, and a
+    // checkpoint does not need the lease (a takeover checks that it fits the journal).
     if matches!(why, Ended::Stopped | Ended::Failed(_)) {
         let holding = holder.holding();
         if let Err(error) = fleet.release(&person, &holding).await {
             tracing::warn!(person = %person, %error, "lease not released: it runs out instead");
         }
+    }
+    if let Some(storing) = holder.writer.lock().await.storing.take() {
+        let _ = storing.await;
     }
     tracing::info!(target: "aura_fleet::audit", event = "stop", person = %person, host = %me,
         why = ?why);
@@ -405,12 +410,15 @@ async fn run(
         true => restore(holder, claim, root, &dir).await,
         false => None,
     };
-    // The signals no stored checkpoint holds count toward the next one: a person whose holds
-    // keep ending before 50 new signals is still checkpointed, not lived whole at every
-    // takeover.
-    let unsaved = claim.replayed.signals.iter().filter(|(id, _)| {
+    // The signals taken that no stored checkpoint holds count toward the next one (as the
+    // inbox counts what it takes: not a refusal, not the end of the inputs): a person whose
+    // holds keep ending before FLEET_CHECKPOINT_EVERY_SIGNALS new signals is still
+    // checkpointed, not lived whole at every takeover.
+    let unsaved = claim.replayed.signals.iter().filter(|(id, signal)| {
         let seq = id.parse::<u64>().unwrap_or(u64::MAX);
-        restored.is_none_or(|inbox_next| seq >= inbox_next)
+        signal.get(INPUTS_END).is_none()
+            && signal.get(REFUSED).is_none()
+            && restored.is_none_or(|inbox_next| seq >= inbox_next)
     });
     holder.writer.lock().await.since_checkpoint = unsaved.count() as u64;
     let host = base

@@ -1,5 +1,5 @@
-//! A held person's checkpoint: their session's data dir as of a journal sequence, kept in
-//! JetStream's object store so that a host taking them over resumes from it instead of living
+//! A held person's checkpoint: their session's data dir as of a journal sequence, kept as an
+//! object of the fleet's store (JetStream's object store) so that a host taking them over resumes from it instead of living
 //! their whole journal again.
 //!
 //! It owns the checkpoint's form (the person, the journal sequence and the inbox sequence it

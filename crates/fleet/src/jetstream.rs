@@ -20,8 +20,8 @@ use bytes::Bytes;
 use futures_util::StreamExt;
 
 use aura_contract::limits::{
-    FLEET_INBOX_PENDING_MAX, FLEET_LEASE_MS, FLEET_RECORD_BYTES_MAX, FLEET_RECORDS_PER_PERSON_MAX,
-    FLEET_STEP_TIMEOUT_MS,
+    FLEET_INBOX_PENDING_MAX, FLEET_LEASE_MS, FLEET_RECORD_BYTES_MAX, FLEET_RECORD_HEADER_BYTES_MAX,
+    FLEET_RECORDS_PER_PERSON_MAX, FLEET_STEP_TIMEOUT_MS,
 };
 
 mod checkpoints;
@@ -51,7 +51,10 @@ async fn within<T>(
 ) -> Result<T, FleetError> {
     tokio::time::timeout(Duration::from_millis(FLEET_STEP_TIMEOUT_MS), future)
         .await
-        .map_err(|_elapsed| FleetError::TimedOut { doing })
+        .map_err(|_elapsed| FleetError::TimedOut {
+            doing,
+            ms: FLEET_STEP_TIMEOUT_MS,
+        })
 }
 
 /// Runs one step with the step timeout; any error of the server's is [`FleetError::Store`].
@@ -77,7 +80,7 @@ async fn per_person(
         name: name.to_owned(),
         subjects: vec![subjects.to_owned()],
         max_messages_per_subject: FLEET_RECORDS_PER_PERSON_MAX,
-        max_message_size: FLEET_RECORD_BYTES_MAX as i32,
+        max_message_size: (FLEET_RECORD_BYTES_MAX + FLEET_RECORD_HEADER_BYTES_MAX) as i32,
         discard,
         discard_new_per_subject: discard == DiscardPolicy::New,
         storage: stream::StorageType::File,

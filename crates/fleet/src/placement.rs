@@ -4,11 +4,13 @@
 //! lease after the host is), its placement pass (every person enrolled and held by nobody whose
 //! rendezvous owner among the hosts present is this one, up to its capacity: each person has
 //! one owner that every host computes alike, so hosts do not race for the same people and a
-//! dead host's people spread over the others) and its holds, one task each ([`hold`]). It must
+//! dead host's people spread over the others; and a person free for `FLEET_ORPHAN_AFTER_MS`,
+//! whose owner is full or cut off, by any host with room) and its holds, one task each
+//! ([`hold`]). It must
 //! not decide what a held person's session does (the assistant does) nor hold anyone without
 //! the lease (the protocol decides).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -72,6 +74,7 @@ pub async fn serve(fleet_host: FleetHost, mut stop: watch::Receiver<bool>) {
         holds: JoinSet::new(),
         failing: HashMap::new(),
         free_since: HashMap::new(),
+        last_pass: None,
     };
     let (stop_holds, holds_stop) = watch::channel(false);
     let mut pass = tokio::time::interval(Duration::from_millis(FLEET_RENEW_EVERY_MS));
@@ -131,6 +134,8 @@ struct Places {
     failing: HashMap<Person, (u32, tokio::time::Instant)>,
     /// Free people this host does not own, and since when it has seen them free.
     free_since: HashMap<Person, tokio::time::Instant>,
+    /// When the last placement pass saw who is free.
+    last_pass: Option<tokio::time::Instant>,
 }
 
 impl Places {
@@ -150,22 +155,25 @@ impl Places {
         };
         self.held.remove(&person);
         match why {
-            Ended::Failed(why) => {
-                let failures = self
-                    .failing
-                    .get(&person)
-                    .map_or(1, |(n, _)| n.saturating_add(1));
-                let wait_ms = FLEET_LEASE_MS
-                    .saturating_mul(1 << failures.min(8))
-                    .min(FLEET_RETRY_AFTER_MAX_MS);
-                tracing::warn!(person = %person, why, failures, wait_ms, "hold failed; taking them again later");
-                let at = tokio::time::Instant::now() + Duration::from_millis(wait_ms);
-                self.failing.insert(person, (failures, at));
-            }
+            Ended::Failed(why) => self.failed(person, &why),
             _ => {
                 self.failing.remove(&person);
             }
         }
+    }
+
+    /// Taking `person` failed: not again before a wait that doubles with each failure in a row.
+    fn failed(&mut self, person: Person, why: &str) {
+        let failures = self
+            .failing
+            .get(&person)
+            .map_or(1, |(n, _)| n.saturating_add(1));
+        let wait_ms = FLEET_LEASE_MS
+            .saturating_mul(1 << failures.min(8))
+            .min(FLEET_RETRY_AFTER_MAX_MS);
+        tracing::warn!(person = %person, why, failures, wait_ms, "hold failed; taking them again later");
+        let at = tokio::time::Instant::now() + Duration::from_millis(wait_ms);
+        self.failing.insert(person, (failures, at));
     }
 
     /// Whether `person` may be claimed now.
@@ -178,7 +186,8 @@ impl Places {
     }
 }
 
-/// One placement pass: claims the free people this host owns, up to `capacity`.
+/// One placement pass: claims the free people this host owns, and those free for
+/// `FLEET_ORPHAN_AFTER_MS` that another host owns, up to `capacity`.
 async fn place(
     fleet_host: &FleetHost,
     capacity: usize,
@@ -200,8 +209,22 @@ async fn place(
         .filter(|person| !leased.contains(&person.key()))
         .collect();
     // A free person this host does not own is taken once they have been free for a while:
-    // their owner is full (or cannot reach them), and nobody else would ever take them.
-    places.free_since.retain(|person, _| free.contains(person));
+    // their owner is full (or cannot reach them), and nobody else would ever take them. What
+    // was seen before a gap in the passes (this host full, or the server out of reach) is
+    // forgotten: the person may have been held meanwhile.
+    let gap = Duration::from_millis(2 * FLEET_RENEW_EVERY_MS);
+    if places
+        .last_pass
+        .is_none_or(|last| now.duration_since(last) > gap)
+    {
+        places.free_since.clear();
+    }
+    places.last_pass = Some(now);
+    let free_now: HashSet<&Person> = free.iter().collect();
+    places
+        .free_since
+        .retain(|person, _| free_now.contains(person));
+    drop(free_now);
     for person in free {
         if places.held.len() >= capacity {
             break;
@@ -223,8 +246,15 @@ async fn place(
         };
         let enrolment = match fleet.enrolment(&person).await {
             Ok(Some(enrolment)) => enrolment,
-            Ok(None) | Err(_) => {
-                fleet.release(&person, &claim.holding).await?;
+            found => {
+                let why = match found {
+                    Err(error) => format!("their enrolment cannot be read: {error}"),
+                    _ => "they are not enrolled any more".to_owned(),
+                };
+                if let Err(error) = fleet.release(&person, &claim.holding).await {
+                    tracing::warn!(person = %person, %error, "lease not released: it runs out instead");
+                }
+                places.failed(person, &why);
                 continue;
             }
         };

@@ -19,7 +19,8 @@
 //!   refusal means another holder delivered it: the host reads the last message and goes on
 //!   from there. No decision is delivered twice or out of order.
 //!
-//! It must not touch NATS, a clock or a file: the fleet's NATS half carries out what these
+//! It must not touch NATS, a clock or a file: the fleet's steps over a store (`store::Fleet`,
+//! on JetStream or the simulation's store) carry out what these
 //! decisions say, and the model checker (`model`, in the tests) explores every interleaving of
 //! them with crashes, expiries and pauses.
 

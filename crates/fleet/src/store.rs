@@ -23,7 +23,7 @@ use bytes::Bytes;
 use serde_json::Value;
 
 use aura_contract::limits::{
-    FLEET_LEASE_MS, FLEET_RECORD_BYTES_MAX, FLEET_RECORDS_PER_PERSON_MAX, FLEET_STEP_TIMEOUT_MS,
+    FLEET_LEASE_MS, FLEET_RECORD_BYTES_MAX, FLEET_RECORDS_PER_PERSON_MAX,
     FLEET_TAKEOVER_ATTEMPTS_MAX,
 };
 use aura_contract::person::Person;
@@ -116,7 +116,8 @@ pub trait Messages: Send {
 }
 
 /// Where a fleet keeps its state. Each step is answered within the store's own bound (a step
-/// that is not answered in time is [`FleetError::TimedOut`]: what it did is unknown).
+/// that is not answered in time is [`FleetError::TimedOut`]: what it did is unknown); a
+/// listing or a read of many messages, within that bound for each key or message.
 pub trait FleetStore: std::fmt::Debug + Send + Sync {
     /// Key `key` of `bucket`, if it is there (and, in an expiring bucket, not expired).
     fn get(&self, bucket: Bucket, key: &str) -> Step<'_, Option<Entry>>;
@@ -166,11 +167,14 @@ pub enum FleetError {
         /// The store's or its client's reason.
         detail: String,
     },
-    /// The store did not answer within [`FLEET_STEP_TIMEOUT_MS`].
-    #[error("the fleet's store did not {doing} within {FLEET_STEP_TIMEOUT_MS} ms")]
+    /// The store did not answer within the step's bound (`FLEET_STEP_TIMEOUT_MS`, or
+    /// `FLEET_CHECKPOINT_STORE_MS` for a checkpoint).
+    #[error("the fleet's store did not {doing} within {ms} ms")]
     TimedOut {
         /// The step.
         doing: &'static str,
+        /// How long it was given.
+        ms: u64,
     },
     /// A record in a person's journal that the fleet did not write.
     #[error("record {seq} of {person}'s journal is not a fleet record: {detail}")]
@@ -182,15 +186,18 @@ pub enum FleetError {
         /// What is wrong with it.
         detail: String,
     },
-    /// A record too large to journal.
-    #[error(
-        "a record for {person} is {bytes} bytes, more than the {FLEET_RECORD_BYTES_MAX} one may have"
-    )]
+    /// A record, enrolment, signal or checkpoint over its bound ([`FLEET_RECORD_BYTES_MAX`]
+    /// for a journal record).
+    #[error("a {what} for {person} is {bytes} bytes, more than the {max} one may have")]
     TooLarge {
+        /// What it is.
+        what: &'static str,
         /// Whose.
         person: String,
         /// Its size.
         bytes: usize,
+        /// Its bound.
+        max: usize,
     },
     /// A person's enrolment does not read as one.
     #[error("{person}'s enrolment is not one: {detail}")]
@@ -235,7 +242,7 @@ pub(crate) fn failed(doing: &'static str) -> impl FnOnce(&dyn std::fmt::Display)
 pub(crate) fn during(doing: &'static str) -> impl FnOnce(FleetError) -> FleetError {
     move |error| match error {
         FleetError::Store { detail, .. } => FleetError::Store { doing, detail },
-        FleetError::TimedOut { .. } => FleetError::TimedOut { doing },
+        FleetError::TimedOut { ms, .. } => FleetError::TimedOut { doing, ms },
         other => other,
     }
 }
@@ -274,10 +281,6 @@ impl Fleet {
         Self { store }
     }
 
-    /// The store under the steps.
-    pub fn store(&self) -> &dyn FleetStore {
-        self.store.as_ref()
-    }
     /// Who holds `person` now, and at which revision of their key.
     pub async fn lease(&self, person: &Person) -> Result<Option<(String, u64)>, FleetError> {
         let entry = self.store.get(Bucket::Leases, &person.key());
@@ -319,10 +322,11 @@ impl Fleet {
             Err(error) => {
                 // A person this host cannot take is let go at once, not held until the lease
                 // runs out (the error says why; another host will meet the same).
-                let _ = self
-                    .store
-                    .delete(Bucket::Leases, &person.key(), revision)
-                    .await;
+                let delete = self.store.delete(Bucket::Leases, &person.key(), revision);
+                if let Err(failed) = delete.await {
+                    tracing::warn!(person = %person, error = %failed,
+                        "lease not released after a failed claim: it runs out instead");
+                }
                 Err(error)
             }
         }
@@ -414,8 +418,10 @@ impl Fleet {
         let bytes = serde_json::to_vec(record).map_err(|e| failed("encode a record")(&e))?;
         if bytes.len() > FLEET_RECORD_BYTES_MAX {
             return Err(FleetError::TooLarge {
+                what: "journal record",
                 person: person.to_string(),
                 bytes: bytes.len(),
+                max: FLEET_RECORD_BYTES_MAX,
             });
         }
         let headers = vec![
@@ -509,7 +515,10 @@ impl Fleet {
         person: &Person,
     ) -> Result<Replayed<Value, Value>, FleetError> {
         let subject = journal_subject(person);
-        let read = self.store.read(Log::Journal, &subject, usize::MAX);
+        // The stream keeps at most this many per person (it refuses more), so this bounds
+        // what is read, whatever the stream was made with.
+        let max = FLEET_RECORDS_PER_PERSON_MAX as usize;
+        let read = self.store.read(Log::Journal, &subject, max);
         let read = read.await.map_err(during("read a journal"))?;
         let mut records = Vec::with_capacity(read.len());
         for message in read {

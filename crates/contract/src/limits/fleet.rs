@@ -7,11 +7,12 @@ pub const PERSON_ID_BYTES_MAX: usize = 64;
 
 /// How long a person's lease lasts without renewal before the server removes it (the lease
 /// bucket's max age): what a host's death costs its people before another host takes them.
-/// Renewed every third of it, so two renewals may be lost before a holder stops.
+/// Renewed every third of it; a renewal that fails ends the hold at once, so a holder stops
+/// well before its lease can run out under it.
 pub const FLEET_LEASE_MS: u64 = 3_000;
 
 /// How often a holder renews its lease and a host announces itself and looks for people: a
-/// third of the lease, so two renewals may fail before it runs out.
+/// third of the lease, so a renewal held up by one slow step still lands before it runs out.
 pub const FLEET_RENEW_EVERY_MS: u64 = FLEET_LEASE_MS / 3;
 
 /// How long a starting host announces itself before it first takes people: two announcing
@@ -22,6 +23,12 @@ pub const FLEET_STARTUP_GRACE_MS: u64 = 2 * FLEET_RENEW_EVERY_MS;
 /// Bytes of one record of a person's journal: a signal is at most LIVE_SIGNAL_BYTES_MAX and a
 /// decision's trace is a few KiB; the nats-server's default max_payload is 1 MiB.
 pub const FLEET_RECORD_BYTES_MAX: usize = 256 * 1024;
+
+/// Bytes of the headers a journal record or delivered decision carries (its epoch or number, its
+/// person of up to 2 × PERSON_ID_BYTES_MAX, the expected last sequence, NATS's own lines): the
+/// server counts them in a message's size, so a stream admits a record of FLEET_RECORD_BYTES_MAX
+/// with them.
+pub const FLEET_RECORD_HEADER_BYTES_MAX: usize = 1024;
 
 /// Records one person's journal may hold (JetStream discards new past it, per subject): a day
 /// is ~300 signals and ~60 decisions; a checkpoint lets the older ones go. One person cannot
@@ -55,6 +62,11 @@ pub const FLEET_PEOPLE_PER_HOST_MAX: usize = 10_000;
 /// People a host reads from the people bucket in one placement pass: it claims among them in
 /// its rendezvous order, so a bucket of millions is not read whole every lease.
 pub const FLEET_PEOPLE_SCANNED_MAX: usize = 100_000;
+
+/// Hosts a host reads from the hosts bucket in one placement pass: rendezvous hashing costs a
+/// hash per host for each free person it considers, and a fleet past a thousand hosts would
+/// place by partition, not by person (BENCHMARKS, "The fleet").
+pub const FLEET_HOSTS_SCANNED_MAX: usize = 1_024;
 
 /// Signals a held person's inbox consumer may have fetched and not yet handed to the session:
 /// one person's burst waits in JetStream, not in the host's memory.

@@ -60,7 +60,10 @@ impl Checkpoints {
         let mut reader = bytes.as_slice();
         match tokio::time::timeout(wait, self.0.put(name, &mut reader)).await {
             Ok(stored) => stored.map(|_| ()).map_err(|e| failed(doing)(&e)),
-            Err(_) => Err(FleetError::TimedOut { doing }),
+            Err(_) => Err(FleetError::TimedOut {
+                doing,
+                ms: FLEET_CHECKPOINT_STORE_MS,
+            }),
         }
     }
 
@@ -75,8 +78,10 @@ impl Checkpoints {
         let size = object.info().size;
         if size > max {
             return Err(FleetError::TooLarge {
+                what: "checkpoint",
                 person: name.to_owned(),
                 bytes: size,
+                max,
             });
         }
         let mut bytes = Vec::with_capacity(size);
@@ -85,7 +90,10 @@ impl Checkpoints {
         match tokio::time::timeout(wait, bounded.read_to_end(&mut bytes)).await {
             Ok(Ok(_)) => Ok(Some(bytes)),
             Ok(Err(error)) => Err(failed(doing)(&error)),
-            Err(_) => Err(FleetError::TimedOut { doing }),
+            Err(_) => Err(FleetError::TimedOut {
+                doing,
+                ms: FLEET_CHECKPOINT_STORE_MS,
+            }),
         }
     }
 }

@@ -20,7 +20,7 @@ pub const HOSTS_BUCKET: &str = "aura-hosts";
 /// The stream of signals sent to people, a subject per person.
 pub const SIGNALS_STREAM: &str = "AURA_SIGNALS";
 
-/// The people bucket and the signals stream, created if they are not there.
+/// The hosts bucket, the people bucket and the signals stream, created if they are not there.
 pub(super) async fn open(
     context: &jetstream::Context,
 ) -> Result<(kv::Store, kv::Store, stream::Stream), FleetError> {

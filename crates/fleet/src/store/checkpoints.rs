@@ -17,8 +17,10 @@ impl Fleet {
         let bytes = serde_json::to_vec(checkpoint).map_err(|e| failed("store a checkpoint")(&e))?;
         if bytes.len() > FLEET_CHECKPOINT_BYTES_MAX {
             return Err(FleetError::TooLarge {
+                what: "checkpoint",
                 person: checkpoint.person.to_string(),
                 bytes: bytes.len(),
+                max: FLEET_CHECKPOINT_BYTES_MAX,
             });
         }
         let name = checkpoint.person.key();
@@ -34,10 +36,14 @@ impl Fleet {
             Ok(Some(bytes)) => bytes,
             Ok(None) => return Ok(None),
             // The store names the object; the error names the person.
-            Err(FleetError::TooLarge { bytes, .. }) => {
+            Err(FleetError::TooLarge {
+                what, bytes, max, ..
+            }) => {
                 return Err(FleetError::TooLarge {
+                    what,
                     person: person.to_string(),
                     bytes,
+                    max,
                 });
             }
             Err(error) => return Err(during("read a checkpoint")(error)),

@@ -10,7 +10,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use aura_contract::limits::{
-    FLEET_ENROLMENT_BYTES_MAX, FLEET_PEOPLE_SCANNED_MAX, LIVE_SIGNAL_BYTES_MAX,
+    FLEET_ENROLMENT_BYTES_MAX, FLEET_HOSTS_SCANNED_MAX, FLEET_PEOPLE_SCANNED_MAX,
+    LIVE_SIGNAL_BYTES_MAX,
 };
 use aura_contract::person::Person;
 
@@ -90,8 +91,10 @@ impl Fleet {
         let bytes = serde_json::to_vec(enrolment).map_err(|e| failed("encode an enrolment")(&e))?;
         if bytes.len() > FLEET_ENROLMENT_BYTES_MAX {
             return Err(FleetError::TooLarge {
+                what: "enrolment",
                 person: person.to_string(),
                 bytes: bytes.len(),
+                max: FLEET_ENROLMENT_BYTES_MAX,
             });
         }
         let key = person.key();
@@ -105,10 +108,10 @@ impl Fleet {
         put.await.map_err(during("announce a host"))
     }
 
-    /// The hosts present (announced within a lease), at most [`FLEET_PEOPLE_SCANNED_MAX`].
+    /// The hosts present (announced within a lease), at most [`FLEET_HOSTS_SCANNED_MAX`].
     pub async fn hosts(&self) -> Result<Vec<String>, FleetError> {
         self.store
-            .keys(Bucket::Hosts, FLEET_PEOPLE_SCANNED_MAX)
+            .keys(Bucket::Hosts, FLEET_HOSTS_SCANNED_MAX)
             .await
             .map_err(during("list the hosts"))
     }
@@ -163,8 +166,10 @@ impl Fleet {
         match signal {
             Some(bytes) if bytes.len() > LIVE_SIGNAL_BYTES_MAX => {
                 return Err(FleetError::TooLarge {
+                    what: "signal",
                     person: person.to_string(),
                     bytes: bytes.len(),
+                    max: LIVE_SIGNAL_BYTES_MAX,
                 });
             }
             Some(_) => {}
@@ -196,10 +201,14 @@ impl Fleet {
         let subject = decisions_subject(person);
         let mut decisions = Vec::new();
         let read = self.store.read(Log::Decisions, &subject, max);
+        let mut unnumbered = 0;
         for message in read.await.map_err(during("read the decisions"))? {
             let number = message
                 .header(DECISION_HEADER)
                 .and_then(|value| value.parse::<u64>().ok());
+            // Only a host delivers here, and it numbers every decision: another message on
+            // the subject is not the person's decision, and is passed over (and said).
+            unnumbered += u32::from(number.is_none());
             if number.is_some_and(|number| number >= from) {
                 let decision =
                     serde_json::from_slice(&message.payload).map_err(|e| FleetError::Record {
@@ -209,6 +218,9 @@ impl Fleet {
                     })?;
                 decisions.push(decision);
             }
+        }
+        if unnumbered > 0 {
+            tracing::warn!(person = %person, unnumbered, "messages without a decision number passed over");
         }
         Ok(decisions)
     }
