@@ -31,7 +31,7 @@ pub fn visible(text: &str) -> String {
 }
 
 /// Whether a character is shown as an escape.
-fn needs_escape(character: char) -> bool {
+pub(crate) fn needs_escape(character: char) -> bool {
     character == '\\'
         || character.is_control()
         || matches!(

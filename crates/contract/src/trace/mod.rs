@@ -20,6 +20,8 @@ use crate::limits::{
 };
 use crate::visible::visible;
 
+pub mod narration;
+
 /// What became of a proposal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
