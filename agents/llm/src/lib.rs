@@ -11,6 +11,7 @@
 //! checked when the file is read, and errors are [`Error`]s.
 
 pub mod gguf;
+mod kernels;
 pub mod limits;
 pub mod model;
 pub mod quant;

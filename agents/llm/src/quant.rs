@@ -1,13 +1,13 @@
 //! The weights' number formats: f16, and ggml's Q4_1 and Q8_0 blocks, read and multiplied
 //! straight from their bytes.
 //!
-//! It owns the matrix-vector product every layer runs (a row's dot product with an f32 vector,
-//! block by block) and the dequantization of a single row (the token embedding). It must not
-//! depend on the machine: the sums are in one fixed order in plain f32 (no fused multiply-add,
-//! no machine-chosen SIMD), so the compiled component gives the same bits on x86_64, aarch64
-//! and Pulley.
+//! It owns the matrix-vector product every layer runs (row by row, each row's dot product in
+//! `kernels`, whose four lanes fix the order of every sum) and the dequantization of a single
+//! row (the token embedding). It must not depend on the machine: plain f32, no fused
+//! multiply-add, so the compiled component gives the same bits on x86_64, aarch64 and Pulley.
 
 use crate::gguf::{DType, Tensor};
+use crate::kernels;
 
 /// Elements in a Q4_1 or Q8_0 block.
 pub const BLOCK: usize = 32;
@@ -110,13 +110,15 @@ impl<'w> Matrix<'w> {
         debug_assert_eq!(out.len(), self.rows);
         match self.dtype {
             DType::Q4_1 => {
+                let h = kernels::halves();
                 for (r, o) in out.iter_mut().enumerate() {
-                    *o = dot_q4_1(self.row(r), x);
+                    *o = kernels::dot_q4_1(h, self.row(r), &x.x, &x.sums);
                 }
             }
             DType::Q8_0 => {
+                let h = kernels::halves();
                 for (r, o) in out.iter_mut().enumerate() {
-                    *o = dot_q8_0(self.row(r), x);
+                    *o = kernels::dot_q8_0(h, self.row(r), &x.x);
                 }
             }
             DType::F32 | DType::F16 => {
@@ -168,54 +170,7 @@ fn sum(xb: &[f32]) -> f32 {
             acc[k] += chunk[k];
         }
     }
-    lanes(acc)
-}
-
-/// Σ w·x over a block of 32, in eight lanes.
-fn dot_block(w: &[f32; BLOCK], xb: &[f32]) -> f32 {
-    let mut acc = [0f32; 8];
-    for (wc, xc) in w.chunks_exact(8).zip(xb.chunks_exact(8)) {
-        for k in 0..8 {
-            acc[k] += wc[k] * xc[k];
-        }
-    }
-    lanes(acc)
-}
-
-fn lanes(a: [f32; 8]) -> f32 {
-    ((a[0] + a[4]) + (a[1] + a[5])) + ((a[2] + a[6]) + (a[3] + a[7]))
-}
-
-/// A Q4_1 row against `x`: d·q + m summed against x is d·Σq·x + m·Σx.
-fn dot_q4_1(row: &[u8], x: &Activations) -> f32 {
-    let mut total = 0f32;
-    let mut w = [0f32; BLOCK];
-    let blocks = row
-        .chunks_exact(20)
-        .zip(x.x.chunks_exact(BLOCK))
-        .zip(&x.sums);
-    for ((block, xb), s) in blocks {
-        let (d, m) = (half(block, 0), half(block, 2));
-        for (j, q) in block[4..20].iter().enumerate() {
-            w[j] = (q & 0x0f) as f32;
-            w[j + 16] = (q >> 4) as f32;
-        }
-        total += d * dot_block(&w, xb) + m * s;
-    }
-    total
-}
-
-fn dot_q8_0(row: &[u8], x: &Activations) -> f32 {
-    let mut total = 0f32;
-    let mut w = [0f32; BLOCK];
-    for (block, xb) in row.chunks_exact(34).zip(x.x.chunks_exact(BLOCK)) {
-        let d = half(block, 0);
-        for (wj, q) in w.iter_mut().zip(&block[2..34]) {
-            *wj = (*q as i8) as f32;
-        }
-        total += d * dot_block(&w, xb);
-    }
-    total
+    ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]))
 }
 
 #[cfg(test)]
