@@ -120,36 +120,18 @@ mod simd {
     // The helpers are macros, not functions: a function with its own target feature is not
     // inlined into its caller, and a call per group of four costs more than the group.
 
-    /// Bytes `4c..4c+4` of `$v` (unsigned), as floats.
-    macro_rules! unsigned_group {
-        ($v:expr, 0) => {
-            f32x4_convert_i32x4(u32x4_extend_low_u16x8(u16x8_extend_low_u8x16($v)))
-        };
-        ($v:expr, 1) => {
-            f32x4_convert_i32x4(u32x4_extend_high_u16x8(u16x8_extend_low_u8x16($v)))
-        };
-        ($v:expr, 2) => {
-            f32x4_convert_i32x4(u32x4_extend_low_u16x8(u16x8_extend_high_u8x16($v)))
-        };
-        ($v:expr, 3) => {
-            f32x4_convert_i32x4(u32x4_extend_high_u16x8(u16x8_extend_high_u8x16($v)))
-        };
-    }
-
-    /// Bytes `4c..4c+4` of `$v` (signed), as floats.
-    macro_rules! signed_group {
-        ($v:expr, 0) => {
-            f32x4_convert_i32x4(i32x4_extend_low_i16x8(i16x8_extend_low_i8x16($v)))
-        };
-        ($v:expr, 1) => {
-            f32x4_convert_i32x4(i32x4_extend_high_i16x8(i16x8_extend_low_i8x16($v)))
-        };
-        ($v:expr, 2) => {
-            f32x4_convert_i32x4(i32x4_extend_low_i16x8(i16x8_extend_high_i8x16($v)))
-        };
-        ($v:expr, 3) => {
-            f32x4_convert_i32x4(i32x4_extend_high_i16x8(i16x8_extend_high_i8x16($v)))
-        };
+    /// The 16 bytes of `$v` as four groups of four floats (bytes `4c..4c+4` in group `c`),
+    /// widened by `$half` (to 16 bits) and `$quarter` (to 32): unsigned or signed.
+    macro_rules! groups {
+        ($v:expr, $low_half:ident, $high_half:ident, $low_quarter:ident, $high_quarter:ident) => {{
+            let (low, high) = ($low_half($v), $high_half($v));
+            [
+                f32x4_convert_i32x4($low_quarter(low)),
+                f32x4_convert_i32x4($high_quarter(low)),
+                f32x4_convert_i32x4($low_quarter(high)),
+                f32x4_convert_i32x4($high_quarter(high)),
+            ]
+        }};
     }
 
     /// 128 bits at element `$at` of the slice `$s`. Callers check `$at` + 128 bits is in it.
@@ -159,39 +141,44 @@ mod simd {
         };
     }
 
+    /// A block's four lanes: Σ of its eight weight groups `$w` times its 32 floats `$xb`, group
+    /// by group in order.
+    macro_rules! block_lanes {
+        ($w:expr, $xb:expr) => {{
+            let mut lanes = f32x4_splat(0.0);
+            for (c, w) in $w.into_iter().enumerate() {
+                // SAFETY: xb is a block of 32 floats (chunks_exact); 4c + 4 <= 32.
+                let x = unsafe { load!($xb, 4 * c) };
+                lanes = f32x4_add(lanes, f32x4_mul(w, x));
+            }
+            lanes
+        }};
+    }
+
     #[target_feature(enable = "simd128")]
     pub(super) unsafe fn dot_q4_1(h: &Halves, row: &[u8], x: &[f32], sums: &[f32]) -> f32 {
         let mut row_lanes = f32x4_splat(0.0);
         let mut minimums = 0f32;
         for ((block, xb), s) in row.chunks_exact(20).zip(x.chunks_exact(BLOCK)).zip(sums) {
             let (d, m) = (scale(h, block, 0), scale(h, block, 2));
-            // SAFETY: a block is 20 bytes (16 from byte 4) and xb 32 floats (chunks_exact).
-            let (q, x) = unsafe {
-                (
-                    load!(block, 4),
-                    [
-                        load!(xb, 0),
-                        load!(xb, 4),
-                        load!(xb, 8),
-                        load!(xb, 12),
-                        load!(xb, 16),
-                        load!(xb, 20),
-                        load!(xb, 24),
-                        load!(xb, 28),
-                    ],
-                )
-            };
-            let low = v128_and(q, u8x16_splat(0x0f));
-            let high = u8x16_shr(q, 4);
-            let mut lanes = f32x4_splat(0.0);
-            lanes = f32x4_add(lanes, f32x4_mul(unsigned_group!(low, 0), x[0]));
-            lanes = f32x4_add(lanes, f32x4_mul(unsigned_group!(low, 1), x[1]));
-            lanes = f32x4_add(lanes, f32x4_mul(unsigned_group!(low, 2), x[2]));
-            lanes = f32x4_add(lanes, f32x4_mul(unsigned_group!(low, 3), x[3]));
-            lanes = f32x4_add(lanes, f32x4_mul(unsigned_group!(high, 0), x[4]));
-            lanes = f32x4_add(lanes, f32x4_mul(unsigned_group!(high, 1), x[5]));
-            lanes = f32x4_add(lanes, f32x4_mul(unsigned_group!(high, 2), x[6]));
-            lanes = f32x4_add(lanes, f32x4_mul(unsigned_group!(high, 3), x[7]));
+            // SAFETY: a block is 20 bytes, 16 of them from byte 4 (chunks_exact).
+            let q = unsafe { load!(block, 4) };
+            let (low, high) = (v128_and(q, u8x16_splat(0x0f)), u8x16_shr(q, 4));
+            let [w0, w1, w2, w3] = groups!(
+                low,
+                u16x8_extend_low_u8x16,
+                u16x8_extend_high_u8x16,
+                u32x4_extend_low_u16x8,
+                u32x4_extend_high_u16x8
+            );
+            let [w4, w5, w6, w7] = groups!(
+                high,
+                u16x8_extend_low_u8x16,
+                u16x8_extend_high_u8x16,
+                u32x4_extend_low_u16x8,
+                u32x4_extend_high_u16x8
+            );
+            let lanes = block_lanes!([w0, w1, w2, w3, w4, w5, w6, w7], xb);
             row_lanes = f32x4_add(row_lanes, f32x4_mul(lanes, f32x4_splat(d)));
             minimums += m * s;
         }
@@ -203,32 +190,23 @@ mod simd {
         let mut row_lanes = f32x4_splat(0.0);
         for (block, xb) in row.chunks_exact(34).zip(x.chunks_exact(BLOCK)) {
             let d = scale(h, block, 0);
-            // SAFETY: a block is 34 bytes (16 from byte 2, 16 from byte 18) and xb 32 floats.
-            let (first, second, x) = unsafe {
-                (
-                    load!(block, 2),
-                    load!(block, 18),
-                    [
-                        load!(xb, 0),
-                        load!(xb, 4),
-                        load!(xb, 8),
-                        load!(xb, 12),
-                        load!(xb, 16),
-                        load!(xb, 20),
-                        load!(xb, 24),
-                        load!(xb, 28),
-                    ],
-                )
-            };
-            let mut lanes = f32x4_splat(0.0);
-            lanes = f32x4_add(lanes, f32x4_mul(signed_group!(first, 0), x[0]));
-            lanes = f32x4_add(lanes, f32x4_mul(signed_group!(first, 1), x[1]));
-            lanes = f32x4_add(lanes, f32x4_mul(signed_group!(first, 2), x[2]));
-            lanes = f32x4_add(lanes, f32x4_mul(signed_group!(first, 3), x[3]));
-            lanes = f32x4_add(lanes, f32x4_mul(signed_group!(second, 0), x[4]));
-            lanes = f32x4_add(lanes, f32x4_mul(signed_group!(second, 1), x[5]));
-            lanes = f32x4_add(lanes, f32x4_mul(signed_group!(second, 2), x[6]));
-            lanes = f32x4_add(lanes, f32x4_mul(signed_group!(second, 3), x[7]));
+            // SAFETY: a block is 34 bytes, 16 from byte 2 and 16 from byte 18 (chunks_exact).
+            let (first, second) = unsafe { (load!(block, 2), load!(block, 18)) };
+            let [w0, w1, w2, w3] = groups!(
+                first,
+                i16x8_extend_low_i8x16,
+                i16x8_extend_high_i8x16,
+                i32x4_extend_low_i16x8,
+                i32x4_extend_high_i16x8
+            );
+            let [w4, w5, w6, w7] = groups!(
+                second,
+                i16x8_extend_low_i8x16,
+                i16x8_extend_high_i8x16,
+                i32x4_extend_low_i16x8,
+                i32x4_extend_high_i16x8
+            );
+            let lanes = block_lanes!([w0, w1, w2, w3, w4, w5, w6, w7], xb);
             row_lanes = f32x4_add(row_lanes, f32x4_mul(lanes, f32x4_splat(d)));
         }
         reduce(lanes(row_lanes))

@@ -169,10 +169,12 @@ impl<'m, 'w> Session<'m, 'w> {
         let c = &model.config;
         let kv_dim = c.kv_heads * c.head_dim;
         let pairs = c.head_dim / 2;
+        let freqs: Vec<f64> = (0..pairs)
+            .map(|i| c.rope_base.powf(-2.0 * i as f64 / c.head_dim as f64))
+            .collect();
         let mut rope = Vec::with_capacity(CONTEXT_TOKENS_MAX * pairs);
         for pos in 0..CONTEXT_TOKENS_MAX {
-            for i in 0..pairs {
-                let freq = c.rope_base.powf(-2.0 * i as f64 / c.head_dim as f64);
+            for freq in &freqs {
                 let angle = pos as f64 * freq;
                 rope.push((angle.cos() as f32, angle.sin() as f32));
             }

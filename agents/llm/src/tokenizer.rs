@@ -40,7 +40,6 @@ fn byte_chars() -> [char; 256] {
 /// The vocabulary, merges and control tokens of one model.
 pub struct Tokenizer {
     tokens: Vec<String>,
-    ids: HashMap<String, u32>,
     /// (left, right) → (rank, merged id); a lower rank merges first.
     merges: HashMap<(u32, u32), (u32, u32)>,
     control: HashMap<String, u32>,
@@ -117,7 +116,6 @@ impl Tokenizer {
         }
         Ok(Tokenizer {
             tokens,
-            ids,
             merges,
             control,
             byte_ids,
@@ -208,11 +206,6 @@ impl Tokenizer {
             .filter_map(|id| self.token_bytes(*id))
             .flatten()
             .collect()
-    }
-
-    /// A token's id by its (byte-mapped) text, for tests.
-    pub fn id(&self, token: &str) -> Option<u32> {
-        self.ids.get(token).copied()
     }
 }
 
