@@ -5,7 +5,9 @@
 //! `wasm32-wasip2` with the `plugin` profile by a nested cargo with its own target dir
 //! (`target/plugins`). The components are copied to `plugins/<name>.wasm` and
 //! `plugins/manifest.json` records each one's size and sha256, which the host checks before it
-//! loads a component. The target is added with rustup first when the toolchain lacks it.
+//! loads a component. The narrator (`agents/narrator`, the model that writes novel cases'
+//! rationales) is built with them into `plugins/narrator.wasm`, the manifest's `narrator`. The
+//! target is added with rustup first when the toolchain lacks it.
 //!
 //! Set `AURA_SKIP_PLUGIN_BUILD=1` to build without agents (the components stay as they were last
 //! built); change `AURA_PLUGINS_REBUILD` to force the nested build to run (`just build-plugins`).
@@ -21,6 +23,12 @@ include!("src/nested.rs");
 
 /// The cargo profile agents are built with (defined in the workspace Cargo.toml).
 const PLUGIN_PROFILE: &str = "plugin";
+
+/// The narrator's name in the plugins dir (`plugins/narrator.wasm`, the manifest's `narrator`).
+const NARRATOR: &str = "narrator";
+
+/// The narrator's crate (`agents/narrator`).
+const NARRATOR_PACKAGE: &str = "aura-narrator";
 
 fn main() {
     let started = SystemTime::now();
@@ -63,33 +71,42 @@ fn main() {
         }
     }
     let target_dir = workspace.join("target").join("plugins");
+    // The narrator is built with them: its build script fetches its weights, pinned and checked.
+    let narrator = (NARRATOR.to_owned(), NARRATOR_PACKAGE.to_owned());
+    let packages: Vec<_> = agents.iter().cloned().chain([narrator.clone()]).collect();
     nested_build(
         &workspace,
         &target_dir,
         PLUGIN_TARGET,
         PLUGIN_PROFILE,
-        &agents,
+        &packages,
     );
 
     std::fs::create_dir_all(&plugins_dir).expect("cannot create plugins/");
     let backdated = started - OUTPUT_MTIME_BACKDATE;
-    let mut components = BTreeMap::new();
-    for (agent, package) in &agents {
+    // Each component copied to plugins/<name>.wasm: its manifest entry.
+    let copy = |name: &str, package: &str| {
         let built = built_component(&target_dir, PLUGIN_TARGET, PLUGIN_PROFILE, package);
         let bytes = std::fs::read(&built)
             .unwrap_or_else(|e| panic!("cannot read {}: {e}", built.display()));
-        let file = format!("{agent}.wasm");
+        let file = format!("{name}.wasm");
         write_backdated(&plugins_dir.join(&file), &bytes, backdated);
         let sha256: String = Sha256::digest(&bytes)
             .iter()
             .map(|b| format!("{b:02x}"))
             .collect();
-        components.insert(
-            agent.clone(),
-            serde_json::json!({ "file": file, "sha256": sha256, "bytes": bytes.len() }),
-        );
-    }
-    let manifest = serde_json::json!({ "format": "aura-plugins.v1", "components": components });
+        serde_json::json!({ "file": file, "sha256": sha256, "bytes": bytes.len() })
+    };
+    let components: BTreeMap<_, _> = agents
+        .iter()
+        .map(|(agent, package)| (agent.clone(), copy(agent, package)))
+        .collect();
+    let narrator = copy(NARRATOR, NARRATOR_PACKAGE);
+    let manifest = serde_json::json!({
+        "format": "aura-plugins.v1",
+        "components": components,
+        "narrator": narrator,
+    });
     let mut text = serde_json::to_string_pretty(&manifest).expect("a manifest is JSON");
     text.push('\n');
     write_backdated(

@@ -206,6 +206,18 @@ impl<'m, 'w> Session<'m, 'w> {
 
     /// Takes `token` at the next position and returns the logits for the one after it.
     pub fn step(&mut self, token: u32) -> Result<&[f32], Error> {
+        self.forward(token, true)?;
+        Ok(&self.logits)
+    }
+
+    /// Reads `token` into the cache without computing its logits: a prompt's tokens before its
+    /// last, whose next-token scores nobody reads (the output projection is a fifth of a
+    /// step's weights).
+    pub fn feed(&mut self, token: u32) -> Result<(), Error> {
+        self.forward(token, false)
+    }
+
+    fn forward(&mut self, token: u32, logits: bool) -> Result<(), Error> {
         let m = self.model;
         let c = &m.config;
         if token as usize >= c.vocab {
@@ -267,11 +279,13 @@ impl<'m, 'w> Session<'m, 'w> {
             layer.down.mul_vec(&self.xq, &mut self.xb);
             add(&mut self.x, &self.xb);
         }
-        rms_norm(&self.x, &m.out_norm, c.norm_eps, &mut self.xb);
-        self.xq.prepare(&self.xb);
-        m.output.mul_vec(&self.xq, &mut self.logits);
+        if logits {
+            rms_norm(&self.x, &m.out_norm, c.norm_eps, &mut self.xb);
+            self.xq.prepare(&self.xb);
+            m.output.mul_vec(&self.xq, &mut self.logits);
+        }
         self.pos += 1;
-        Ok(&self.logits)
+        Ok(())
     }
 
     /// Takes every token of `prompt`, then appends the argmax until `stop` is chosen, `max_new`
@@ -286,7 +300,7 @@ impl<'m, 'w> Session<'m, 'w> {
             return Err(Error::Format("an empty prompt".into()));
         };
         for t in first {
-            self.step(*t)?;
+            self.feed(*t)?;
         }
         let mut next = argmax(self.step(*last)?);
         let mut out = Vec::new();

@@ -2,10 +2,13 @@
 //!
 //! This module owns numbers only. It must not read configuration or the environment: a bound
 //! that can be overridden (per agent in the catalogue, per device by calibration) is overridden
-//! where that happens, and the value here stays the default. The fleet's are in [`fleet`].
+//! where that happens, and the value here stays the default. The fleet's are in [`fleet`], the
+//! narrator's in [`narrator`].
 
 mod fleet;
+mod narrator;
 pub use fleet::*;
+pub use narrator::*;
 
 /// Largest string accepted across the boundary in either direction (call envelopes, agent
 /// replies, host-call arguments), checked before parsing. The biggest legitimate payload is an

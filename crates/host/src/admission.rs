@@ -214,6 +214,11 @@ impl Roster {
         Ok(sandbox.prepare(name, memory_bytes_max, Code::Wasm(&bytes))?)
     }
 
+    /// The plugins dir, when the host has one.
+    pub(crate) fn plugins(&self) -> Option<&PluginsDir> {
+        self.plugins.as_ref()
+    }
+
     /// Each component's source digest, by agent (see [`crate::Host::plugin_sources`]).
     pub(crate) fn sources(&self) -> std::collections::BTreeMap<String, String> {
         let Some(plugins) = &self.plugins else {
@@ -368,7 +373,8 @@ fn check_manifest(
 }
 
 /// Precompiles every catalogue agent of the plugins dir `source` (digest-checked plain
-/// components) for `target` into `out`: `<agent>.cwasm` files and a manifest recording their
+/// components), and its narrator if it has one (with the narrator's own engine settings), for
+/// `target` into `out`: `<agent>.cwasm` files and a manifest recording their
 /// sha256, the target and this wasmtime version, which is all a runtime-only host trusts.
 pub fn precompile_plugins(
     source: &std::path::Path,
@@ -393,6 +399,17 @@ pub fn precompile_plugins(
         compiled.push((
             spec.name.to_owned(),
             format!("{}.cwasm", spec.name),
+            aura_contract::digest::sha256_hex(&wasm),
+            cwasm,
+        ));
+    }
+    if plugins.manifest().narrator.is_some() {
+        let wasm = plugins.read_narrator()?;
+        let cwasm = aura_sandbox::precompile_narrator(target, &wasm)?;
+        let name = aura_plugins::NARRATOR_COMPONENT;
+        compiled.push((
+            name.to_owned(),
+            format!("{name}.cwasm"),
             aura_contract::digest::sha256_hex(&wasm),
             cwasm,
         ));

@@ -8,8 +8,9 @@
 //! Read it in this order: `host` (opening one: [`HostConfig`], [`Host::open`]), `admission`
 //! (how a plugin is admitted, and why not: [`LoadError`]), `dispatch` (how a call runs),
 //! `tick` (how an agent's proposals are checked), `agent_calls` (how agents call agents),
-//! [`remote`], `client` and `worker` (a call on another host, both sides), [`journal`] (the
-//! quarantine log and traces), [`events`], [`telemetry`], [`simulation`] and [`calibrate`].
+//! [`remote`], `client` and `worker` (a call on another host, both sides), `narrator` (the
+//! model that writes novel cases' rationales, [`Narrator`]), [`journal`] (the quarantine log
+//! and traces), [`events`], [`telemetry`], [`simulation`] and [`calibrate`].
 //!
 //! It must not check anything itself (the contract's crossing does), touch wasmtime (the
 //! sandbox does), decide what a person is shown (the day does) nor know a transport (the
@@ -45,6 +46,7 @@ pub mod events;
 mod host;
 pub mod journal;
 mod measure;
+mod narrator;
 pub mod remote;
 mod shared;
 pub mod simulation;
@@ -57,5 +59,6 @@ pub use aura_contract::{CheckedCall, CrossingError, ResultEnvelope, ToolCall};
 pub use config::HostConfig;
 pub use dispatch::CallInput;
 pub use host::{Host, TraceRecordError};
+pub use narrator::Narrator;
 pub use shared::Refused;
 pub use tick::{Proposal, TickOutcome};

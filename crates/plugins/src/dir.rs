@@ -17,12 +17,17 @@ use ed25519_dalek::Signer;
 
 use aura_contract::catalogue::component_bytes_max;
 use aura_contract::digest::{hex, sha256_hex};
-use aura_contract::limits::{COMPILED_BYTES_MAX, PLUGIN_MANIFEST_BYTES_MAX, SIGNATURES_BYTES_MAX};
+use aura_contract::limits::{
+    COMPILED_BYTES_MAX, NARRATOR_COMPILED_BYTES_MAX, NARRATOR_COMPONENT_BYTES_MAX,
+    PLUGIN_MANIFEST_BYTES_MAX, SIGNATURES_BYTES_MAX,
+};
 
 use crate::checked::CheckedFile;
 use crate::error::{PluginError, PrecompiledRefusal};
 use crate::files::write_replacing;
-use crate::manifest::{ComponentEntry, MANIFEST_FILE, MANIFEST_FORMAT, PluginManifest};
+use crate::manifest::{
+    ComponentEntry, MANIFEST_FILE, MANIFEST_FORMAT, NARRATOR_COMPONENT, PluginManifest,
+};
 use crate::signing::{
     SIGNATURES_FILE, SIGNATURES_FORMAT, Signatures, SigningError, TrustedKeys, Verifier,
     component_message, manifest_message, read_key,
@@ -68,7 +73,9 @@ impl PluginsDir {
                 manifest.format
             )));
         }
-        for (agent, entry) in &manifest.components {
+        let narrator = manifest.narrator.iter().map(|e| (NARRATOR_COMPONENT, e));
+        let agents = manifest.components.iter().map(|(a, e)| (a.as_str(), e));
+        for (agent, entry) in agents.chain(narrator) {
             let plain_name = !entry.file.is_empty()
                 && !entry.file.contains(['/', '\\'])
                 && entry.file != "."
@@ -167,6 +174,45 @@ impl PluginsDir {
     /// component), or for checking a component whose code comes from the compilation cache.
     pub fn check_component(&self, agent: &str) -> Result<CheckedFile, PluginError> {
         let entry = self.entry(agent)?;
+        let bytes_max = match self.manifest.precompiled {
+            Some(_) => COMPILED_BYTES_MAX,
+            None => component_bytes_max(agent),
+        };
+        self.check_entry(agent, entry, bytes_max)
+    }
+
+    /// [`Self::check_component`] for the narrator's component, within its own bounds
+    /// ([`NARRATOR_COMPONENT_BYTES_MAX`], [`NARRATOR_COMPILED_BYTES_MAX`]).
+    pub fn check_narrator(&self) -> Result<CheckedFile, PluginError> {
+        let entry = self.narrator_entry()?;
+        let bytes_max = match self.manifest.precompiled {
+            Some(_) => NARRATOR_COMPILED_BYTES_MAX,
+            None => NARRATOR_COMPONENT_BYTES_MAX,
+        };
+        self.check_entry(NARRATOR_COMPONENT, entry, bytes_max)
+    }
+
+    /// [`Self::read_component`] for the narrator's component.
+    pub fn read_narrator(&self) -> Result<Vec<u8>, PluginError> {
+        let entry = self.narrator_entry()?;
+        self.read_entry(NARRATOR_COMPONENT, entry, NARRATOR_COMPONENT_BYTES_MAX)
+    }
+
+    fn narrator_entry(&self) -> Result<&ComponentEntry, PluginError> {
+        self.manifest
+            .narrator
+            .as_ref()
+            .ok_or_else(|| PluginError::NotInManifest {
+                agent: NARRATOR_COMPONENT.to_owned(),
+            })
+    }
+
+    fn check_entry(
+        &self,
+        agent: &str,
+        entry: &ComponentEntry,
+        bytes_max: u64,
+    ) -> Result<CheckedFile, PluginError> {
         let path = self.path.join(&entry.file);
         let file = self
             .dir
@@ -176,10 +222,6 @@ impl PluginsDir {
                 source,
             })?
             .into_std();
-        let bytes_max = match self.manifest.precompiled {
-            Some(_) => COMPILED_BYTES_MAX,
-            None => component_bytes_max(agent),
-        };
         let mut checked = CheckedFile::hash(file, path, bytes_max)?;
         self.verify_signature(agent, checked.sha256())?;
         checked.signed = self.verifier.is_some();
@@ -205,8 +247,17 @@ impl PluginsDir {
     /// Reads `agent`'s component, refusing it unless its sha256 matches the manifest.
     pub fn read_component(&self, agent: &str) -> Result<Vec<u8>, PluginError> {
         let entry = self.entry(agent)?;
+        self.read_entry(agent, entry, component_bytes_max(agent))
+    }
+
+    fn read_entry(
+        &self,
+        agent: &str,
+        entry: &ComponentEntry,
+        bytes_max: u64,
+    ) -> Result<Vec<u8>, PluginError> {
         let path = self.path.join(&entry.file);
-        let bytes = read_bounded(&self.dir, &entry.file, &path, component_bytes_max(agent))?;
+        let bytes = read_bounded(&self.dir, &entry.file, &path, bytes_max)?;
         let actual = sha256_hex(&bytes);
         self.verify_signature(agent, &actual)?;
         if actual != entry.sha256 {
@@ -265,6 +316,11 @@ pub fn sign_dir(dir: &Path, key_file: &Path) -> Result<String, SigningError> {
         let checked = plugins.check_component(agent)?;
         let signature = key.sign(&component_message(agent, checked.sha256()));
         components.insert(agent.clone(), hex(&signature.to_bytes()));
+    }
+    if plugins.manifest().narrator.is_some() {
+        let checked = plugins.check_narrator()?;
+        let signature = key.sign(&component_message(NARRATOR_COMPONENT, checked.sha256()));
+        components.insert(NARRATOR_COMPONENT.to_owned(), hex(&signature.to_bytes()));
     }
     let manifest = plugins.manifest_bytes();
     let signatures = Signatures {

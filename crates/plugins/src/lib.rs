@@ -21,6 +21,6 @@ pub use checked::CheckedFile;
 pub use dir::{PluginsDir, sign_dir};
 pub use error::{PluginError, PrecompiledRefusal};
 pub use manifest::{
-    ComponentEntry, MANIFEST_FILE, MANIFEST_FORMAT, PluginManifest, Precompiled, write_components,
-    write_precompiled,
+    ComponentEntry, MANIFEST_FILE, MANIFEST_FORMAT, NARRATOR_COMPONENT, PluginManifest,
+    Precompiled, write_components, write_precompiled,
 };

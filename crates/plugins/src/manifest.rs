@@ -33,7 +33,15 @@ pub struct PluginManifest {
     pub precompiled: Option<Precompiled>,
     /// Agent name → its component.
     pub components: BTreeMap<String, ComponentEntry>,
+    /// The narrator's component (the model that writes novel cases' rationales), when the dir
+    /// has one: checked, signed and precompiled like an agent's, bounded by its own limits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub narrator: Option<ComponentEntry>,
 }
+
+/// The name the narrator's component goes by in signatures and errors. No catalogue agent has
+/// it, so its signature can never pass for an agent's.
+pub const NARRATOR_COMPONENT: &str = "narrator";
 
 /// What precompiled components were compiled for, as `aura compile` records it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -61,7 +69,8 @@ pub struct ComponentEntry {
 }
 
 /// Writes precompiled components and their manifest into `out` (created if needed): each
-/// `(agent, file, source_sha256, bytes)` becomes `out/<file>` with its sha256 recorded. The
+/// `(agent, file, source_sha256, bytes)` becomes `out/<file>` with its sha256 recorded (the
+/// one named [`NARRATOR_COMPONENT`] as the manifest's narrator). The
 /// manifest is written last, so a dir cut short by a crash has no manifest and is not loaded.
 pub fn write_precompiled(
     out: &Path,
@@ -106,23 +115,28 @@ fn write_dir<'a>(
     };
     std::fs::create_dir_all(out).map_err(io(out))?;
     let mut entries = BTreeMap::new();
+    let mut narrator = None;
     for (agent, file, source_sha256, bytes) in components {
         let path = out.join(&file);
         write_replacing(&path, bytes).map_err(io(&path))?;
-        entries.insert(
-            agent.to_owned(),
-            ComponentEntry {
-                file,
-                sha256: sha256_hex(bytes),
-                bytes: bytes.len() as u64,
-                source_sha256: source_sha256.map(str::to_owned),
-            },
-        );
+        let entry = ComponentEntry {
+            file,
+            sha256: sha256_hex(bytes),
+            bytes: bytes.len() as u64,
+            source_sha256: source_sha256.map(str::to_owned),
+        };
+        match agent == NARRATOR_COMPONENT {
+            true => narrator = Some(entry),
+            false => {
+                entries.insert(agent.to_owned(), entry);
+            }
+        }
     }
     let manifest = PluginManifest {
         format: MANIFEST_FORMAT.to_owned(),
         precompiled,
         components: entries,
+        narrator,
     };
     let mut text =
         serde_json::to_string_pretty(&manifest).map_err(|e| PluginError::BadManifest {

@@ -217,13 +217,57 @@ fn config_for_arch(arch: &str, tuning: &EngineTuning) -> Config {
     config
 }
 
+/// The narrator's engine configuration for `target`: the agents' settings (fuel, epochs, NaN
+/// canonicalization, the layout of `target`'s architecture), but its memory allocated on
+/// demand, not from the agents' pool, whose slots stop at [`MEMORY_BYTES_CEILING`]; where
+/// accesses are checked (ARM64, Pulley), its reservation is [`NARRATOR_MEMORY_BYTES_MAX`].
+/// Code precompiled for the narrator is compiled with this, and only this engine runs it.
+pub fn narrator_config_for(target: &CodeTarget) -> Result<Config, SandboxError> {
+    let mut config = engine_config_for(target, &EngineTuning::default())?;
+    config.allocation_strategy(InstanceAllocationStrategy::OnDemand);
+    // NaN canonicalization costs the model's SIMD arithmetic a compare and a select per
+    // operation (measured: BENCHMARKS.md, "The narrator"). The narrator never reads a float's
+    // bits: its only output is text chosen by `>` comparisons, false for every NaN whatever
+    // its payload, so the payloads that differ across architectures never reach its answer.
+    #[cfg(feature = "jit")]
+    config.cranelift_nan_canonicalization(false);
+    let arch = match target {
+        CodeTarget::Native => std::env::consts::ARCH,
+        CodeTarget::Pulley => "pulley",
+        CodeTarget::Triple(triple) => triple.split('-').next().unwrap_or_default(),
+    };
+    if MemoryLayout::for_arch(arch) == MemoryLayout::Bounded {
+        config.memory_reservation(NARRATOR_MEMORY_BYTES_MAX as u64);
+    }
+    Ok(config)
+}
+
 /// Compiles a component for `target` into the bytes of a .cwasm file, with the settings of
 /// [`engine_config_for`]: the runtime that loads it builds its engine the same way. A sandbox
 /// that does not compile refuses (`Precompile`: it has no compiler).
 pub fn precompile(agent: &str, target: &CodeTarget, wasm: &[u8]) -> Result<Vec<u8>, SandboxError> {
+    precompile_with(
+        agent,
+        target,
+        engine_config_for(target, &EngineTuning::default())?,
+        wasm,
+    )
+}
+
+/// [`precompile`] for the narrator: its own settings ([`narrator_config_for`]).
+pub fn precompile_narrator(target: &CodeTarget, wasm: &[u8]) -> Result<Vec<u8>, SandboxError> {
+    precompile_with("narrator", target, narrator_config_for(target)?, wasm)
+}
+
+fn precompile_with(
+    agent: &str,
+    target: &CodeTarget,
+    config: Config,
+    wasm: &[u8],
+) -> Result<Vec<u8>, SandboxError> {
     #[cfg(not(feature = "jit"))]
     {
-        let _ = wasm;
+        let _ = (wasm, config);
         Err(SandboxError::Precompile {
             agent: agent.to_owned(),
             target: target.name().to_owned(),
@@ -231,23 +275,15 @@ pub fn precompile(agent: &str, target: &CodeTarget, wasm: &[u8]) -> Result<Vec<u
         })
     }
     #[cfg(feature = "jit")]
-    precompile_with_cranelift(agent, target, wasm)
-}
-
-#[cfg(feature = "jit")]
-fn precompile_with_cranelift(
-    agent: &str,
-    target: &CodeTarget,
-    wasm: &[u8],
-) -> Result<Vec<u8>, SandboxError> {
-    let failed = |e: wasmtime::Error| SandboxError::Precompile {
-        agent: agent.to_owned(),
-        target: target.name().to_owned(),
-        message: format!("{e:#}"),
-    };
-    let engine =
-        Engine::new(&engine_config_for(target, &EngineTuning::default())?).map_err(failed)?;
-    engine.precompile_component(wasm).map_err(failed)
+    {
+        let failed = |e: wasmtime::Error| SandboxError::Precompile {
+            agent: agent.to_owned(),
+            target: target.name().to_owned(),
+            message: format!("{e:#}"),
+        };
+        let engine = Engine::new(&config).map_err(failed)?;
+        engine.precompile_component(wasm).map_err(failed)
+    }
 }
 
 /// How each linear memory sits in the address space; compiled code depends on it (bounds

@@ -18,6 +18,8 @@
 //! - `store`: the one place a call's store is built ([`Sandbox::call_store`] →
 //!   [`CallStore`], run in stages: instantiate, then one export) and its per-call state;
 //! - [`guest`]: the guest's WASI context, virtual clocks and seeded random source;
+//! - `narrator`: the narrator's own engine and one narration in a fresh instance
+//!   ([`NarratorSandbox`], [`PreparedNarrator`], [`NarrateError`]);
 //! - `imports`: the `host.call` / `host.emit` imports ([`HostImports`], [`Caller`],
 //!   [`HostCall`], [`HostCallAnswer`]) and their per-call bounds.
 
@@ -36,13 +38,16 @@ use aura_plugins::code_cache::CodeCache;
 mod engine;
 mod guest;
 mod imports;
+mod narrator;
 mod store;
 
 pub use engine::{
     BUILD_TARGET, CodeTarget, EngineTuning, PULLEY_TARGET, PoolReset, PrecompiledMismatch,
-    WASMTIME_VERSION, engine_config, engine_config_for, precompile, runnable_targets,
+    WASMTIME_VERSION, engine_config, engine_config_for, narrator_config_for, precompile,
+    precompile_narrator, runnable_targets,
 };
 pub use imports::{Caller, HostCall, HostCallAnswer, HostImports, ImportFuture, NoImports};
+pub use narrator::{NarrateError, NarratorAnswer, NarratorSandbox, PreparedNarrator};
 pub use store::{CallStore, Instance};
 
 use engine::EpochTicker;
@@ -417,35 +422,7 @@ impl Sandbox {
         name: &'static str,
         file: &CheckedFile,
     ) -> Result<Component, SandboxError> {
-        let refused = |e: wasmtime::Error| {
-            let message = format!("{e:#}");
-            SandboxError::Precompiled {
-                agent: name.to_owned(),
-                reason: PrecompiledMismatch::classify(&message),
-                message,
-            }
-        };
-        // SAFETY: deserializing runs the file's machine code, so it must be code this project
-        // compiled. `file` was hashed through the handle it keeps open and its digest matched
-        // the one recorded when the code was written: a plugins manifest that `aura compile`
-        // wrote on the build machine, or a compilation cache entry's name, which this host
-        // wrote after compiling it (plugins::CheckedFile, code_cache). The path maps that same
-        // open file, and no writer of this project rewrites such a file in place (they
-        // rename). wasmtime itself checks the header (target, version, settings) and refuses
-        // a mismatch.
-        match file.mappable_path() {
-            Some(path) => unsafe { Component::deserialize_file(&self.engine, path) },
-            None => {
-                let bytes = file.read_checked().map_err(|e| SandboxError::Precompiled {
-                    agent: name.to_owned(),
-                    reason: PrecompiledMismatch::NotPrecompiled,
-                    message: e.to_string(),
-                })?;
-                // SAFETY: as above; the bytes were hashed again after they were read.
-                unsafe { Component::deserialize(&self.engine, bytes) }
-            }
-        }
-        .map_err(refused)
+        map_precompiled(&self.engine, name, file)
     }
 
     /// Links a component against the host's imports, once, for every later instance.
@@ -579,4 +556,41 @@ impl Sandbox {
             Err(_elapsed) => Err(call.wall_clock_exceeded()),
         }
     }
+}
+
+/// Maps code precompiled for `engine` from a checked file (a .cwasm of a plugins dir or a
+/// compilation cache entry): an agent's, or the narrator's.
+fn map_precompiled(
+    engine: &Engine,
+    name: &str,
+    file: &CheckedFile,
+) -> Result<Component, SandboxError> {
+    let refused = |e: wasmtime::Error| {
+        let message = format!("{e:#}");
+        SandboxError::Precompiled {
+            agent: name.to_owned(),
+            reason: PrecompiledMismatch::classify(&message),
+            message,
+        }
+    };
+    // SAFETY: deserializing runs the file's machine code, so it must be code this project
+    // compiled. `file` was hashed through the handle it keeps open and its digest matched the
+    // one recorded when the code was written: a plugins manifest that `aura compile` wrote on
+    // the build machine, or a compilation cache entry's name, which this host wrote after
+    // compiling it (plugins::CheckedFile, code_cache). The path maps that same open file, and
+    // no writer of this project rewrites such a file in place (they rename). wasmtime itself
+    // checks the header (target, version, settings) and refuses a mismatch.
+    match file.mappable_path() {
+        Some(path) => unsafe { Component::deserialize_file(engine, path) },
+        None => {
+            let bytes = file.read_checked().map_err(|e| SandboxError::Precompiled {
+                agent: name.to_owned(),
+                reason: PrecompiledMismatch::NotPrecompiled,
+                message: e.to_string(),
+            })?;
+            // SAFETY: as above; the bytes were hashed again after they were read.
+            unsafe { Component::deserialize(engine, bytes) }
+        }
+    }
+    .map_err(refused)
 }

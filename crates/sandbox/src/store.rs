@@ -63,9 +63,22 @@ impl WasiView for CallState {
 
 /// Memory and table limits of one call, remembering whether a limit was hit so the trap that
 /// follows (a guest's allocator aborting) is reported as [`CrossingError::MemoryLimit`].
-struct CallLimiter {
+pub(super) struct CallLimiter {
     memory_bytes_max: usize,
-    limit_hit: Option<String>,
+    pub(super) limit_hit: Option<String>,
+    /// The most the guest's memory was grown to, in bytes.
+    pub(super) peak_bytes: usize,
+}
+
+impl CallLimiter {
+    /// A limiter that lets memory grow to `memory_bytes_max`.
+    pub(super) fn new(memory_bytes_max: usize) -> Self {
+        Self {
+            memory_bytes_max,
+            limit_hit: None,
+            peak_bytes: 0,
+        }
+    }
 }
 
 impl ResourceLimiter for CallLimiter {
@@ -82,6 +95,7 @@ impl ResourceLimiter for CallLimiter {
             ));
             return Ok(false);
         }
+        self.peak_bytes = self.peak_bytes.max(desired);
         Ok(true)
     }
 
@@ -207,10 +221,7 @@ impl Sandbox {
         CallState {
             wasi,
             table: ResourceTable::new(),
-            limiter: CallLimiter {
-                memory_bytes_max: agent.memory_bytes_max,
-                limit_hit: None,
-            },
+            limiter: CallLimiter::new(agent.memory_bytes_max),
             caller,
             imports,
             host_calls: 0,
