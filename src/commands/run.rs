@@ -4,11 +4,13 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use aura_contract::trace::narration::NarrationOutcome;
 use aura_contract::trace::{Decision, Trace};
 use aura_contract::visible::visible;
+use aura_day::narration::{NarrationSummary, narrate_run};
 use aura_day::orchestrator::{self, RunEvent, RunSummary, Start};
 use aura_day::scenario::Scenario;
-use aura_host::journal::{QUARANTINE_PATH, TRACES_PATH};
+use aura_host::journal::{NARRATIONS_PATH, QUARANTINE_PATH, TRACES_PATH};
 
 use super::{Globals, open_host, runtime, warn_load_failures};
 
@@ -32,6 +34,15 @@ pub struct RunCommand {
     /// seed resumes where it stopped, and one of another is refused.
     #[arg(long)]
     fresh: bool,
+    /// After the run, the narrator (plugins/narrator.wasm: a small language model in its own
+    /// sandbox) writes the rationale of each novel case in words; a grounded one replaces the
+    /// template's in the report (<data-dir>/narrations.jsonl). Seconds per case.
+    #[arg(long)]
+    narrate: bool,
+    /// With --narrate: narrate at most this many novel cases in this run (the rest keep the
+    /// template).
+    #[arg(long, default_value_t = aura_contract::limits::NARRATIONS_PER_RUN_MAX)]
+    narrations: usize,
 }
 
 impl RunCommand {
@@ -57,19 +68,55 @@ impl RunCommand {
             if progress {
                 eprint!("\r\x1b[2K");
             }
+            let narrated = match self.narrate {
+                true => Some(self.narrate(&host).await?),
+                false => None,
+            };
             drop(host);
             if let Some(events) = events {
                 events.await;
             }
-            anyhow::Ok(summary)
+            anyhow::Ok((summary, narrated))
         })?;
+        let (summary, narrated) = summary;
         let traces = data_dir.join(TRACES_PATH);
         if self.json {
-            println!("{}", serde_json::json!({ "summary": summary }));
+            println!(
+                "{}",
+                serde_json::json!({ "summary": summary, "narration": narrated })
+            );
         } else {
             print_summary(&summary, &traces, &data_dir.join(QUARANTINE_PATH));
+            if let Some(narrated) = &narrated {
+                print_narration(narrated, &data_dir.join(NARRATIONS_PATH));
+            }
         }
         Ok(ExitCode::SUCCESS)
+    }
+
+    /// The narrator's pass over the run's novel cases, each record printed as it is written.
+    async fn narrate(&self, host: &aura_host::Host) -> anyhow::Result<NarrationSummary> {
+        let narrator = std::sync::Arc::new(host.narrator()?);
+        let json = self.json;
+        let summary = narrate_run(host, narrator, self.narrations, |record| {
+            if json {
+                println!("{}", serde_json::json!({ "narration": record }));
+                return;
+            }
+            let said = match (&record.rationale, &record.reason) {
+                (Some(text), _) => text.clone(),
+                (None, Some(reason)) => format!("[{}] {reason}", outcome(record.outcome)),
+                (None, None) => String::new(),
+            };
+            println!(
+                "narrated {}  {}  {}",
+                record.trace_id,
+                record.case,
+                visible(&said)
+            );
+        })
+        .await?;
+        Ok(summary)
     }
 
     /// Prints one event of the run: a tick's progress on a terminal's stderr, each decision on
@@ -161,6 +208,34 @@ fn print_decision(
         writeln!(out, "{:>19}{} ({})", "", trace.rationale, trace.trace_id)?;
     }
     Ok(())
+}
+
+/// A narration's outcome, as the timeline prints it.
+fn outcome(outcome: NarrationOutcome) -> &'static str {
+    match outcome {
+        NarrationOutcome::Kept => "kept",
+        NarrationOutcome::Discarded => "discarded",
+        NarrationOutcome::Failed => "failed",
+    }
+}
+
+fn print_narration(summary: &NarrationSummary, narrations: &Path) {
+    println!(
+        "  narrator: {} novel cases of {} traces; {} narrated now ({} kept, {} discarded, {} failed), {} before, {} past the bound",
+        summary.novel,
+        summary.traces,
+        summary.narrated,
+        summary.kept,
+        summary.discarded,
+        summary.failed,
+        summary.already,
+        summary.not_narrated
+    );
+    println!(
+        "  narrator's work: {} prompt tokens read, {} written, {} fuel",
+        summary.prompt_tokens, summary.tokens, summary.fuel_used
+    );
+    println!("  narrations: {}", narrations.display());
 }
 
 fn print_summary(summary: &RunSummary, traces: &Path, quarantine: &Path) {

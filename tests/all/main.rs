@@ -28,6 +28,7 @@ mod live;
 mod locked;
 #[cfg(feature = "mcp")]
 mod mcp;
+mod narration;
 mod narrator;
 mod orchestrator;
 mod plugins;

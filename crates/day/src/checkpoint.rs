@@ -31,9 +31,11 @@ use aura_host::journal::{Journal, JournalError, LogMark, TRACES_PATH};
 pub const CHECKPOINT_PATH: &str = "run.json";
 
 /// What a run leaves in the data dir besides its traces, set aside with them when another run
-/// starts there: its checkpoint, and a live session's signals, deliveries and setup.
-const SET_ASIDE_WITH_TRACES: [&str; 4] = [
+/// starts there: its checkpoint, its narrations, and a live session's signals, deliveries and
+/// setup.
+const SET_ASIDE_WITH_TRACES: [&str; 5] = [
     CHECKPOINT_PATH,
+    aura_host::journal::NARRATIONS_PATH,
     aura_host::journal::SIGNALS_PATH,
     aura_host::journal::DELIVERIES_PATH,
     LIVE_SETUP_PATH,

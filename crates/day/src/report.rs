@@ -1,7 +1,8 @@
 //! `aura report`: a picture of a run, one self-contained HTML page.
 //!
-//! It owns reading a data dir's records (traces.jsonl, the quarantine log) for people and
-//! laying them out: a timeline with a lane per surface and one mark per decision (its
+//! It owns reading a data dir's records (traces.jsonl, the quarantine log, narrations.jsonl)
+//! for people and laying them out: a kept narration's text is the rationale shown (the
+//! template's beside it); a timeline with a lane per surface and one mark per decision (its
 //! rationale, signals, outcome and the proposals it beat on hover or click), the questions and
 //! answers, the quarantine records, and the fuel each tick's decisions burned. The page loads
 //! nothing from the network: styles, script and data are inline.
@@ -18,7 +19,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use aura_contract::limits::{REPORT_LINE_BYTES_MAX, REPORT_RECORDS_MAX};
-use aura_host::journal::{QUARANTINE_PATH, TRACES_PATH};
+use aura_host::journal::{NARRATIONS_PATH, QUARANTINE_PATH, TRACES_PATH};
 
 /// Why a report could not be written.
 #[derive(Debug, thiserror::Error)]
@@ -76,8 +77,10 @@ pub struct Records {
     pub traces: Vec<Value>,
     /// The quarantine log, in order.
     pub quarantine: Vec<Value>,
-    /// Torn last lines skipped (a crash mid-write), over both files.
+    /// Torn last lines skipped (a crash mid-write), over every file.
     pub torn: usize,
+    /// Traces whose rationale is the narrator's (a kept narration in narrations.jsonl).
+    pub narrated: usize,
 }
 
 impl Records {
@@ -90,7 +93,33 @@ impl Records {
         let (quarantine, torn) = read_jsonl(&data_dir.join(QUARANTINE_PATH), false)?;
         records.quarantine = quarantine;
         records.torn += torn;
+        let (narrations, torn) = read_jsonl(&data_dir.join(NARRATIONS_PATH), false)?;
+        records.torn += torn;
+        records.narrate(&narrations);
         Ok(records)
+    }
+
+    /// Puts each kept narration's text in its trace's `rationale`, the template's in
+    /// `template_rationale`; a narration of no trace here is ignored.
+    fn narrate(&mut self, narrations: &[Value]) {
+        for narration in narrations {
+            let (Some("kept"), Some(id), Some(text)) = (
+                narration["outcome"].as_str(),
+                narration["trace_id"].as_str(),
+                narration["rationale"].as_str(),
+            ) else {
+                continue;
+            };
+            let trace = self
+                .traces
+                .iter_mut()
+                .find(|t| t["trace_id"] == id && t["run"] == narration["run"]);
+            if let Some(trace) = trace {
+                let template = std::mem::replace(&mut trace["rationale"], json!(text));
+                trace["template_rationale"] = template;
+                self.narrated += 1;
+            }
+        }
     }
 }
 
@@ -215,6 +244,28 @@ mod tests {
         let data: Value =
             serde_json::from_str(page[start..end].trim_end().trim_end_matches(';')).unwrap();
         assert_eq!(data["traces"][0]["rationale"], hostile);
+    }
+
+    #[test]
+    fn a_kept_narration_is_the_rationale_shown_and_the_template_stays_beside_it() {
+        let mut records = Records {
+            traces: vec![
+                json!({"trace_id": "tr_1", "run": "r", "rationale": "template one"}),
+                json!({"trace_id": "tr_2", "run": "r", "rationale": "template two"}),
+            ],
+            ..Records::default()
+        };
+        records.narrate(&[
+            json!({"trace_id": "tr_1", "run": "r", "outcome": "kept", "rationale": "words"}),
+            json!({"trace_id": "tr_2", "run": "r", "outcome": "discarded", "reason": "x"}),
+            // Another run's narration of a trace with the same id is not this one's.
+            json!({"trace_id": "tr_2", "run": "other", "outcome": "kept", "rationale": "no"}),
+        ]);
+        assert_eq!(records.narrated, 1);
+        assert_eq!(records.traces[0]["rationale"], "words");
+        assert_eq!(records.traces[0]["template_rationale"], "template one");
+        assert_eq!(records.traces[1]["rationale"], "template two");
+        assert!(records.traces[1].get("template_rationale").is_none());
     }
 
     #[test]

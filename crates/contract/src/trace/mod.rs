@@ -7,7 +7,7 @@
 //! catalogue entry; this module only bounds it. It must not decide anything (the orchestrator
 //! does) nor write files (the journal does).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::catalogue::{Telling, ToolSpec, fit_line, fit_speech};
@@ -23,7 +23,7 @@ use crate::visible::visible;
 pub mod narration;
 
 /// What became of a proposal.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Decision {
     /// Run and shown on its surface.
@@ -48,7 +48,7 @@ pub enum Decision {
 }
 
 /// An answer of the user's, as the scenario gave it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TracedAnswer {
     /// The agent of the question it answers.
     pub agent: String,
@@ -61,7 +61,7 @@ pub struct TracedAnswer {
 }
 
 /// The call a trace is about.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TracedCall {
     /// The proposal's call_id.
     pub call_id: String,
@@ -74,7 +74,7 @@ pub struct TracedCall {
 }
 
 /// How a decision turned out (trace.v1 `outcome.status`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     /// The call ran and returned its result.
@@ -123,7 +123,7 @@ impl Status {
 }
 
 /// How the decision turned out.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Outcome {
     /// What became of it.
     pub status: Status,
@@ -267,7 +267,7 @@ impl Outcome {
 const COULD_NOT: &str = "That could not be done just now; nothing was changed";
 
 /// Why a proposal lost (trace.v1 `not_chosen[].reason`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LostReason {
     /// One interruption per surface per tick: another proposal had a higher priority.
@@ -275,7 +275,7 @@ pub enum LostReason {
 }
 
 /// A proposal that lost its surface to the traced one.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NotChosen {
     /// Its call_id.
     pub call_id: String,
@@ -290,7 +290,7 @@ pub struct NotChosen {
 }
 
 /// One line of traces.jsonl.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Trace {
     /// `tr_<tick>_<n>`.
     pub trace_id: String,

@@ -14,12 +14,175 @@
 //!   (`Dana`, `PHONE_CARD`, `iPhone`), unless it is one of the few words that begin sentences
 //!   ([`SENTENCE_WORDS`]).
 //!
-//! A token of the text must equal a token of the facts: `1` is not grounded by `10:30`.
+//! A token of the text must equal a token of the facts: `1` is not grounded by `10:30`. And
+//! it must tell of the case, not of something else: at most
+//! [`NARRATION_FOREIGN_WORDS_PERCENT_MAX`] percent of its content words (four letters or more,
+//! compared by their first five, a few function words left out) may be in none of the facts.
+//!
+//! It also owns what makes a case novel ([`case`]), what the narrator is told of a trace
+//! ([`NarrationFacts`]) and the record of one narration (`narrations.jsonl`,
+//! [`NarrationRecord`]).
 
 use std::collections::BTreeSet;
 
-use crate::limits::RATIONALE_CHARS_MAX;
+use serde::{Deserialize, Serialize};
+
+use super::{Decision, Status, Trace};
+use crate::limits::{NARRATION_FOREIGN_WORDS_PERCENT_MAX, RATIONALE_CHARS_MAX};
 use crate::visible::needs_escape;
+
+/// What the narrator is told of one trace: the component's `facts` (wit/narrator), each the
+/// trace's own, as the host recorded it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NarrationFacts {
+    /// The call's agent.
+    pub agent: String,
+    /// Its tool.
+    pub tool: String,
+    /// What was decided (trace.v1's `decision`).
+    pub decision: String,
+    /// The surface it went to.
+    pub surface: String,
+    /// The surface its agent asked for.
+    pub requested_surface: String,
+    /// Its priority.
+    pub priority: u8,
+    /// What drove the proposal.
+    pub signals: Vec<String>,
+    /// What the surface shows (the outcome's summary).
+    pub summary: String,
+    /// Why an agent proposes the tool at all (its catalogue entry's lead).
+    pub lead: String,
+    /// The proposals it beat, `agent.tool`.
+    pub not_chosen: Vec<String>,
+    /// The template's rationale, as traces.jsonl holds it: the narration would replace it.
+    pub rationale: String,
+}
+
+impl NarrationFacts {
+    /// The facts of `trace`, whose tool's catalogue lead is `lead`; `None` for a trace about
+    /// no call (an answer that reached no single question).
+    pub fn of(trace: &Trace, lead: &str) -> Option<Self> {
+        let call = trace.call.as_ref()?;
+        Some(Self {
+            agent: call.agent.clone(),
+            tool: call.tool.clone(),
+            decision: snake(&trace.decision),
+            surface: trace.surface.as_str().to_owned(),
+            requested_surface: trace.requested_surface.as_str().to_owned(),
+            priority: trace.priority,
+            signals: trace.signals.clone(),
+            summary: trace.outcome.summary.clone(),
+            lead: lead.to_owned(),
+            not_chosen: trace
+                .not_chosen
+                .iter()
+                .map(|n| format!("{}.{}", n.agent, n.tool))
+                .collect(),
+            rationale: trace.rationale.clone(),
+        })
+    }
+
+    /// Every text a narration of these facts may draw on, for [`grounded`]: each field (the
+    /// template's rationale with them), the priority in digits.
+    pub fn texts(&self) -> Vec<String> {
+        let mut texts = vec![
+            self.agent.clone(),
+            self.tool.clone(),
+            self.decision.clone(),
+            self.surface.clone(),
+            self.requested_surface.clone(),
+            self.priority.to_string(),
+            self.summary.clone(),
+            self.lead.clone(),
+            self.rationale.clone(),
+        ];
+        texts.extend(self.signals.iter().cloned());
+        texts.extend(self.not_chosen.iter().cloned());
+        texts
+    }
+}
+
+/// A serde enum's snake_case name (`Decision`, `Status`).
+fn snake(value: &impl Serialize) -> String {
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::String(name)) => name,
+        _ => String::new(),
+    }
+}
+
+/// The case a trace is, when its template has something out of the ordinary to explain: a
+/// call that was not simply run (asked, confirmed, declined, held, expired), shown elsewhere
+/// than its agent asked (quiet hours, the budget, a busy surface), that beat other proposals,
+/// or that did not return its result. `None` for the ordinary run-and-shown case, which the
+/// tool's template covers (its lead, its signals, "shown on" its surface), and for a trace
+/// about no call. The case names the tool, the decision, both surfaces, the outcome and
+/// whether it beat others: a run narrates the first trace of each case (a novel case) and
+/// leaves the template on the ones that repeat it.
+pub fn case(trace: &Trace) -> Option<String> {
+    let call = trace.call.as_ref()?;
+    let ordinary = matches!(trace.decision, Decision::Executed)
+        && trace.requested_surface == trace.surface
+        && trace.not_chosen.is_empty()
+        && matches!(trace.outcome.status, Status::Ok);
+    if ordinary {
+        return None;
+    }
+    Some(format!(
+        "{}.{} {} {}->{} {}{}",
+        call.agent,
+        call.tool,
+        snake(&trace.decision),
+        trace.requested_surface.as_str(),
+        trace.surface.as_str(),
+        snake(&trace.outcome.status),
+        match trace.not_chosen.is_empty() {
+            true => "",
+            false => " beat-others",
+        }
+    ))
+}
+
+/// What became of one narration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NarrationOutcome {
+    /// Grounded: its text replaces the template's rationale.
+    Kept,
+    /// Written, but not grounded: the template stays.
+    Discarded,
+    /// No text: the narrator ran out of fuel, hit a bound, trapped or said it failed; the
+    /// template stays.
+    Failed,
+}
+
+/// One line of `narrations.jsonl`: a novel case's narration, written after its trace.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NarrationRecord {
+    /// The trace it narrates.
+    pub trace_id: String,
+    /// The run (the trace's).
+    pub run: String,
+    /// Its case ([`case`]).
+    pub case: String,
+    /// Kept, discarded or failed.
+    pub outcome: NarrationOutcome,
+    /// The rationale that replaces the template's, when kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rationale: Option<String>,
+    /// Why it was discarded or failed; for a discarded one, the text it wrote follows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Fuel the narration burned.
+    pub fuel_used: u64,
+    /// Tokens of its prompt and of the text it wrote (0 when it failed before).
+    pub prompt_tokens: u32,
+    /// Tokens it wrote.
+    pub tokens: u32,
+    /// The most the narrator's linear memory held, in bytes (0 when it failed).
+    pub memory_bytes: u64,
+}
 
 /// Why a narrator's text was discarded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -42,6 +205,19 @@ pub enum Discarded {
     /// A number, time, amount or name that is none of the trace's facts.
     #[error("the narration names {0:?}, which is not in the trace")]
     Ungrounded(String),
+    /// Too many of its words are in none of the trace's facts: it tells of something else.
+    #[error(
+        "{foreign} of its {words} words are in none of the trace's facts (at most \
+         {NARRATION_FOREIGN_WORDS_PERCENT_MAX}% may be), e.g. {example:?}"
+    )]
+    Foreign {
+        /// Its content words in none of the facts.
+        foreign: usize,
+        /// Its content words.
+        words: usize,
+        /// The first of them.
+        example: String,
+    },
 }
 
 /// Phrases no rationale has (compared in lower case): a model steered by a message would
@@ -132,10 +308,44 @@ pub fn grounded(text: &str, facts: &[&str]) -> Result<String, Discarded> {
         return Err(Discarded::Instruction(phrase));
     }
     let known: BTreeSet<String> = facts.iter().flat_map(|f| tokens(f)).collect();
-    match tokens(&text).into_iter().find(|t| !known.contains(t)) {
-        Some(token) => Err(Discarded::Ungrounded(token)),
-        None => Ok(text),
+    if let Some(token) = tokens(&text).into_iter().find(|t| !known.contains(t)) {
+        return Err(Discarded::Ungrounded(token));
     }
+    let stems: BTreeSet<String> = facts.iter().flat_map(|f| content_words(f)).collect();
+    let words = content_words(&text);
+    let foreign: Vec<&String> = words.iter().filter(|w| !stems.contains(*w)).collect();
+    if foreign.len() * 100 > words.len() * NARRATION_FOREIGN_WORDS_PERCENT_MAX {
+        return Err(Discarded::Foreign {
+            foreign: foreign.len(),
+            words: words.len(),
+            example: foreign[0].clone(),
+        });
+    }
+    Ok(text)
+}
+
+/// Words of four letters or more that tell nothing of a case: they need not be in the facts.
+const FUNCTION_WORDS: &[&str] = &[
+    "about", "after", "also", "because", "been", "before", "being", "both", "could", "does",
+    "done", "each", "from", "have", "here", "into", "just", "more", "most", "only", "other",
+    "over", "should", "since", "some", "such", "than", "that", "their", "them", "then", "there",
+    "these", "they", "this", "those", "until", "very", "were", "what", "when", "where", "which",
+    "while", "will", "with", "would", "your", "yours",
+];
+
+/// Letters of a word compared with the facts' words: `conflicts` and `conflict` agree.
+const STEM_CHARS: usize = 5;
+
+/// The content words of `text` as [`grounded`] compares them: runs of letters of four or more
+/// (a `_` or any other character splits them: `PHONE_CARD` is `phone` and `card`), in lower
+/// case, cut to [`STEM_CHARS`], [`FUNCTION_WORDS`] left out.
+fn content_words(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphabetic())
+        .filter(|w| w.chars().count() >= 4)
+        .map(str::to_lowercase)
+        .filter(|w| !FUNCTION_WORDS.contains(&w.as_str()))
+        .map(|w| w.chars().take(STEM_CHARS).collect())
+        .collect()
 }
 
 /// The numbers and names of `text`, as [`grounded`] compares them (spelled numbers in lower
@@ -249,6 +459,49 @@ mod tests {
                 "{text}"
             );
         }
+    }
+
+    #[test]
+    fn a_text_that_tells_of_something_else_is_discarded() {
+        let facts = &[
+            "You slept 5 h 52 min last night, 2 h 8 min less than you need",
+            "Last nights' sleep can be summed up; quiet hours: SILENT instead of PHONE_CARD.",
+        ];
+        // What SmolLM2-135M wrote for this case (stop 45): no number or name of its own, but
+        // 19 of its 26 content words are in no fact ("company", "millions", "worldwide", ...).
+        let text = "This is a case of a company's decision to prioritize sleep over sleep debt, \
+                    which is a serious issue that affects millions of people worldwide. The \
+                    company is now considering a new approach to sleep debt reduction, which \
+                    involves a company-led initiative to help people manage their sleep.";
+        match grounded(text, facts) {
+            Err(Discarded::Foreign {
+                foreign, example, ..
+            }) => {
+                assert_eq!(example, "case");
+                assert!(foreign > 10, "{foreign}");
+            }
+            other => panic!("{other:?}"),
+        }
+        // Its own words are allowed, one in five: 1 of 10 here ("kept"; "because" is a
+        // function word, "h" and "I" too short to count).
+        let kept = "You slept 5 h 52 min last night; I kept it SILENT instead of PHONE_CARD \
+                    because of quiet hours.";
+        assert!(grounded(kept, facts).is_ok());
+        // Two more ("really", "truly") are too many: 3 of 12 is 25%.
+        let over = "You really truly slept 5 h 52 min last night; I kept it SILENT instead of \
+                    PHONE_CARD because of quiet hours.";
+        assert!(matches!(
+            grounded(over, facts),
+            Err(Discarded::Foreign {
+                foreign: 3,
+                words: 12,
+                ..
+            })
+        ));
+        // Two of 11 is 18%: kept.
+        let under = "You really slept 5 h 52 min last night; I kept it SILENT instead of \
+                     PHONE_CARD because of quiet hours.";
+        assert!(grounded(under, facts).is_ok());
     }
 
     #[test]

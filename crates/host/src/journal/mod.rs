@@ -2,7 +2,8 @@
 //!
 //! It owns `<data-dir>/errors/quarantine_calls.jsonl` (one canonical JSON line per refused or
 //! dropped call; on a fleet's host each names its person) and `<data-dir>/traces.jsonl` (one
-//! reasoning trace per orchestrator decision), and the data dir's small files replaced whole (a
+//! reasoning trace per orchestrator decision), `<data-dir>/narrations.jsonl` (the narrator's
+//! records), and the data dir's small files replaced whole (a
 //! run's checkpoint, `run.json`). Each record is written and fsynced before it is reported, and
 //! a torn last line left by a crash is truncated when the log is opened. A write that fails (a
 //! full disk, an I/O error, a short write, a failed fsync) is withdrawn from the file and stops
@@ -41,6 +42,9 @@ pub const TRACES_PATH: &str = "traces.jsonl";
 /// A live session's signals and answers as it acknowledged them, each a scenario.v1 signal:
 /// the day it lives, in the order it took them.
 pub const SIGNALS_PATH: &str = "signals.jsonl";
+/// The narrator's records: one per novel case narrated, after its trace (kept, discarded or
+/// failed; a kept one's text replaces the trace's template rationale where a person reads it).
+pub const NARRATIONS_PATH: &str = "narrations.jsonl";
 /// What a live session's sinks were handed: one record per delivery and sink, once it was
 /// delivered or given up on.
 pub const DELIVERIES_PATH: &str = "deliveries.jsonl";
@@ -116,6 +120,8 @@ pub struct Journal {
     /// A live session's logs ([`SIGNALS_PATH`], [`DELIVERIES_PATH`]), opened by
     /// [`Journal::open_live`] once it holds the run lock.
     live: std::sync::OnceLock<[Log; 2]>,
+    /// The narrations ([`NARRATIONS_PATH`]), opened by [`Journal::open_narrations`].
+    narrations: std::sync::OnceLock<Log>,
     /// Quarantine records appended (or found already there, see [`Journal::expect`]) since
     /// this journal was opened.
     quarantined: std::sync::atomic::AtomicU64,
@@ -181,6 +187,7 @@ impl Journal {
             traces: Log::open(&dir, TRACES_PATH, true, repair, faults.clone())?,
             dir,
             live: std::sync::OnceLock::new(),
+            narrations: std::sync::OnceLock::new(),
             quarantined: std::sync::atomic::AtomicU64::new(0),
             faults,
             replacements: std::sync::atomic::AtomicU64::new(0),
@@ -238,6 +245,33 @@ impl Journal {
         Ok(())
     }
 
+    /// Opens (creating) the narrations log, repairing a torn last line: by the run that holds
+    /// the run lock, after the data dir's earlier run was set aside.
+    pub fn open_narrations(&self) -> Result<(), JournalError> {
+        if self.narrations.get().is_some() {
+            return Ok(());
+        }
+        let log = Log::open(&self.dir, NARRATIONS_PATH, false, true, self.faults.clone())?;
+        self.sync_dir().map_err(|source| JournalError::Open {
+            path: ".".to_owned(),
+            source,
+        })?;
+        let _ = self.narrations.set(log);
+        Ok(())
+    }
+
+    /// Appends one narration record, durable before this returns.
+    pub fn narration(&self, record: &serde_json::Value) -> Result<Appended, JournalError> {
+        self.narrations_log()?.append_value(record)
+    }
+
+    fn narrations_log(&self) -> Result<&Log, JournalError> {
+        self.narrations.get().ok_or_else(|| JournalError::Open {
+            path: NARRATIONS_PATH.to_owned(),
+            source: std::io::Error::other("the narrations log is not open"),
+        })
+    }
+
     /// The live log at `path`, once [`Journal::open_live`] opened it.
     fn live_log(&self, path: &'static str) -> Result<&Log, JournalError> {
         self.live
@@ -271,6 +305,7 @@ impl Journal {
         let log = match path {
             TRACES_PATH => &self.traces,
             QUARANTINE_PATH => &self.quarantine,
+            NARRATIONS_PATH => self.narrations_log()?,
             _ => self.live_log(path)?,
         };
         let mut state = log.lock();
@@ -297,7 +332,12 @@ impl Journal {
     /// The first failure of any log, if one failed: the journal writes nothing more.
     pub fn failure(&self) -> Option<JournalError> {
         let live = self.live.get().into_iter().flatten();
-        for log in [&self.traces, &self.quarantine].into_iter().chain(live) {
+        let narrations = self.narrations.get();
+        for log in [&self.traces, &self.quarantine]
+            .into_iter()
+            .chain(live)
+            .chain(narrations)
+        {
             if let Some(first) = &log.lock().failed {
                 return Some(JournalError::Stopped {
                     path: log.path,
