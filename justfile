@@ -75,15 +75,20 @@ build-pulley:
 
 # The proof: the day with a fixed seed on x86_64 (Cranelift), on aarch64 under qemu-user and
 # under Pulley, each from its own precompiled plugins; the three traces.jsonl must be identical.
-phone-check seed="7": build-phone build-pulley
+# The narrator writes the first `narrations` novel cases' rationales on each (its model under
+# Pulley takes minutes a case: BENCHMARKS.md, "The narrator"); its records must be identical too.
+phone-check seed="7" narrations="1": build-phone build-pulley
     rm -rf target/phone-check
-    ./target/debug/aura run scenarios/day.json --seed {{seed}} --data-dir target/phone-check/x86_64 > /dev/null
-    qemu-aarch64 target/{{phone_target}}/phone/aura run scenarios/day.json --seed {{seed}} --data-dir target/phone-check/aarch64 --plugins-dir plugins/{{phone_target}} > /dev/null
-    target/phone/aura run scenarios/day.json --seed {{seed}} --data-dir target/phone-check/pulley --plugins-dir plugins/pulley64 > /dev/null
-    sha256sum target/phone-check/*/traces.jsonl
+    ./target/debug/aura run scenarios/day.json --seed {{seed}} --data-dir target/phone-check/x86_64 --narrate --narrations {{narrations}} > /dev/null
+    # aarch64 under qemu and Pulley each take one core for minutes: side by side.
+    qemu-aarch64 target/{{phone_target}}/phone/aura run scenarios/day.json --seed {{seed}} --data-dir target/phone-check/aarch64 --plugins-dir plugins/{{phone_target}} --narrate --narrations {{narrations}} > /dev/null & aarch64=$!; target/phone/aura run scenarios/day.json --seed {{seed}} --data-dir target/phone-check/pulley --plugins-dir plugins/pulley64 --narrate --narrations {{narrations}} > /dev/null; wait $aarch64
+    sha256sum target/phone-check/*/traces.jsonl target/phone-check/*/narrations.jsonl
     cmp target/phone-check/x86_64/traces.jsonl target/phone-check/aarch64/traces.jsonl
     cmp target/phone-check/x86_64/traces.jsonl target/phone-check/pulley/traces.jsonl
-    @echo "aarch64 (qemu) and Pulley reproduce the x86_64 traces byte for byte"
+    cmp target/phone-check/x86_64/narrations.jsonl target/phone-check/aarch64/narrations.jsonl
+    cmp target/phone-check/x86_64/narrations.jsonl target/phone-check/pulley/narrations.jsonl
+    test "$(wc -l < target/phone-check/x86_64/narrations.jsonl)" -eq {{narrations}}
+    @echo "aarch64 (qemu) and Pulley reproduce the x86_64 traces and narrations byte for byte"
     # The day lived: its signals on stdin as they happen (urgent kinds ticking at once), at a
     # replayed clock, on each build.
     python3 -c 'import json, sys, datetime; d = json.load(open("scenarios/day.json")); [print(json.dumps(s)) for s in sorted(d["signals"], key=lambda s: datetime.datetime.fromisoformat(s["at"]))]' > target/phone-check/day-signals.jsonl
@@ -125,6 +130,18 @@ bench-phone seed="7":
         /usr/bin/time -f "$dir: day in %e s, peak RSS %M KiB" target/phone/aura run scenarios/day.json --seed {{seed}} \
             --data-dir "target/bench-phone/$(basename $dir)" --plugins-dir "$dir" | grep 'tick of all agents'; \
     done
+
+# The narrator's figures for BENCHMARKS.md: the day's ticks without it, then the day and the
+# weekend with every novel case narrated (this machine's Cranelift), then the day's first case
+# under Pulley (after build-pulley). Each prints the narrator's tokens, fuel, time and counts.
+bench-narrator:
+    cargo build -j{{jobs}} -p aura
+    rm -rf target/bench-narrator
+    ./target/debug/aura --data-dir target/bench-narrator/plain run scenarios/day.json | grep 'tick of all agents'
+    /usr/bin/time -f "day with the narrator: peak RSS %M KiB" ./target/debug/aura --data-dir target/bench-narrator/day run scenarios/day.json --narrate | grep -E "tick of all agents|narrator"
+    ./target/debug/aura --data-dir target/bench-narrator/weekend run scenarios/weekend.json --narrate | grep -E "narrator"
+    test -x target/phone/aura || { echo "the Pulley figures need just build-pulley" >&2; exit 1; }
+    /usr/bin/time -f "Pulley: peak RSS %M KiB" target/phone/aura --data-dir target/bench-narrator/pulley --plugins-dir plugins/pulley64 run scenarios/day.json --narrate --narrations 1 | grep -E "narrator"
 
 # The per-agent component tests against another plugins dir (an agent implemented anew, in
 # Rust or another language, beside the agents it calls): the very tests the built agents pass.

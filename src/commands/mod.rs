@@ -195,7 +195,12 @@ async fn join_wire(
 
 /// A line per component of a plugins dir just written: its file, size and sha256.
 pub fn print_manifest(dir: &std::path::Path, manifest: &aura_plugins::PluginManifest) {
-    for (agent, entry) in &manifest.components {
+    let narrator = manifest
+        .narrator
+        .iter()
+        .map(|entry| (aura_plugins::NARRATOR_COMPONENT, entry));
+    let agents = manifest.components.iter().map(|(a, e)| (a.as_str(), e));
+    for (agent, entry) in agents.chain(narrator) {
         println!(
             "{agent}: {} ({} bytes, sha256 {})",
             dir.join(&entry.file).display(),

@@ -81,21 +81,31 @@ impl RunCommand {
         let (summary, narrated) = summary;
         let traces = data_dir.join(TRACES_PATH);
         if self.json {
+            let (narration, narration_ms) = match &narrated {
+                Some((summary, ms)) => (Some(summary), Some(ms)),
+                None => (None, None),
+            };
             println!(
                 "{}",
-                serde_json::json!({ "summary": summary, "narration": narrated })
+                serde_json::json!({
+                    "summary": summary,
+                    "narration": narration,
+                    "narration_ms": narration_ms,
+                })
             );
         } else {
             print_summary(&summary, &traces, &data_dir.join(QUARANTINE_PATH));
-            if let Some(narrated) = &narrated {
-                print_narration(narrated, &data_dir.join(NARRATIONS_PATH));
+            if let Some((narrated, ms)) = &narrated {
+                print_narration(narrated, *ms, &data_dir.join(NARRATIONS_PATH));
             }
         }
         Ok(ExitCode::SUCCESS)
     }
 
     /// The narrator's pass over the run's novel cases, each record printed as it is written.
-    async fn narrate(&self, host: &aura_host::Host) -> anyhow::Result<NarrationSummary> {
+    async fn narrate(&self, host: &aura_host::Host) -> anyhow::Result<(NarrationSummary, u64)> {
+        // Wall-clock time is for the person reading the summary; nothing is decided by it.
+        let started = std::time::Instant::now();
         let narrator = std::sync::Arc::new(host.narrator()?);
         let json = self.json;
         let summary = narrate_run(host, narrator, self.narrations, |record| {
@@ -116,7 +126,7 @@ impl RunCommand {
             );
         })
         .await?;
-        Ok(summary)
+        Ok((summary, started.elapsed().as_millis() as u64))
     }
 
     /// Prints one event of the run: a tick's progress on a terminal's stderr, each decision on
@@ -219,7 +229,7 @@ fn outcome(outcome: NarrationOutcome) -> &'static str {
     }
 }
 
-fn print_narration(summary: &NarrationSummary, narrations: &Path) {
+fn print_narration(summary: &NarrationSummary, ms: u64, narrations: &Path) {
     println!(
         "  narrator: {} novel cases of {} traces; {} narrated now ({} kept, {} discarded, {} failed), {} before, {} past the bound",
         summary.novel,
@@ -231,9 +241,19 @@ fn print_narration(summary: &NarrationSummary, narrations: &Path) {
         summary.already,
         summary.not_narrated
     );
+    let tokens = summary.prompt_tokens + summary.tokens;
+    let seconds = ms as f64 / 1000.0;
     println!(
-        "  narrator's work: {} prompt tokens read, {} written, {} fuel",
-        summary.prompt_tokens, summary.tokens, summary.fuel_used
+        "  narrator's work: {} prompt tokens read, {} written, {} fuel ({:.2} G a token)",
+        summary.prompt_tokens,
+        summary.tokens,
+        summary.fuel_used,
+        summary.fuel_used as f64 / tokens.max(1) as f64 / 1e9
+    );
+    println!(
+        "  narrator's time: {seconds:.1} s with loading it, {:.1} s a case, {:.1} tokens/s (wall clock, this machine)",
+        seconds / summary.narrated.max(1) as f64,
+        tokens as f64 / seconds.max(0.001)
     );
     println!("  narrations: {}", narrations.display());
 }

@@ -1,9 +1,8 @@
 //! Every bound the host enforces, each a named constant with the reason for its value.
 //!
-//! This module owns numbers only. It must not read configuration or the environment: a bound
-//! that can be overridden (per agent in the catalogue, per device by calibration) is overridden
-//! where that happens, and the value here stays the default. The fleet's are in [`fleet`], the
-//! narrator's in [`narrator`].
+//! It owns numbers only and must not read configuration or the environment: a bound that can
+//! be overridden (per agent, per device) is overridden where that happens, and the value here
+//! stays the default. The fleet's are in [`fleet`], the narrator's in [`narrator`].
 
 mod fleet;
 mod narrator;
@@ -397,13 +396,11 @@ pub const FUEL_PER_MS_MIN: u64 = FUEL_PER_MS_DEFAULT;
 /// Largest calibration file read (it is a few hundred bytes).
 pub const CALIBRATION_FILE_BYTES_MAX: u64 = 4096;
 
-/// Largest envelope `aura dispatch` reads; the crossing refuses anything past its own cap, so
-/// reading a little more is enough to report the size honestly.
+/// Largest envelope `aura dispatch` reads: one byte past the crossing's cap reports the size.
 pub const DISPATCH_INPUT_BYTES_MAX: u64 = CROSSING_BYTES_MAX as u64 + 1;
 
-/// Schema violations of one instance a refusal lists (collected on the error path only). A
-/// planner fixes a handful of fields per retry; past 16 the list is noise, and the bound keeps
-/// a refusal small however broken the call.
+/// Schema violations of one instance a refusal lists (on the error path only): a planner fixes
+/// a handful of fields per retry; past 16 the list is noise, and a refusal stays small.
 pub const SCHEMA_VIOLATIONS_MAX: usize = 16;
 
 /// Field issues one recovery lists. One violation can name many members (every unknown member

@@ -18,6 +18,7 @@
 //! holds; it records what it is handed, and touches nothing outside the data dir.
 mod faults;
 mod log;
+mod side_logs;
 
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::Path;
@@ -224,73 +225,6 @@ impl Journal {
     /// before this returns.
     pub fn trace(&self, trace: &serde_json::Value) -> Result<Appended, JournalError> {
         self.traces.append_value(trace)
-    }
-
-    /// Opens (creating) a live session's logs, repairing a torn last line. The session calls
-    /// it once it holds the run lock ([`Journal::lock_run`]): their tails are its own.
-    pub fn open_live(&self) -> Result<(), JournalError> {
-        if self.live.get().is_some() {
-            return Ok(());
-        }
-        let logs = [
-            Log::open(&self.dir, SIGNALS_PATH, false, true, self.faults.clone())?,
-            Log::open(&self.dir, DELIVERIES_PATH, false, true, self.faults.clone())?,
-        ];
-        self.sync_dir().map_err(|source| JournalError::Open {
-            path: ".".to_owned(),
-            source,
-        })?;
-        // Only the session that holds the run lock opens them; a second call keeps the first.
-        let _ = self.live.set(logs);
-        Ok(())
-    }
-
-    /// Opens (creating) the narrations log, repairing a torn last line: by the run that holds
-    /// the run lock, after the data dir's earlier run was set aside.
-    pub fn open_narrations(&self) -> Result<(), JournalError> {
-        if self.narrations.get().is_some() {
-            return Ok(());
-        }
-        let log = Log::open(&self.dir, NARRATIONS_PATH, false, true, self.faults.clone())?;
-        self.sync_dir().map_err(|source| JournalError::Open {
-            path: ".".to_owned(),
-            source,
-        })?;
-        let _ = self.narrations.set(log);
-        Ok(())
-    }
-
-    /// Appends one narration record, durable before this returns.
-    pub fn narration(&self, record: &serde_json::Value) -> Result<Appended, JournalError> {
-        self.narrations_log()?.append_value(record)
-    }
-
-    fn narrations_log(&self) -> Result<&Log, JournalError> {
-        self.narrations.get().ok_or_else(|| JournalError::Open {
-            path: NARRATIONS_PATH.to_owned(),
-            source: std::io::Error::other("the narrations log is not open"),
-        })
-    }
-
-    /// The live log at `path`, once [`Journal::open_live`] opened it.
-    fn live_log(&self, path: &'static str) -> Result<&Log, JournalError> {
-        self.live
-            .get()
-            .and_then(|logs| logs.iter().find(|log| log.path == path))
-            .ok_or_else(|| JournalError::Open {
-                path: path.to_owned(),
-                source: std::io::Error::other("the live logs are not open"),
-            })
-    }
-
-    /// Appends one acknowledged signal (a scenario.v1 signal), durable before this returns.
-    pub fn signal(&self, signal: &serde_json::Value) -> Result<Appended, JournalError> {
-        self.live_log(SIGNALS_PATH)?.append_value(signal)
-    }
-
-    /// Appends one delivery record, durable before this returns.
-    pub fn delivery(&self, record: &serde_json::Value) -> Result<Appended, JournalError> {
-        self.live_log(DELIVERIES_PATH)?.append_value(record)
     }
 
     /// The complete lines of one of the data dir's logs (the traces, a live log), oldest
