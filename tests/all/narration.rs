@@ -254,3 +254,63 @@ async fn the_weekend_runs_with_the_narrator() {
     let record = &records(&data)[0];
     assert_ne!(record.outcome, NarrationOutcome::Failed, "{record:?}");
 }
+
+/// A JIT host keeps the narrator's compiled code in its compilation cache: the first start
+/// stores it, the next starts from it (storing nothing new), and that narrator narrates the
+/// same record as one compiled afresh.
+#[tokio::test]
+async fn the_narrators_code_is_cached_between_starts() {
+    let cache = crate::support::temp_dir("narrator-cache");
+    let mut config = crate::support::config(plugins_dir(), crate::support::temp_dir("data-nc"));
+    config.cache_dir = Some(cache.clone());
+    // Each file of the cache: its path, size and last change.
+    let entries = |dir: &std::path::Path| -> Vec<(std::path::PathBuf, u64, std::time::SystemTime)> {
+        walk(dir)
+            .into_iter()
+            .map(|path| {
+                let meta = std::fs::metadata(&path).unwrap();
+                (path, meta.len(), meta.modified().unwrap())
+            })
+            .collect()
+    };
+    let host = aura_host::Host::open(&config).await.unwrap();
+    let before = entries(&cache);
+    let first = host.narrator().unwrap();
+    let after_first = entries(&cache);
+    let stored: Vec<u64> = after_first
+        .iter()
+        .filter(|entry| !before.contains(entry))
+        .map(|(_, size, _)| *size)
+        .collect();
+    // The narrator's compiled code holds its 98 MB of weights.
+    assert!(stored.iter().any(|&size| size > 90_000_000), "{stored:?}");
+    drop(first);
+    let second = host.narrator().unwrap();
+    // The same files (a lookup only touches an entry's time, for the cache's eviction).
+    let files = |entries: Vec<(std::path::PathBuf, u64, std::time::SystemTime)>| {
+        entries
+            .into_iter()
+            .map(|(path, size, _)| (path, size))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(files(entries(&cache)), files(after_first));
+    let trace = &crafted()[0];
+    let lead = "Calendar conflicts need resolving";
+    assert_eq!(
+        second.narrate(trace, lead, "x"),
+        narrator().narrate(trace, lead, "x")
+    );
+}
+
+/// Every file under `dir`.
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        match path.is_dir() {
+            true => files.extend(walk(&path)),
+            false => files.push(path),
+        }
+    }
+    files
+}

@@ -219,6 +219,11 @@ impl Roster {
         self.plugins.as_ref()
     }
 
+    /// The compilation cache, when the host keeps one.
+    pub(crate) fn cache(&self) -> Option<&CodeCache> {
+        self.cache.as_ref()
+    }
+
     /// Each component's source digest, by agent (see [`crate::Host::plugin_sources`]).
     pub(crate) fn sources(&self) -> std::collections::BTreeMap<String, String> {
         let Some(plugins) = &self.plugins else {

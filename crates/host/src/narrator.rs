@@ -17,6 +17,7 @@ use aura_contract::trace::narration::{
     NarrationFacts, NarrationOutcome, NarrationRecord, grounded,
 };
 use aura_plugins::PluginsDir;
+use aura_plugins::code_cache::CodeCache;
 use aura_sandbox::{Code, CodeTarget, NarratorSandbox, PreparedNarrator};
 
 use crate::Host;
@@ -52,10 +53,28 @@ impl Narrator {
     /// manifest (and its signature, where `plugins` requires one), then compiled, or its
     /// precompiled code mapped.
     pub fn open(plugins: &PluginsDir, target: &CodeTarget) -> Result<Self, LoadError> {
+        Self::open_cached(plugins, target, None)
+    }
+
+    /// [`Self::open`], a plain component's compiled code kept in `cache` between starts (a
+    /// JIT host without required signatures keeps one: the host's `cache_dir`).
+    pub fn open_cached(
+        plugins: &PluginsDir,
+        target: &CodeTarget,
+        cache: Option<&CodeCache>,
+    ) -> Result<Self, LoadError> {
         let sandbox = NarratorSandbox::new(target)?;
-        let prepared = match plugins.manifest().precompiled {
-            Some(_) => sandbox.prepare(Code::Precompiled(&plugins.check_narrator()?))?,
-            None => sandbox.prepare(Code::Wasm(&plugins.read_narrator()?))?,
+        let prepared = match (&plugins.manifest().precompiled, cache) {
+            (Some(_), _) => sandbox.prepare(Code::Precompiled(&plugins.check_narrator()?))?,
+            (None, Some(cache)) => {
+                // Checked by its digest (and signature) even when its code comes from the
+                // cache: a tampered component is refused whatever the cache holds.
+                let checked = plugins.check_narrator()?;
+                sandbox.prepare_cached(checked.sha256(), cache, || {
+                    Ok::<_, LoadError>(plugins.read_narrator()?)
+                })?
+            }
+            (None, None) => sandbox.prepare(Code::Wasm(&plugins.read_narrator()?))?,
         };
         Ok(Self {
             sandbox,
@@ -158,8 +177,9 @@ impl Narrator {
 }
 
 impl Host {
-    /// The narrator of this host's plugins dir, for the target its agents run on; an error
-    /// that says why when the dir has none or it is refused.
+    /// The narrator of this host's plugins dir, for the target its agents run on, its compiled
+    /// code kept in the host's compilation cache when it keeps one; an error that says why when
+    /// the dir has none or it is refused.
     pub fn narrator(&self) -> Result<Narrator, LoadError> {
         let Some(plugins) = self.shared.agents.plugins() else {
             return Err(aura_plugins::PluginError::NotInManifest {
@@ -167,9 +187,7 @@ impl Host {
             }
             .into());
         };
-        Narrator::open(
-            plugins,
-            &CodeTarget::named(self.shared.sandbox.target_name()),
-        )
+        let target = CodeTarget::named(self.shared.sandbox.target_name());
+        Narrator::open_cached(plugins, &target, self.shared.agents.cache())
     }
 }

@@ -35,6 +35,8 @@ use aura_contract::limits::*;
 use aura_plugins::CheckedFile;
 use aura_plugins::code_cache::CodeCache;
 
+#[cfg(feature = "jit")]
+mod cached;
 mod engine;
 mod guest;
 mod imports;
@@ -357,62 +359,15 @@ impl Sandbox {
         cache: &CodeCache,
         wasm: impl FnOnce() -> Result<Vec<u8>, E>,
     ) -> Result<PreparedAgent, E> {
-        let cached = |cache: &CodeCache| {
-            let entry = cache.lookup(&key)?;
-            match self.map_precompiled(name, &entry) {
-                Ok(component) => {
-                    tracing::debug!(agent = name, entry = %entry.path().display(), "code.cached");
-                    Some(component)
-                }
-                Err(error) => {
-                    tracing::warn!(agent = name, %error, "compilation cache entry refused and removed");
-                    cache.discard(&entry);
-                    None
-                }
-            }
-        };
-        if let Some(component) = cached(cache) {
-            return Ok(self.pre_instantiate(name, memory_bytes_max, component)?);
-        }
-        let _compiling = cache.compiling(&key);
-        // Another host of this process may have stored it while this one waited.
-        if let Some(component) = cached(cache) {
-            return Ok(self.pre_instantiate(name, memory_bytes_max, component)?);
-        }
-        let component = self.compile(name, &wasm()?)?;
-        match component.serialize() {
-            Ok(code) => {
-                if let Err(error) = cache.store(&key, &code) {
-                    tracing::warn!(agent = name, %error, "compiled code not cached");
-                }
-            }
-            Err(error) => {
-                tracing::warn!(agent = name, error = %format!("{error:#}"), "compiled code not cached")
-            }
-        }
+        let component = cached::component(&self.engine, &key, name, cache, wasm)?;
         Ok(self.pre_instantiate(name, memory_bytes_max, component)?)
     }
 
     /// The compilation cache's key for a component whose digest is `sha256` compiled by this
-    /// engine: the digest, wasmtime's version, the target, and wasmtime's hash of every
-    /// engine setting compiled code depends on. Any of them changed, another key.
+    /// engine ([`cached::code_key`]).
     #[cfg(feature = "jit")]
     pub fn code_key(&self, sha256: &str) -> String {
-        use std::hash::{Hash, Hasher};
-        // SipHash with fixed keys: the same settings give the same number in every process of
-        // this build (a toolchain that hashed differently would only miss the cache once).
-        let mut settings = std::hash::DefaultHasher::new();
-        self.engine
-            .precompile_compatibility_hash()
-            .hash(&mut settings);
-        aura_contract::digest::sha256_hex(
-            format!(
-                "aura-code-cache.v1\n{sha256}\n{WASMTIME_VERSION}\n{}\n{:016x}",
-                self.target.name(),
-                settings.finish()
-            )
-            .as_bytes(),
-        )
+        cached::code_key(&self.engine, &self.target, sha256)
     }
 
     /// Maps code precompiled for this engine from a checked file (a .cwasm of a plugins dir or
@@ -452,10 +407,7 @@ impl Sandbox {
 
     #[cfg(feature = "jit")]
     fn compile(&self, name: &str, bytes: &[u8]) -> Result<Component, SandboxError> {
-        Component::from_binary(&self.engine, bytes).map_err(|e| SandboxError::Compile {
-            agent: name.to_owned(),
-            message: format!("{e:#}"),
-        })
+        cached::compile(&self.engine, name, bytes)
     }
 
     #[cfg(not(feature = "jit"))]

@@ -14,6 +14,8 @@ use wasmtime::{Engine, Store, Trap};
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
+#[cfg(feature = "jit")]
+use super::cached;
 use super::engine::{EpochTicker, narrator_config_for};
 use super::store::CallLimiter;
 use super::{Code, CodeTarget, SandboxError, guest, map_precompiled};
@@ -21,6 +23,7 @@ use aura_contract::limits::{
     EPOCH_TICK_MS, GUEST_OUTPUT_BYTES_MAX, NARRATOR_ANSWER_BYTES_MAX, NARRATOR_BACKSTOP_MS,
     NARRATOR_FACTS_BYTES_MAX, NARRATOR_MEMORY_BYTES_MAX,
 };
+use aura_plugins::code_cache::CodeCache;
 
 /// Host bindings for `wit/narrator/narrator.wit`.
 mod bindings {
@@ -176,6 +179,33 @@ impl NarratorSandbox {
             Code::Wasm(bytes) => self.compile(bytes)?,
             Code::Precompiled(file) => map_precompiled(&self.engine, NARRATOR, file)?,
         };
+        self.link(component)
+    }
+
+    /// [`Self::prepare`] for a plain component whose digest is `sha256`, through `cache`: its
+    /// code compiled and stored on the first start, mapped on the next ones. A sandbox that
+    /// does not compile refuses the plain component as [`Self::prepare`] does.
+    pub fn prepare_cached<E: From<SandboxError>>(
+        &self,
+        sha256: &str,
+        cache: &CodeCache,
+        wasm: impl FnOnce() -> Result<Vec<u8>, E>,
+    ) -> Result<PreparedNarrator, E> {
+        #[cfg(not(feature = "jit"))]
+        {
+            let _ = (sha256, cache);
+            Ok(self.prepare(Code::Wasm(&wasm()?))?)
+        }
+        #[cfg(feature = "jit")]
+        {
+            let key = cached::code_key(&self.engine, &self.target, sha256);
+            let component = cached::component(&self.engine, &key, NARRATOR, cache, wasm)?;
+            Ok(self.link(component)?)
+        }
+    }
+
+    /// Links the component against WASI, once, for every later instance.
+    fn link(&self, component: Component) -> Result<PreparedNarrator, SandboxError> {
         let instantiate = |e: wasmtime::Error| SandboxError::Instantiate {
             agent: NARRATOR.to_owned(),
             message: format!("{e:#}"),
@@ -190,10 +220,7 @@ impl NarratorSandbox {
 
     #[cfg(feature = "jit")]
     fn compile(&self, bytes: &[u8]) -> Result<Component, SandboxError> {
-        Component::from_binary(&self.engine, bytes).map_err(|e| SandboxError::Compile {
-            agent: NARRATOR.to_owned(),
-            message: format!("{e:#}"),
-        })
+        cached::compile(&self.engine, NARRATOR, bytes)
     }
 
     #[cfg(not(feature = "jit"))]
