@@ -30,6 +30,15 @@ pub enum NarrationError {
     /// next run resumes it.
     #[error("the narration pass stopped: {0}")]
     Journal(#[from] JournalError),
+    /// A narration's thread panicked or was cancelled: nothing was written for its trace, so
+    /// the next pass narrates it again.
+    #[error("the narration of {trace_id} did not finish: {message}")]
+    Unfinished {
+        /// The trace it was narrating.
+        trace_id: String,
+        /// Why.
+        message: String,
+    },
     /// A line of traces.jsonl is not a trace (the journal checked each against trace.v1).
     #[error("traces.jsonl line {line} is not a trace: {message}")]
     Trace {
@@ -151,21 +160,13 @@ pub async fn narrate_run(
             .and_then(|call| catalogue::tool(&call.agent, &call.tool))
             .map_or("", |spec| spec.rationale_lead);
         let (narrator, trace, lead) = (narrator.clone(), trace.clone(), lead.to_owned());
-        let record =
-            match tokio::task::spawn_blocking(move || narrator.narrate(&trace, &lead, &case)).await
-            {
-                Ok(record) => record,
-                // The narration's thread panicked or was cancelled: the pass stops here (nothing
-                // was written for this trace, so the next run narrates it again).
-                Err(error) => {
-                    return Err(NarrationError::Journal(JournalError::Open {
-                        path: NARRATIONS_PATH.to_owned(),
-                        source: std::io::Error::other(format!(
-                            "a narration did not finish: {error}"
-                        )),
-                    }));
-                }
-            };
+        let trace_id = trace.trace_id.clone();
+        let record = tokio::task::spawn_blocking(move || narrator.narrate(&trace, &lead, &case))
+            .await
+            .map_err(|error| NarrationError::Unfinished {
+                trace_id,
+                message: error.to_string(),
+            })?;
         // A record always serializes (strings, integers, an enum).
         let value = serde_json::to_value(&record).unwrap_or_default();
         host.journal().narration(&value)?;

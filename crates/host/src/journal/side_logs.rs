@@ -17,10 +17,7 @@ impl Journal {
             Log::open(&self.dir, SIGNALS_PATH, false, true, self.faults.clone())?,
             Log::open(&self.dir, DELIVERIES_PATH, false, true, self.faults.clone())?,
         ];
-        self.sync_dir().map_err(|source| JournalError::Open {
-            path: ".".to_owned(),
-            source,
-        })?;
+        self.synced()?;
         // Only the session that holds the run lock opens them; a second call keeps the first.
         let _ = self.live.set(logs);
         Ok(())
@@ -33,12 +30,17 @@ impl Journal {
             return Ok(());
         }
         let log = Log::open(&self.dir, NARRATIONS_PATH, false, true, self.faults.clone())?;
+        self.synced()?;
+        let _ = self.narrations.set(log);
+        Ok(())
+    }
+
+    /// Syncs the data dir's entries, so a log just created survives a crash.
+    fn synced(&self) -> Result<(), JournalError> {
         self.sync_dir().map_err(|source| JournalError::Open {
             path: ".".to_owned(),
             source,
-        })?;
-        let _ = self.narrations.set(log);
-        Ok(())
+        })
     }
 
     /// Appends one narration record, durable before this returns.
