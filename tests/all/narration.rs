@@ -112,6 +112,31 @@ fn fact_like(text: &str) -> Vec<&str> {
         .collect()
 }
 
+/// The component's kernels are WebAssembly SIMD and the native engine's their plain-Rust twin,
+/// with the same order of every float sum: the component, compiled by Cranelift for this
+/// machine, writes what the native engine writes for the same facts, token for token (a clash
+/// and the message that tries to wire money).
+#[test]
+fn the_component_writes_what_the_native_engine_writes() {
+    let (tok, model) = crate::narrator::parsed();
+    for trace in [&crafted()[0], &crafted()[2]] {
+        let call = trace.call.as_ref().unwrap();
+        let lead = aura_contract::catalogue::tool(&call.agent, &call.tool)
+            .unwrap()
+            .rationale_lead;
+        let facts = serde_json::to_value(NarrationFacts::of(trace, lead).unwrap()).unwrap();
+        let facts = aura_contract::canonical::to_canonical_string(&facts).unwrap();
+        let component = narrator().answer(&facts).unwrap().answer;
+        let native = aura_narrator::narrate(tok, model, &facts);
+        assert_eq!(
+            component,
+            aura_contract::canonical::to_canonical_string(&native).unwrap(),
+            "{}",
+            trace.trace_id
+        );
+    }
+}
+
 /// Every kept narration's numbers and names are in the facts the narrator was given, whatever
 /// the message told it; a narration is the same bytes each time; hostile text is never kept
 /// with what it asked for unless the trace itself says it.

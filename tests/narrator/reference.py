@@ -6,12 +6,19 @@ Written apart from the engine (agents/llm) so that it checks it rather than repe
   with SmolLM's pre-tokenizer (each digit alone, then GPT-2's byte-level split);
 - the forward pass is transformers' LlamaModel: the query and key weights are first put back in
   Hugging Face's order (the GGUF converter interleaved each head's halves), and the rotary
-  positions are applied with `rotate_half` over those halves, not over adjacent pairs.
+  positions are applied with `rotate_half` over those halves, not over adjacent pairs;
+- every vector a quantized matrix multiplies is first quantized to int8 in blocks of 32, as
+  llama.cpp's CPU kernels do for Q4_1 and Q8_0 weights (`quantize_row_q8_1`): scale
+  max|x|/127, values rounded to the nearest (ties to even, where llama.cpp's `roundf` takes
+  them away from zero), then multiplied in float32 as `q·d` (the engine multiplies the integers).
 
-Reads one JSON object on stdin: {"texts": [str], "prompts": [[id]], "steps": n}. Writes one:
-{"encoded": [[id]], "runs": [{"tokens": [id], "margins": [float], "top": [[id, logit]]}]},
-where `tokens` are the greedy continuation of each prompt, `margins` the gap between the best
-and second-best logit at each step, and `top` the 20 largest logits after the prompt.
+Reads one JSON object on stdin: {"texts": [str], "prompts": [[id]], "steps": n,
+"products": [{"tensor": name, "x": [float]}]}. Writes one: {"encoded": [[id]], "runs": [{"tokens":
+[id], "margins": [float], "top": [[[id, logit]]]}], "products": [{"values": [float],
+"magnitudes": [float]}]}, where `tokens` are the greedy continuation of each prompt, `margins`
+the gap between the best and second-best logit at each step, `top` the 20 largest logits at each
+step, and each product is int8(x) times the named weight matrix, dequantized, with each row's
+Σ|w·x| (the size of its rounding).
 """
 
 import json
@@ -41,6 +48,15 @@ def tokenizer(reader):
     )
     tok.decoder = decoders.ByteLevel()
     return tok
+
+
+def int8(x):
+    """`x` (rows of a multiple of 32) as its int8 blocks give it back: q·d."""
+    blocks = x.reshape(*x.shape[:-1], -1, 32)
+    d = np.abs(blocks).max(axis=-1, keepdims=True) / np.float32(127)
+    inverse = np.divide(np.float32(1), d, out=np.zeros_like(d), where=d != 0)
+    q = np.clip(np.rint(blocks * inverse), -127, 127)
+    return (q * d).astype(np.float32).reshape(x.shape)
 
 
 class Llama:
@@ -105,7 +121,7 @@ class Llama:
         mask = np.triu(np.full((n, n), -np.inf, dtype=np.float32), 1)
         group = self.heads // self.kv_heads
         for b in self.blocks:
-            h = self.rms(x, b["attn_norm"])
+            h = int8(self.rms(x, b["attn_norm"]))
             q = self.rope((h @ b["q"].T).reshape(n, self.heads, self.hd), positions)
             k = self.rope((h @ b["k"].T).reshape(n, self.kv_heads, self.hd), positions)
             v = (h @ b["v"].T).reshape(n, self.kv_heads, self.hd)
@@ -113,12 +129,12 @@ class Llama:
             scores = np.einsum("qhd,khd->hqk", q, k) / np.float32(np.sqrt(self.hd)) + mask
             scores = np.exp(scores - scores.max(axis=-1, keepdims=True))
             scores /= scores.sum(axis=-1, keepdims=True)
-            att = np.einsum("hqk,khd->qhd", scores, v).reshape(n, self.dim)
+            att = int8(np.einsum("hqk,khd->qhd", scores, v).reshape(n, self.dim))
             x = x + att @ b["o"].T
-            h = self.rms(x, b["ffn_norm"])
+            h = int8(self.rms(x, b["ffn_norm"]))
             gate = h @ b["gate"].T
-            x = x + ((gate / (1 + np.exp(-gate))) * (h @ b["up"].T)) @ b["down"].T
-        return self.rms(x, self.out_norm) @ self.embed.T
+            x = x + int8((gate / (1 + np.exp(-gate))) * (h @ b["up"].T)) @ b["down"].T
+        return int8(self.rms(x, self.out_norm)) @ self.embed.T
 
 
 def main():
@@ -129,17 +145,29 @@ def main():
     model = Llama(reader)
     runs = []
     for prompt in request["prompts"]:
-        ids, tokens, margins, top = list(prompt), [], [], None
+        ids, tokens, margins, top = list(prompt), [], [], []
         for _ in range(request["steps"]):
             last = model.logits(ids)[-1]
             order = np.argsort(-last, kind="stable")
-            if top is None:
-                top = [[int(i), float(last[i])] for i in order[:20]]
+            top.append([[int(i), float(last[i])] for i in order[:20]])
             tokens.append(int(order[0]))
             margins.append(float(last[order[0]] - last[order[1]]))
             ids.append(int(order[0]))
         runs.append({"tokens": tokens, "margins": margins, "top": top})
-    json.dump({"encoded": encoded, "runs": runs}, sys.stdout)
+    tensors = {t.name: t for t in reader.tensors}
+    products = []
+    for product in request.get("products", []):
+        t = tensors[product["tensor"]]
+        w = np.asarray(dequantize(t.data, t.tensor_type), dtype=np.float32)
+        x = np.asarray(product["x"], dtype=np.float32)
+        xq = int8(x[None])[0]
+        products.append(
+            {
+                "values": [float(v) for v in xq @ w.T],
+                "magnitudes": [float(v) for v in np.abs(xq) @ np.abs(w).T],
+            }
+        )
+    json.dump({"encoded": encoded, "runs": runs, "products": products}, sys.stdout)
 
 
 if __name__ == "__main__":

@@ -1,21 +1,23 @@
-//! The two dot products that are nearly all of the model's work (a Q4_1 or a Q8_0 row against
-//! an f32 vector), written once as four-lane arithmetic: in WebAssembly's 128-bit SIMD when
-//! built for wasm32 (the component), and in plain Rust over `[f32; 4]` elsewhere (the native
-//! tests).
+//! The arithmetic that is nearly all of the model's work: a Q4_1 or a Q8_0 matrix times a vector
+//! quantized to int8 in blocks of 32 (as llama.cpp's CPU kernels take it, `q8_1` and `q8_0`;
+//! the vector's side is [`crate::quant::Activations`]), and the f32 dot products and sums of an
+//! attention head. Written once as four-lane arithmetic: in WebAssembly's 128-bit SIMD when
+//! built for wasm32 (the component), and in plain Rust elsewhere (the native tests).
 //!
-//! It owns the order of every sum, which is the same in both: within a block, lane `l` takes
-//! elements `4c + l` of chunk `c` in chunk order (a Q4_1 block's low nibbles, then its high
-//! ones); each block's lanes are scaled by the block's `d` and added to the row's lanes; the
-//! row's lanes are summed `(l0 + l1) + (l2 + l3)`. WebAssembly's f32x4 arithmetic is IEEE's, lane
-//! by lane, with no fused multiply-add, so the component gives the same bits on every machine
-//! and runtime (Cranelift on x86_64 or aarch64, Pulley). It must not use relaxed SIMD, whose
-//! results may differ between machines.
+//! Within a block every product and sum is an integer, exact in any order; lane `l` holds the
+//! products of elements `2l, 2l+1, 8+2l, 9+2l` of each half of the block (how the SIMD code's
+//! 16-bit products pair under `extadd_pairwise`). It owns the order of the float sums, which is
+//! the same in both: each block's lanes, as floats, times `d_w·d_x`, are added to the row's
+//! lanes; a Q4_1 block's `m_w·s_x` to a running scalar; the row's lanes are summed
+//! `(l0 + l1) + (l2 + l3)`; an f32 dot product's lane `l` takes elements `4c + l`. The component
+//! takes two rows of a matrix a pass (each row's sums unchanged). WebAssembly's arithmetic is
+//! IEEE's, lane by lane, with no fused multiply-add, so the component gives the same bits on
+//! every machine and runtime (Cranelift on x86_64 or aarch64, Pulley). It must not use relaxed
+//! SIMD, whose results may differ between machines.
 
 use std::sync::OnceLock;
 
-#[cfg(not(target_arch = "wasm32"))]
-use crate::quant::BLOCK;
-use crate::quant::f16_to_f32;
+use crate::quant::{BLOCK, f16_to_f32};
 
 /// Every half's value, by its bits: a block's scale is one load, not a conversion.
 pub(crate) type Halves = [f32; 1 << 16];
@@ -32,6 +34,7 @@ pub(crate) fn halves() -> &'static Halves {
     })
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 fn scale(h: &Halves, block: &[u8], at: usize) -> f32 {
     h[u16::from_le_bytes([block[at], block[at + 1]]) as usize]
 }
@@ -40,62 +43,129 @@ fn reduce(lanes: [f32; 4]) -> f32 {
     (lanes[0] + lanes[1]) + (lanes[2] + lanes[3])
 }
 
-/// A Q4_1 row (blocks of d, m and 16 bytes of nibbles) against `x`, whose block sums are
-/// `sums`: Σ_b (d_b·Σ q·x + m_b·Σx).
-pub(crate) fn dot_q4_1(h: &Halves, row: &[u8], x: &[f32], sums: &[f32]) -> f32 {
-    #[cfg(target_arch = "wasm32")]
-    // SAFETY: the component is built for wasm32 with SIMD, which every runtime it runs on
-    // validates when it loads the component (a runtime without it refuses the component).
-    return unsafe { simd::dot_q4_1(h, row, x, sums) };
-    #[cfg(not(target_arch = "wasm32"))]
-    {
-        let mut row_lanes = [0f32; 4];
-        let mut minimums = 0f32;
-        for ((block, xb), s) in row.chunks_exact(20).zip(x.chunks_exact(BLOCK)).zip(sums) {
-            let (d, m) = (scale(h, block, 0), scale(h, block, 2));
-            let qs = &block[4..20];
-            let mut lanes = [0f32; 4];
-            for c in 0..4 {
-                for l in 0..4 {
-                    lanes[l] += (qs[4 * c + l] & 0x0f) as f32 * xb[4 * c + l];
-                }
-            }
-            for c in 0..4 {
-                for l in 0..4 {
-                    lanes[l] += (qs[4 * c + l] >> 4) as f32 * xb[16 + 4 * c + l];
-                }
-            }
-            for l in 0..4 {
-                row_lanes[l] += lanes[l] * d;
-            }
-            minimums += m * s;
-        }
-        reduce(row_lanes) + minimums
+/// A vector in int8 blocks, as the kernels read it: `q` its values, and for each block of 32
+/// its scale `d` and `s = d·Σq`.
+#[derive(Clone, Copy)]
+pub(crate) struct Int8<'a> {
+    pub q: &'a [i8],
+    pub d: &'a [f32],
+    pub s: &'a [f32],
+}
+
+/// A block's four integer lanes, as the SIMD code pairs them: `first` the weights of the
+/// block's elements 0..16, `second` those of 16..32, `x` its 32 int8 values.
+#[cfg(not(target_arch = "wasm32"))]
+fn int_lanes(first: [i32; 16], second: [i32; 16], x: &[i8]) -> [i32; 4] {
+    let x = |j: usize| x[j] as i32;
+    let mut lanes = [0i32; 4];
+    for k in 0..8 {
+        lanes[k / 2] += first[k] * x(k)
+            + first[8 + k] * x(8 + k)
+            + second[k] * x(16 + k)
+            + second[8 + k] * x(24 + k);
+    }
+    lanes
+}
+
+/// `row_lanes += lanes · scale`, lane by lane.
+#[cfg(not(target_arch = "wasm32"))]
+fn accumulate(row_lanes: &mut [f32; 4], lanes: [i32; 4], scale: f32) {
+    for (r, l) in row_lanes.iter_mut().zip(lanes) {
+        *r += l as f32 * scale;
     }
 }
 
-/// A Q8_0 row (blocks of d and 32 signed bytes) against `x`: Σ_b d_b·Σ q·x.
-pub(crate) fn dot_q8_0(h: &Halves, row: &[u8], x: &[f32]) -> f32 {
+/// Bytes of a Q4_1 block: d and m (halves), then 16 bytes of nibbles: element j's in the low
+/// nibble of byte j, element 16 + j's in its high one.
+pub(crate) const Q4_1_BLOCK_BYTES: usize = 20;
+
+/// Bytes of a Q8_0 block: d (a half), then 32 signed bytes.
+pub(crate) const Q8_0_BLOCK_BYTES: usize = 34;
+
+/// `out = W·x` for a Q4_1 matrix `w` of `out.len()` rows (each row's dot product
+/// Σ_b (d_b·d_x·Σ q·q_x + m_b·s_x)). The component takes two rows a pass, sharing the vector's
+/// loads; each row's sums are the same either way.
+pub(crate) fn mul_q4_1(h: &Halves, w: &[u8], x: Int8, out: &mut [f32]) {
+    #[cfg(target_arch = "wasm32")]
+    // SAFETY: the component is built for wasm32 with SIMD, which every runtime it runs on
+    // validates when it loads the component (a runtime without it refuses the component).
+    return unsafe { simd::mul_q4_1(h, w, x, out) };
+    #[cfg(not(target_arch = "wasm32"))]
+    for (row, o) in w.chunks_exact(w.len() / out.len()).zip(out) {
+        let mut row_lanes = [0f32; 4];
+        let mut minimums = 0f32;
+        let blocks = row
+            .chunks_exact(Q4_1_BLOCK_BYTES)
+            .zip(x.q.chunks_exact(BLOCK));
+        for ((block, xq), (dx, sx)) in blocks.zip(x.d.iter().zip(x.s)) {
+            let (d, m) = (scale(h, block, 0), scale(h, block, 2));
+            let qs = &block[4..20];
+            let lanes = int_lanes(
+                std::array::from_fn(|j| (qs[j] & 0x0f) as i32),
+                std::array::from_fn(|j| (qs[j] >> 4) as i32),
+                xq,
+            );
+            accumulate(&mut row_lanes, lanes, d * dx);
+            minimums += m * sx;
+        }
+        *o = reduce(row_lanes) + minimums;
+    }
+}
+
+/// `out = W·x` for a Q8_0 matrix `w` of `out.len()` rows (each row's dot product
+/// Σ_b d_b·d_x·Σ q·q_x), two rows a pass in the component as for Q4_1.
+pub(crate) fn mul_q8_0(h: &Halves, w: &[u8], x: Int8, out: &mut [f32]) {
+    #[cfg(target_arch = "wasm32")]
+    // SAFETY: as for mul_q4_1.
+    return unsafe { simd::mul_q8_0(h, w, x, out) };
+    #[cfg(not(target_arch = "wasm32"))]
+    for (row, o) in w.chunks_exact(w.len() / out.len()).zip(out) {
+        let mut row_lanes = [0f32; 4];
+        let blocks = row
+            .chunks_exact(Q8_0_BLOCK_BYTES)
+            .zip(x.q.chunks_exact(BLOCK));
+        for ((block, xq), dx) in blocks.zip(x.d) {
+            let d = scale(h, block, 0);
+            let lanes = int_lanes(
+                std::array::from_fn(|j| block[2 + j] as i8 as i32),
+                std::array::from_fn(|j| block[18 + j] as i8 as i32),
+                xq,
+            );
+            accumulate(&mut row_lanes, lanes, d * dx);
+        }
+        *o = reduce(row_lanes);
+    }
+}
+
+/// Σ a·b over two f32 vectors of a length divisible by 4 (a head's query and key, a vector with
+/// itself): lane `l` takes elements `4c + l`, the lanes summed `(l0 + l1) + (l2 + l3)`.
+pub(crate) fn dot_f32(a: &[f32], b: &[f32]) -> f32 {
+    debug_assert!(a.len() == b.len() && a.len().is_multiple_of(4));
     #[cfg(target_arch = "wasm32")]
     // SAFETY: as for dot_q4_1.
-    return unsafe { simd::dot_q8_0(h, row, x) };
+    return unsafe { simd::dot_f32(a, b) };
     #[cfg(not(target_arch = "wasm32"))]
     {
-        let mut row_lanes = [0f32; 4];
-        for (block, xb) in row.chunks_exact(34).zip(x.chunks_exact(BLOCK)) {
-            let d = scale(h, block, 0);
-            let qs = &block[2..34];
-            let mut lanes = [0f32; 4];
-            for c in 0..8 {
-                for l in 0..4 {
-                    lanes[l] += (qs[4 * c + l] as i8) as f32 * xb[4 * c + l];
-                }
-            }
+        let mut lanes = [0f32; 4];
+        for (a, b) in a.chunks_exact(4).zip(b.chunks_exact(4)) {
             for l in 0..4 {
-                row_lanes[l] += lanes[l] * d;
+                lanes[l] += a[l] * b[l];
             }
         }
-        reduce(row_lanes)
+        reduce(lanes)
+    }
+}
+
+/// `out += p·v`, element by element (a value's share of an attention head's output), over
+/// vectors of a length divisible by 4.
+pub(crate) fn add_scaled(out: &mut [f32], p: f32, v: &[f32]) {
+    debug_assert!(out.len() == v.len() && out.len().is_multiple_of(4));
+    #[cfg(target_arch = "wasm32")]
+    // SAFETY: as for dot_q4_1.
+    return unsafe { simd::add_scaled(out, p, v) };
+    #[cfg(not(target_arch = "wasm32"))]
+    for (o, v) in out.iter_mut().zip(v) {
+        *o += p * v;
     }
 }
 
@@ -103,8 +173,56 @@ pub(crate) fn dot_q8_0(h: &Halves, row: &[u8], x: &[f32]) -> f32 {
 mod simd {
     use core::arch::wasm32::*;
 
-    use super::{Halves, reduce, scale};
-    use crate::quant::BLOCK;
+    use super::{BLOCK, Halves, Int8, Q4_1_BLOCK_BYTES, Q8_0_BLOCK_BYTES, reduce};
+
+    /// 128 bits at element `$at` of the slice `$s`. Callers check `$at` + 128 bits is in it.
+    /// (A macro, not a function: a function with its own target feature is not inlined into
+    /// its caller, and a call per block costs more than the block.)
+    macro_rules! load {
+        ($s:expr, $at:expr) => {
+            v128_load($s.as_ptr().add($at).cast())
+        };
+    }
+
+    /// A block of the vector, its 32 int8 values widened to four i16x8 (elements 0..8, 8..16,
+    /// 16..24, 24..32), once for every row of the pass.
+    macro_rules! widened {
+        ($xq:expr) => {{
+            // Callers check that 32 bytes are at $xq.
+            let (x0, x1) = (load_at!($xq, 0), load_at!($xq, 16));
+            [
+                i16x8_extend_low_i8x16(x0),
+                i16x8_extend_high_i8x16(x0),
+                i16x8_extend_low_i8x16(x1),
+                i16x8_extend_high_i8x16(x1),
+            ]
+        }};
+    }
+
+    /// The row's lanes plus a block's integer lanes times `$scale`.
+    macro_rules! accumulate {
+        ($row:expr, $lanes:expr, $scale:expr) => {
+            f32x4_add(
+                $row,
+                f32x4_mul(f32x4_convert_i32x4($lanes), f32x4_splat($scale)),
+            )
+        };
+    }
+
+    /// The half at byte `$at` after the pointer `$block` as its f32, from the table (one
+    /// 16-bit load). Callers check that the two bytes are there.
+    macro_rules! half {
+        ($h:expr, $block:expr, $at:expr) => {
+            $h[$block.add($at).cast::<u16>().read_unaligned() as usize]
+        };
+    }
+
+    /// 128 bits at byte `$at` after the pointer `$p`. Callers check that they are there.
+    macro_rules! load_at {
+        ($p:expr, $at:expr) => {
+            v128_load($p.add($at).cast())
+        };
+    }
 
     /// The four lanes of a vector.
     #[target_feature(enable = "simd128")]
@@ -117,98 +235,179 @@ mod simd {
         ]
     }
 
-    // The helpers are macros, not functions: a function with its own target feature is not
-    // inlined into its caller, and a call per group of four costs more than the group.
-
-    /// The 16 bytes of `$v` as four groups of four floats (bytes `4c..4c+4` in group `c`),
-    /// widened by `$half` (to 16 bits) and `$quarter` (to 32): unsigned or signed.
-    macro_rules! groups {
-        ($v:expr, $low_half:ident, $high_half:ident, $low_quarter:ident, $high_quarter:ident) => {{
-            let (low, high) = ($low_half($v), $high_half($v));
-            [
-                f32x4_convert_i32x4($low_quarter(low)),
-                f32x4_convert_i32x4($high_quarter(low)),
-                f32x4_convert_i32x4($low_quarter(high)),
-                f32x4_convert_i32x4($high_quarter(high)),
-            ]
-        }};
-    }
-
-    /// 128 bits at element `$at` of the slice `$s`. Callers check `$at` + 128 bits is in it.
-    macro_rules! load {
-        ($s:expr, $at:expr) => {
-            v128_load($s.as_ptr().add($at).cast())
-        };
-    }
-
-    /// A block's four lanes: Σ of its eight weight groups `$w` times its 32 floats `$xb`, group
-    /// by group in order.
-    macro_rules! block_lanes {
-        ($w:expr, $xb:expr) => {{
-            let mut lanes = f32x4_splat(0.0);
-            for (c, w) in $w.into_iter().enumerate() {
-                // SAFETY: xb is a block of 32 floats (chunks_exact); 4c + 4 <= 32.
-                let x = unsafe { load!($xb, 4 * c) };
-                lanes = f32x4_add(lanes, f32x4_mul(w, x));
+    /// `$out = $w·x` by [`ROWS`] rows a pass (`$pass(rows, row_bytes)`), and the last odd row
+    /// alone (`$one(row, row_bytes)`).
+    macro_rules! by_pairs {
+        ($w:expr, $out:expr, $pass:expr, $one:expr) => {{
+            let (w, out) = ($w, $out);
+            let row_bytes = w.len() / out.len();
+            let (grouped, rest) = out.split_at_mut(out.len() / ROWS * ROWS);
+            for (rows, o) in w
+                .chunks_exact(ROWS * row_bytes)
+                .zip(grouped.chunks_exact_mut(ROWS))
+            {
+                o.copy_from_slice(&$pass(rows, row_bytes));
             }
-            lanes
+            let done = grouped.len() * row_bytes;
+            for (row, o) in w[done..].chunks_exact(row_bytes).zip(rest) {
+                *o = $one(row, row_bytes)[0];
+            }
         }};
     }
 
+    /// Rows of `w` a pass: they share the vector's loads and widening. Four were slower than
+    /// two (more fuel and time in Cranelift: their state no longer stays in registers).
+    const ROWS: usize = 2;
+
     #[target_feature(enable = "simd128")]
-    pub(super) unsafe fn dot_q4_1(h: &Halves, row: &[u8], x: &[f32], sums: &[f32]) -> f32 {
-        let mut row_lanes = f32x4_splat(0.0);
-        let mut minimums = 0f32;
-        for ((block, xb), s) in row.chunks_exact(20).zip(x.chunks_exact(BLOCK)).zip(sums) {
-            let (d, m) = (scale(h, block, 0), scale(h, block, 2));
-            // SAFETY: a block is 20 bytes, 16 of them from byte 4 (chunks_exact).
-            let q = unsafe { load!(block, 4) };
-            let (low, high) = (v128_and(q, u8x16_splat(0x0f)), u8x16_shr(q, 4));
-            let [w0, w1, w2, w3] = groups!(
-                low,
-                u16x8_extend_low_u8x16,
-                u16x8_extend_high_u8x16,
-                u32x4_extend_low_u16x8,
-                u32x4_extend_high_u16x8
-            );
-            let [w4, w5, w6, w7] = groups!(
-                high,
-                u16x8_extend_low_u8x16,
-                u16x8_extend_high_u8x16,
-                u32x4_extend_low_u16x8,
-                u32x4_extend_high_u16x8
-            );
-            let lanes = block_lanes!([w0, w1, w2, w3, w4, w5, w6, w7], xb);
-            row_lanes = f32x4_add(row_lanes, f32x4_mul(lanes, f32x4_splat(d)));
-            minimums += m * s;
+    pub(super) unsafe fn mul_q4_1(h: &Halves, w: &[u8], x: Int8, out: &mut [f32]) {
+        // SAFETY: as the caller's.
+        by_pairs!(
+            w,
+            out,
+            |rows, n| unsafe { q4_1_rows::<ROWS>(h, rows, n, x) },
+            |row, n| unsafe { q4_1_rows::<1>(h, row, n, x) }
+        );
+    }
+
+    /// `R` rows of Q4_1 (`rows`, `R · row_bytes` bytes) against `x`.
+    #[target_feature(enable = "simd128")]
+    unsafe fn q4_1_rows<const R: usize>(
+        h: &Halves,
+        rows: &[u8],
+        row_bytes: usize,
+        x: Int8,
+    ) -> [f32; R] {
+        let mut row_lanes = [f32x4_splat(0.0); R];
+        let mut minimums = [0f32; R];
+        // The blocks every slice holds (what zipping their chunks would give), walked with
+        // pointers: the checks are made here once, not per block.
+        let blocks = (row_bytes / Q4_1_BLOCK_BYTES)
+            .min(x.q.len() / BLOCK)
+            .min(x.d.len())
+            .min(x.s.len());
+        let blocks = if rows.len() >= R * row_bytes {
+            blocks
+        } else {
+            0
+        };
+        let mut at: [*const u8; R] = std::array::from_fn(|r| rows[r * row_bytes..].as_ptr());
+        for b in 0..blocks {
+            // SAFETY: b < blocks, so block b of x is in x.q, x.d and x.s, and block b of each
+            // row is in rows (R rows of row_bytes, each at least blocks · 20 bytes).
+            let (xw, dx, sx) = unsafe {
+                let xq = x.q.as_ptr().add(b * BLOCK);
+                (widened!(xq), *x.d.get_unchecked(b), *x.s.get_unchecked(b))
+            };
+            for r in 0..R {
+                // SAFETY: as above: 20 bytes at at[r], the block's d, m and 16 nibble bytes.
+                let (d, m, q) = unsafe {
+                    let block = at[r];
+                    at[r] = block.add(Q4_1_BLOCK_BYTES);
+                    (half!(h, block, 0), half!(h, block, 2), load_at!(block, 4))
+                };
+                let (low, high) = (v128_and(q, u8x16_splat(0x0f)), u8x16_shr(q, 4));
+                // Nibbles (0..15) times int8: at most 15·127 each, so the four products of a
+                // lane fit 16 bits.
+                let sum = i16x8_add(
+                    i16x8_add(
+                        i16x8_mul(u16x8_extend_low_u8x16(low), xw[0]),
+                        i16x8_mul(u16x8_extend_high_u8x16(low), xw[1]),
+                    ),
+                    i16x8_add(
+                        i16x8_mul(u16x8_extend_low_u8x16(high), xw[2]),
+                        i16x8_mul(u16x8_extend_high_u8x16(high), xw[3]),
+                    ),
+                );
+                let lanes = i32x4_extadd_pairwise_i16x8(sum);
+                row_lanes[r] = accumulate!(row_lanes[r], lanes, d * dx);
+                minimums[r] += m * sx;
+            }
         }
-        reduce(lanes(row_lanes)) + minimums
+        std::array::from_fn(|r| reduce(lanes(row_lanes[r])) + minimums[r])
     }
 
     #[target_feature(enable = "simd128")]
-    pub(super) unsafe fn dot_q8_0(h: &Halves, row: &[u8], x: &[f32]) -> f32 {
-        let mut row_lanes = f32x4_splat(0.0);
-        for (block, xb) in row.chunks_exact(34).zip(x.chunks_exact(BLOCK)) {
-            let d = scale(h, block, 0);
-            // SAFETY: a block is 34 bytes, 16 from byte 2 and 16 from byte 18 (chunks_exact).
-            let (first, second) = unsafe { (load!(block, 2), load!(block, 18)) };
-            let [w0, w1, w2, w3] = groups!(
-                first,
-                i16x8_extend_low_i8x16,
-                i16x8_extend_high_i8x16,
-                i32x4_extend_low_i16x8,
-                i32x4_extend_high_i16x8
-            );
-            let [w4, w5, w6, w7] = groups!(
-                second,
-                i16x8_extend_low_i8x16,
-                i16x8_extend_high_i8x16,
-                i32x4_extend_low_i16x8,
-                i32x4_extend_high_i16x8
-            );
-            let lanes = block_lanes!([w0, w1, w2, w3, w4, w5, w6, w7], xb);
-            row_lanes = f32x4_add(row_lanes, f32x4_mul(lanes, f32x4_splat(d)));
+    pub(super) unsafe fn mul_q8_0(h: &Halves, w: &[u8], x: Int8, out: &mut [f32]) {
+        // SAFETY: as the caller's.
+        by_pairs!(
+            w,
+            out,
+            |rows, n| unsafe { q8_0_rows::<ROWS>(h, rows, n, x) },
+            |row, n| unsafe { q8_0_rows::<1>(h, row, n, x) }
+        );
+    }
+
+    /// `R` rows of Q8_0 (`rows`, `R · row_bytes` bytes) against `x`.
+    #[target_feature(enable = "simd128")]
+    unsafe fn q8_0_rows<const R: usize>(
+        h: &Halves,
+        rows: &[u8],
+        row_bytes: usize,
+        x: Int8,
+    ) -> [f32; R] {
+        let mut row_lanes = [f32x4_splat(0.0); R];
+        // As for Q4_1: the blocks every slice holds, walked with pointers.
+        let blocks = (row_bytes / Q8_0_BLOCK_BYTES)
+            .min(x.q.len() / BLOCK)
+            .min(x.d.len());
+        let blocks = if rows.len() >= R * row_bytes {
+            blocks
+        } else {
+            0
+        };
+        let mut at: [*const u8; R] = std::array::from_fn(|r| rows[r * row_bytes..].as_ptr());
+        for b in 0..blocks {
+            // SAFETY: as for Q4_1.
+            let (xw, dx) = unsafe {
+                let xq = x.q.as_ptr().add(b * BLOCK);
+                (widened!(xq), *x.d.get_unchecked(b))
+            };
+            for r in 0..R {
+                // SAFETY: as for Q4_1: 34 bytes at at[r], the block's d and 32 signed bytes.
+                let (d, first, second) = unsafe {
+                    let block = at[r];
+                    at[r] = block.add(Q8_0_BLOCK_BYTES);
+                    (half!(h, block, 0), load_at!(block, 2), load_at!(block, 18))
+                };
+                // A product reaches 128·127, so two fit 16 bits and four do not: each pair is
+                // widened to 32 bits before they are added.
+                let lanes = i32x4_add(
+                    i32x4_extadd_pairwise_i16x8(i16x8_add(
+                        i16x8_mul(i16x8_extend_low_i8x16(first), xw[0]),
+                        i16x8_mul(i16x8_extend_high_i8x16(first), xw[1]),
+                    )),
+                    i32x4_extadd_pairwise_i16x8(i16x8_add(
+                        i16x8_mul(i16x8_extend_low_i8x16(second), xw[2]),
+                        i16x8_mul(i16x8_extend_high_i8x16(second), xw[3]),
+                    )),
+                );
+                row_lanes[r] = accumulate!(row_lanes[r], lanes, d * dx);
+            }
         }
-        reduce(lanes(row_lanes))
+        std::array::from_fn(|r| reduce(lanes(row_lanes[r])))
+    }
+
+    #[target_feature(enable = "simd128")]
+    pub(super) unsafe fn dot_f32(a: &[f32], b: &[f32]) -> f32 {
+        let mut sum = f32x4_splat(0.0);
+        for (a, b) in a.chunks_exact(4).zip(b.chunks_exact(4)) {
+            // SAFETY: both chunks are 4 floats (chunks_exact).
+            let (a, b) = unsafe { (load!(a, 0), load!(b, 0)) };
+            sum = f32x4_add(sum, f32x4_mul(a, b));
+        }
+        reduce(lanes(sum))
+    }
+
+    #[target_feature(enable = "simd128")]
+    pub(super) unsafe fn add_scaled(out: &mut [f32], p: f32, v: &[f32]) {
+        let p = f32x4_splat(p);
+        for (o, v) in out.chunks_exact_mut(4).zip(v.chunks_exact(4)) {
+            // SAFETY: both chunks are 4 floats (chunks_exact).
+            unsafe {
+                let sum = f32x4_add(load!(o, 0), f32x4_mul(p, load!(v, 0)));
+                v128_store(o.as_mut_ptr().cast(), sum);
+            }
+        }
     }
 }

@@ -9,6 +9,7 @@
 
 use crate::Error;
 use crate::gguf::{DType, Gguf};
+use crate::kernels;
 use crate::limits::CONTEXT_TOKENS_MAX;
 use crate::quant::{Activations, BLOCK, Matrix};
 
@@ -66,7 +67,8 @@ impl<'w> Model<'w> {
         let dim = positive(g, "llama.embedding_length")?;
         let heads = positive(g, "llama.attention.head_count")?;
         let kv_heads = positive(g, "llama.attention.head_count_kv")?;
-        if dim % heads != 0 || heads % kv_heads != 0 || (dim / heads) % 2 != 0 {
+        // A head is rotated in pairs and read in fours (the kernels' lanes).
+        if dim % heads != 0 || heads % kv_heads != 0 || (dim / heads) % 4 != 0 {
             return Err(Error::Format(format!(
                 "{dim} wide with {heads} heads over {kv_heads} key/value heads"
             )));
@@ -253,16 +255,14 @@ impl<'m, 'w> Session<'m, 'w> {
                 let scores = &mut self.scores[..=pos];
                 for (t, s) in scores.iter_mut().enumerate() {
                     let at = base + t * kv_dim + kv;
-                    *s = dot(q, &self.keys[at..at + c.head_dim]) * scale;
+                    *s = kernels::dot_f32(q, &self.keys[at..at + c.head_dim]) * scale;
                 }
                 softmax(scores);
                 let out = &mut self.att[h * c.head_dim..(h + 1) * c.head_dim];
                 out.fill(0.0);
                 for (t, p) in scores.iter().enumerate() {
                     let at = base + t * kv_dim + kv;
-                    for (o, v) in out.iter_mut().zip(&self.values[at..at + c.head_dim]) {
-                        *o += p * v;
-                    }
+                    kernels::add_scaled(out, *p, &self.values[at..at + c.head_dim]);
                 }
             }
             self.xq.prepare(&self.att);
@@ -326,14 +326,6 @@ pub fn argmax(values: &[f32]) -> u32 {
     best as u32
 }
 
-fn dot(a: &[f32], b: &[f32]) -> f32 {
-    let mut acc = [0f32; 4];
-    for (i, (x, y)) in a.iter().zip(b).enumerate() {
-        acc[i % 4] += x * y;
-    }
-    (acc[0] + acc[1]) + (acc[2] + acc[3])
-}
-
 fn add(x: &mut [f32], y: &[f32]) {
     for (a, b) in x.iter_mut().zip(y) {
         *a += b;
@@ -341,7 +333,7 @@ fn add(x: &mut [f32], y: &[f32]) {
 }
 
 fn rms_norm(x: &[f32], weight: &[f32], eps: f32, out: &mut [f32]) {
-    let mean_square = dot(x, x) / x.len() as f32;
+    let mean_square = kernels::dot_f32(x, x) / x.len() as f32;
     let inv = 1.0 / (mean_square + eps).sqrt();
     for ((o, x), w) in out.iter_mut().zip(x).zip(weight) {
         *o = x * inv * w;

@@ -18,7 +18,9 @@ use aura_contract::trace::narration::{
 };
 use aura_plugins::PluginsDir;
 use aura_plugins::code_cache::CodeCache;
-use aura_sandbox::{Code, CodeTarget, NarratorSandbox, PreparedNarrator};
+use aura_sandbox::{
+    Code, CodeTarget, NarrateError, NarratorAnswer, NarratorSandbox, PreparedNarrator,
+};
 
 use crate::Host;
 use crate::admission::LoadError;
@@ -95,6 +97,13 @@ impl Narrator {
         self.sandbox.target_name()
     }
 
+    /// The component's raw answer for `facts` (the canonical JSON of [`NarrationFacts`]), in a
+    /// fresh instance under this narrator's fuel: what [`Self::narrate`] reads. Blocks the
+    /// thread while the model runs.
+    pub fn answer(&self, facts: &str) -> Result<NarratorAnswer, NarrateError> {
+        self.sandbox.narrate(&self.prepared, facts, self.fuel)
+    }
+
     /// Narrates `trace` (case `case`, its tool's catalogue lead `lead`) in a fresh instance:
     /// kept when its text is grounded in the trace's facts, else discarded or failed, with
     /// why. Blocks the thread while the model runs (seconds): run it off an executor.
@@ -123,7 +132,7 @@ impl Narrator {
                 return record;
             }
         };
-        let answer = match self.sandbox.narrate(&self.prepared, &json, self.fuel) {
+        let answer = match self.answer(&json) {
             Ok(answer) => answer,
             Err(error) => {
                 record.fuel_used = error.fuel_used();
