@@ -73,22 +73,22 @@ build-pulley:
     AURA_TRUSTED_KEYS={{phone_keys}} cargo build -j{{jobs}} --profile phone -p aura --no-default-features --features pulley
     @ls -l target/phone/aura plugins/pulley64/
 
-# The proof: the day with a fixed seed on x86_64 (Cranelift), on aarch64 under qemu-user and
-# under Pulley, each from its own precompiled plugins; the three traces.jsonl must be identical.
-# The narrator writes the first `narrations` novel cases' rationales on each (its model under
-# Pulley takes minutes a case: BENCHMARKS.md, "The narrator"); its records must be identical too.
+# The proof: the day and the weekend with a fixed seed on x86_64 (Cranelift), on aarch64 under
+# qemu-user and under Pulley, each from its own precompiled plugins; the three traces.jsonl of
+# each must be identical. The narrator writes the first `narrations` novel cases' rationales of
+# each on each (its model under Pulley takes minutes a case: BENCHMARKS.md, "The narrator");
+# its records must be identical too.
 phone-check seed="7" narrations="1": build-phone build-pulley
     rm -rf target/phone-check
-    ./target/debug/aura run scenarios/day.json --seed {{seed}} --data-dir target/phone-check/x86_64 --narrate --narrations {{narrations}} > /dev/null
+    for s in day weekend; do ./target/debug/aura run scenarios/$s.json --seed {{seed}} --data-dir target/phone-check/x86_64-$s --narrate --narrations {{narrations}} > /dev/null || exit 1; done
     # aarch64 under qemu and Pulley each take one core for minutes: side by side.
-    qemu-aarch64 target/{{phone_target}}/phone/aura run scenarios/day.json --seed {{seed}} --data-dir target/phone-check/aarch64 --plugins-dir plugins/{{phone_target}} --narrate --narrations {{narrations}} > /dev/null & aarch64=$!; target/phone/aura run scenarios/day.json --seed {{seed}} --data-dir target/phone-check/pulley --plugins-dir plugins/pulley64 --narrate --narrations {{narrations}} > /dev/null; wait $aarch64
+    (for s in day weekend; do qemu-aarch64 target/{{phone_target}}/phone/aura run scenarios/$s.json --seed {{seed}} --data-dir target/phone-check/aarch64-$s --plugins-dir plugins/{{phone_target}} --narrate --narrations {{narrations}} > /dev/null || exit 1; done) & aarch64=$!; for s in day weekend; do target/phone/aura run scenarios/$s.json --seed {{seed}} --data-dir target/phone-check/pulley-$s --plugins-dir plugins/pulley64 --narrate --narrations {{narrations}} > /dev/null || exit 1; done; wait $aarch64
     sha256sum target/phone-check/*/traces.jsonl target/phone-check/*/narrations.jsonl
-    cmp target/phone-check/x86_64/traces.jsonl target/phone-check/aarch64/traces.jsonl
-    cmp target/phone-check/x86_64/traces.jsonl target/phone-check/pulley/traces.jsonl
-    cmp target/phone-check/x86_64/narrations.jsonl target/phone-check/aarch64/narrations.jsonl
-    cmp target/phone-check/x86_64/narrations.jsonl target/phone-check/pulley/narrations.jsonl
-    test "$(wc -l < target/phone-check/x86_64/narrations.jsonl)" -eq {{narrations}}
-    @echo "aarch64 (qemu) and Pulley reproduce the x86_64 traces and narrations byte for byte"
+    for s in day weekend; do for t in aarch64 pulley; do \
+        cmp target/phone-check/x86_64-$s/traces.jsonl target/phone-check/$t-$s/traces.jsonl && \
+        cmp target/phone-check/x86_64-$s/narrations.jsonl target/phone-check/$t-$s/narrations.jsonl || exit 1; \
+    done; test "$(wc -l < target/phone-check/x86_64-$s/narrations.jsonl)" -eq {{narrations}} || exit 1; done
+    @echo "aarch64 (qemu) and Pulley reproduce the x86_64 traces and narrations of the day and the weekend byte for byte"
     # The day lived: its signals on stdin as they happen (urgent kinds ticking at once), at a
     # replayed clock, on each build.
     python3 -c 'import json, sys, datetime; d = json.load(open("scenarios/day.json")); [print(json.dumps(s)) for s in sorted(d["signals"], key=lambda s: datetime.datetime.fromisoformat(s["at"]))]' > target/phone-check/day-signals.jsonl
