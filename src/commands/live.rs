@@ -11,6 +11,7 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 
 use aura_contract::envelope::Surface;
 use aura_contract::limits::LIVE_SIGNAL_BYTES_MAX;
+use aura_contract::trace::narration::NarrationRecord;
 use aura_day::live::{self, Clock, CommandSink, LinesSink, LiveConfig, Sink};
 use aura_day::orchestrator::{RunEvent, Start};
 
@@ -60,6 +61,14 @@ pub struct LiveCommand {
     #[cfg(feature = "http")]
     #[command(flatten)]
     guard: super::guard::GuardArgs,
+    /// Narrate the novel cases of the session's decisions in the background, as the day goes
+    /// on (plugins/narrator.wasm, as `aura run --narrate`): each record a `{"narration":…}`
+    /// line on stdout once it is durable in <data-dir>/narrations.jsonl. Seconds per case.
+    #[arg(long)]
+    narrate: bool,
+    /// With --narrate: narrate at most this many novel cases of the session's run.
+    #[arg(long, default_value_t = aura_contract::limits::NARRATIONS_PER_RUN_MAX)]
+    narrations: usize,
     /// Write the data dir's session as a scenario (what `aura run` runs to the same traces)
     /// to this file, and exit.
     #[arg(long, value_name = "FILE")]
@@ -109,12 +118,19 @@ impl LiveCommand {
                 true => Start::Fresh,
                 false => Start::Resume,
             };
+            if self.narrate {
+                live_config.narration = Some(live::LiveNarration {
+                    narrator: Arc::new(host.narrator()?),
+                    max: self.narrations,
+                });
+            }
             let mut sinks: Vec<Arc<dyn Sink>> =
                 vec![Arc::new(LinesSink::new("stdout", std::io::stdout()))];
             for (surface, command) in &self.on {
                 sinks.push(Arc::new(CommandSink::new(*surface, command)));
             }
             let (handle, inbox) = live::channel(&host);
+            let (printed, narrations) = print_narrations(handle.narrations());
             // Ends the HTTP front, if there is one, once the session has ended.
             #[allow(unused_mut)]
             let mut http_stop: Option<tokio::sync::oneshot::Sender<()>> = None;
@@ -158,6 +174,9 @@ impl LiveCommand {
                 });
             }
             let summary = live::live(&host, live_config, sinks, inbox, report).await;
+            // Every record the session told is printed before its summary.
+            let _ = printed.send(());
+            let _ = narrations.await;
             drop(http_stop);
             let summary = summary?;
             println!("{}", serde_json::json!({ "summary": summary }));
@@ -169,6 +188,42 @@ impl LiveCommand {
             anyhow::Ok(ExitCode::SUCCESS)
         })
     }
+}
+
+/// Prints each narration record the session tells as a `{"narration":…}` line, until told the
+/// session ended (then what is left): the sender to tell it, and the printing task.
+fn print_narrations(
+    mut records: tokio::sync::broadcast::Receiver<Arc<NarrationRecord>>,
+) -> (
+    tokio::sync::oneshot::Sender<()>,
+    tokio::task::JoinHandle<()>,
+) {
+    use tokio::sync::broadcast::error::{RecvError, TryRecvError};
+    let print =
+        |record: &NarrationRecord| println!("{}", serde_json::json!({ "narration": record }));
+    let (ended, mut end) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                biased;
+                received = records.recv() => match received {
+                    Ok(record) => print(&record),
+                    Err(RecvError::Lagged(missed)) => eprintln!(
+                        "aura: {missed} narrations not printed (all are in narrations.jsonl)"
+                    ),
+                    Err(RecvError::Closed) => return,
+                },
+                _ = &mut end => loop {
+                    match records.try_recv() {
+                        Ok(record) => print(&record),
+                        Err(TryRecvError::Lagged(_)) => continue,
+                        Err(_) => return,
+                    }
+                },
+            }
+        }
+    });
+    (ended, task)
 }
 
 /// Tells stderr when the session starts or resumes.

@@ -105,6 +105,7 @@ pub(crate) async fn single_machine(name: &str, plans: &[Plan]) -> Vec<Vec<Value>
             seed: plan.seed,
             clock: Clock::Replay,
             start: Start::Fresh,
+            narration: None,
         };
         let session_host = person_host.clone();
         let sinks: Vec<Arc<dyn Sink>> = Vec::new();

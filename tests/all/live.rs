@@ -27,7 +27,7 @@ fn aura(data: &Path, args: &[&str]) -> Command {
 
 /// `aura live --stdin --clock replay --tick-on none`, then `extra`, then `setup`: a recorded
 /// day's setup on its grid only, as `aura run` ticks a scenario that names no `tick_on`.
-fn replayed<'a>(extra: &[&'a str], setup: &'a Path) -> Vec<&'a str> {
+pub(crate) fn replayed<'a>(extra: &[&'a str], setup: &'a Path) -> Vec<&'a str> {
     let mut args = vec!["live", "--stdin", "--clock", "replay", "--tick-on", "none"];
     args.extend_from_slice(extra);
     args.push(setup.to_str().unwrap());
@@ -35,7 +35,7 @@ fn replayed<'a>(extra: &[&'a str], setup: &'a Path) -> Vec<&'a str> {
 }
 
 /// Runs `aura … args` with `input` on stdin to its end.
-fn run(data: &Path, args: &[&str], input: &[u8]) -> Output {
+pub(crate) fn run(data: &Path, args: &[&str], input: &[u8]) -> Output {
     let mut child = aura(data, args).spawn().unwrap();
     let mut stdin = child.stdin.take().unwrap();
     let input = input.to_vec();
@@ -70,7 +70,7 @@ pub(crate) fn signal_lines(scenario: &Path) -> String {
 }
 
 /// stdout's JSON lines with `key`.
-fn lines_with(output: &[u8], key: &str) -> Vec<Value> {
+pub(crate) fn lines_with(output: &[u8], key: &str) -> Vec<Value> {
     String::from_utf8_lossy(output)
         .lines()
         .map(|line| serde_json::from_str::<Value>(line).expect("every stdout line is JSON"))
@@ -79,7 +79,7 @@ fn lines_with(output: &[u8], key: &str) -> Vec<Value> {
         .collect()
 }
 
-fn traces(data: &Path) -> String {
+pub(crate) fn traces(data: &Path) -> String {
     std::fs::read_to_string(data.join(aura_host::journal::TRACES_PATH)).unwrap()
 }
 
@@ -183,7 +183,7 @@ fn urgent_signals_tick_at_once_and_the_journal_is_the_scenario_aura_run_repeats(
 }
 
 /// Reads stdout lines of `child` until one has `key` and satisfies `wanted`.
-fn read_until(
+pub(crate) fn read_until(
     lines: &mut impl Iterator<Item = std::io::Result<String>>,
     key: &str,
     wanted: impl Fn(&Value) -> bool,

@@ -339,3 +339,101 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     files
 }
+
+/// `aura live --narrate` narrates as the day goes on, in the background of its ticks: the
+/// weekend's signals fed at a replayed clock leave the traces and the narrations.jsonl of
+/// `aura run --narrate` byte for byte (the same novel cases in the same order, each narrated
+/// once however the passes fell between ticks), and each record is a `{"narration":…}` line on
+/// stdout, in that order, before the session's summary.
+#[test]
+fn aura_live_narrates_as_the_day_goes_on_and_leaves_aura_runs_narrations() {
+    let work = crate::support::temp_dir("live-narrate");
+    let weekend = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/weekend.json");
+    let input = crate::live::signal_lines(&weekend);
+    let (live, ran) = (work.join("live"), work.join("run"));
+    let args = crate::live::replayed(&["--seed", "7", "--narrate", "--narrations", "2"], &weekend);
+    let output = crate::live::run(&live, &args, input.as_bytes());
+    let weekend = weekend.to_str().unwrap();
+    let args = [
+        "run",
+        weekend,
+        "--seed",
+        "7",
+        "--narrate",
+        "--narrations",
+        "2",
+        "--json",
+    ];
+    crate::live::run(&ran, &args, b"");
+    assert_eq!(crate::live::traces(&live), crate::live::traces(&ran));
+    let narrations = |data: &std::path::Path| {
+        std::fs::read_to_string(data.join(aura_host::journal::NARRATIONS_PATH)).unwrap()
+    };
+    assert_eq!(narrations(&live), narrations(&ran), "byte for byte");
+    let written: Vec<serde_json::Value> = narrations(&live)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(written.len(), 2);
+    assert_eq!(
+        crate::live::lines_with(&output.stdout, "narration"),
+        written
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let last_narration = stdout.rfind("{\"narration\"").unwrap();
+    assert!(last_narration < stdout.find("{\"summary\"").unwrap());
+}
+
+/// A session stopped while it narrates loses no narration and makes none twice: SIGTERM once
+/// the weekend's first record is out (its next narration running, or done), then the same
+/// data dir again to the day's end. narrations.jsonl is then what `aura run --narrate` writes
+/// for every novel case, byte for byte: each case once, in order.
+#[test]
+fn a_session_stopped_mid_narration_resumes_it_and_narrates_each_case_once() {
+    use std::io::{BufRead, Write};
+    let work = crate::support::temp_dir("live-narrate-stop");
+    let weekend = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/weekend.json");
+    let (live, ran) = (work.join("live"), work.join("run"));
+    let args = crate::live::replayed(&["--seed", "7", "--narrate"], &weekend);
+    let mut child = crate::support::aura_command(&live)
+        .args(&args)
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(crate::live::signal_lines(&weekend).as_bytes())
+        .unwrap();
+    stdin.flush().unwrap();
+    let mut lines = std::io::BufReader::new(child.stdout.as_mut().unwrap()).lines();
+    crate::live::read_until(&mut lines, "narration", |_| true);
+    drop(lines);
+    let killed = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    drop(stdin);
+    let output = child.wait_with_output().unwrap();
+    assert!(
+        output.status.success(),
+        "SIGTERM ends it with 0: {output:?}"
+    );
+    // Again, with nothing more to take: the day runs to its end and its narrations with it.
+    crate::live::run(&live, &args, b"");
+    let weekend = weekend.to_str().unwrap();
+    crate::live::run(
+        &ran,
+        &["run", weekend, "--seed", "7", "--narrate", "--json"],
+        b"",
+    );
+    let narrations = |data: &std::path::Path| {
+        std::fs::read_to_string(data.join(aura_host::journal::NARRATIONS_PATH)).unwrap()
+    };
+    assert_eq!(
+        narrations(&live).lines().count(),
+        3,
+        "the weekend's 3 novel cases"
+    );
+    assert_eq!(narrations(&live), narrations(&ran), "byte for byte");
+    assert_eq!(crate::live::traces(&live), crate::live::traces(&ran));
+}

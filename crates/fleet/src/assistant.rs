@@ -459,6 +459,7 @@ async fn run(
         seed: enrolment.seed,
         clock,
         start: Start::Resume,
+        narration: None,
     };
     let (handle, inbox) = live::channel(&host);
     let sinks: Vec<Arc<dyn Sink>> = vec![Arc::new(Decisions(holder.clone(), host.clone()))];

@@ -14,6 +14,7 @@
 mod clock;
 pub mod deliver;
 mod input;
+mod narrate;
 mod setup;
 
 use std::sync::Arc;
@@ -29,11 +30,13 @@ use aura_contract::limits::{
 };
 use aura_contract::quarantine::{InputRefusal, QuarantineRecord};
 use aura_contract::recovery::{Action, ToolFailure};
+use aura_contract::trace::narration::NarrationRecord;
 use aura_host::Host;
 use aura_host::journal::{JournalError, SIGNALS_PATH};
 
 pub use clock::Clock;
 pub use deliver::{CommandSink, Delivery, LinesSink, Sink};
+pub use narrate::LiveNarration;
 pub use setup::export;
 
 use crate::checkpoint::{CheckpointError, DayInput, Start};
@@ -42,6 +45,7 @@ use crate::scenario::{Scenario, ScenarioError, Signal};
 use clock::Reading;
 use deliver::Deliveries;
 use input::{Bucket, Standing, Taken};
+use narrate::Narrating;
 
 /// The kinds of signal a live session ticks on at once unless its file says otherwise: what
 /// may need the person now (a message, a charge, an invitation) and their answers.
@@ -89,6 +93,8 @@ pub struct LiveConfig {
     pub clock: Clock,
     /// Resume the data dir's session, or set it aside and start over.
     pub start: Start,
+    /// Narrate the novel cases of its decisions in the background (`--narrate`).
+    pub narration: Option<LiveNarration>,
 }
 
 /// What a session acknowledged: the input is in its journal, durable.
@@ -141,6 +147,7 @@ enum Input {
 pub struct Live {
     queue: mpsc::Sender<Input>,
     decisions: broadcast::Sender<Arc<Delivery>>,
+    narrations: broadcast::Sender<Arc<NarrationRecord>>,
     host: Host,
 }
 
@@ -149,21 +156,25 @@ pub struct Live {
 pub struct Inbox {
     queue: mpsc::Receiver<Input>,
     decisions: broadcast::Sender<Arc<Delivery>>,
+    narrations: broadcast::Sender<Arc<NarrationRecord>>,
 }
 
 /// A handle and the inbox it feeds, for one session on `host`.
 pub fn channel(host: &Host) -> (Live, Inbox) {
     let (queue, receiver) = mpsc::channel(LIVE_INPUT_QUEUE_MAX);
     let (decisions, _) = broadcast::channel(aura_contract::limits::SINK_QUEUE_MAX);
+    let (narrations, _) = broadcast::channel(aura_contract::limits::SINK_QUEUE_MAX);
     (
         Live {
             queue,
             decisions: decisions.clone(),
+            narrations: narrations.clone(),
             host: host.clone(),
         },
         Inbox {
             queue: receiver,
             decisions,
+            narrations,
         },
     )
 }
@@ -256,6 +267,12 @@ impl Live {
     pub fn subscribe(&self) -> broadcast::Receiver<Arc<Delivery>> {
         self.decisions.subscribe()
     }
+
+    /// Every narration record from now on, once durable in narrations.jsonl (a kept one's text
+    /// replaces its trace's template); one that falls behind misses the oldest.
+    pub fn narrations(&self) -> broadcast::Receiver<Arc<NarrationRecord>> {
+        self.narrations.subscribe()
+    }
 }
 
 /// The refusal of an input to a session that has stopped.
@@ -333,6 +350,9 @@ pub async fn live(
         deliveries: Deliveries::start(host, sinks)?,
         decisions: inbox.decisions,
         seq: day.decisions() as u64,
+        narrating: config
+            .narration
+            .map(|narration| Narrating::new(narration, host, inbox.narrations)),
     };
     let summary = session.run(host, &mut day, inbox.queue, &mut report).await;
     let summary = summary.map(|()| day.finish());
@@ -358,6 +378,8 @@ struct Session {
     decisions: broadcast::Sender<Arc<Delivery>>,
     /// The next decision's place among the run's.
     seq: u64,
+    /// The background narration of novel cases, when the session narrates.
+    narrating: Option<Narrating>,
 }
 
 /// What the loop does next.
@@ -376,23 +398,47 @@ impl Session {
         report: &mut impl FnMut(RunEvent<'_>),
     ) -> Result<(), LiveError> {
         let agents = host.agents();
+        // At the start, what an earlier session of this run decided and left unnarrated.
+        if let Some(narrating) = self.narrating.as_mut() {
+            narrating.decided();
+        }
+        // Whether the day ran to its end (not stopped).
+        let mut ended = false;
         let outcome = loop {
             let wait = match self.next(day) {
-                Next::Finished => break Ok(()),
-                Next::Tick { at, last } => {
-                    if let Err(error) = self.tick(day, at, last, &agents, report).await {
-                        break Err(error);
+                Next::Finished => {
+                    ended = true;
+                    break Ok(());
+                }
+                Next::Tick { at, last } => match self.tick(day, at, last, &agents, report).await {
+                    Ok(decided) => {
+                        if let Some(narrating) = self.narrating.as_mut().filter(|_| decided > 0) {
+                            narrating.decided();
+                        }
+                        continue;
+                    }
+                    Err(error) => break Err(error),
+                },
+                Next::Wait(wait) => wait,
+            };
+            let received = async {
+                match wait {
+                    Some(wait) => tokio::time::timeout(wait, queue.recv()).await.ok(),
+                    None => Some(queue.recv().await),
+                }
+            };
+            let input = tokio::select! {
+                received = received => match received {
+                    Some(input) => input,
+                    None => continue,
+                },
+                // A narration pass ended: the next starts if decisions came meanwhile.
+                outcome = narrate::running(self.narrating.as_mut()) => {
+                    if let Some(narrating) = self.narrating.as_mut() {
+                        narrating.ended(outcome);
                     }
                     continue;
                 }
-                Next::Wait(wait) => wait,
-            };
-            let input = match wait {
-                Some(wait) => match tokio::time::timeout(wait, queue.recv()).await {
-                    Ok(input) => input,
-                    Err(_elapsed) => continue,
-                },
-                None => queue.recv().await,
             };
             match input {
                 Some(Input::Signal { text, reply }) => match self.take(host, day, &text) {
@@ -417,6 +463,10 @@ impl Session {
             if let Input::Signal { text, reply } = input {
                 let _ = reply.send(Err(refuse(host, &closed(), &text)));
             }
+        }
+        // A replayed day that ran to its end leaves every narration `aura run --narrate` would.
+        if let Some(narrating) = self.narrating.as_mut() {
+            narrating.finish(ended && self.clock.replays()).await;
         }
         let stop_wait = std::time::Duration::from_millis(aura_contract::limits::LIVE_STOP_WAIT_MS);
         if tokio::time::timeout(stop_wait, self.deliveries.finish())
@@ -462,7 +512,8 @@ impl Session {
         }
     }
 
-    /// Runs the tick at `at`, handing each decision over as it is recorded.
+    /// Runs the tick at `at`, handing each decision over as it is recorded; how many it
+    /// recorded.
     async fn tick(
         &mut self,
         day: &mut Day<'_>,
@@ -470,8 +521,9 @@ impl Session {
         last: bool,
         agents: &[&str],
         report: &mut impl FnMut(RunEvent<'_>),
-    ) -> Result<(), LiveError> {
+    ) -> Result<u64, LiveError> {
         let (deliveries, decisions, seq) = (&mut self.deliveries, &self.decisions, &mut self.seq);
+        let before = *seq;
         day.tick(at, last, agents, &mut |event| {
             if let RunEvent::Decision(trace) = &event {
                 let delivery = Delivery::of(trace, *seq);
@@ -482,7 +534,7 @@ impl Session {
             report(event);
         })
         .await?;
-        Ok(())
+        Ok(self.seq - before)
     }
 
     /// Checks one input and journals it: its acknowledgement, or its refusal (quarantined)

@@ -48,6 +48,7 @@ impl LiveConfig {
             seed,
             clock,
             start: Start::Resume,
+            narration: None,
         })
     }
 }
