@@ -13,6 +13,12 @@ typedef struct AuraAssistant AuraAssistant;
 // for the call only.
 typedef void (*AuraDecisionFn)(void *user, const char *decision_json);
 
+// Called with each narration record as JSON (`{"trace_id", "run", "case", "outcome",
+// "rationale"?, "reason"?, "fuel_used", "prompt_tokens", "tokens", "memory_bytes"}`; a `kept`
+// one's `rationale` replaces its decision's template), and the `user` pointer given to
+// `aura_on_narration`. The string is the library's: valid for the call only.
+typedef void (*AuraNarrationFn)(void *user, const char *narration_json);
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -45,6 +51,16 @@ int32_t aura_answer(AuraAssistant *assistant,
                     const char *question,
                     const char *reply,
                     char **reply_json);
+
+// Hands each narration record of an assistant opened with `"narrate": true`, from its start,
+// to `on_narration` with `user`, one at a time on a thread of the library's, until it is
+// closed. 0; 1 and nothing set when a narration callback is already set; -1 on misuse (a null
+// assistant or callback).
+//
+// # Safety
+// `assistant` is one `aura_open` returned and not closed; `on_narration` may be called with
+// `user` from another thread until the assistant is closed.
+int32_t aura_on_narration(AuraAssistant *assistant, AuraNarrationFn on_narration, void *user);
 
 // Says no more input will come (a replayed day then runs to its end). 0, or -1 on misuse.
 //

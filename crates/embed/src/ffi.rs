@@ -6,8 +6,8 @@
 //! ([`crate::Assistant`]) does not.
 //!
 //! Threads: the functions may be called from any thread, one call at a time per assistant; the
-//! decision callback is called on a thread of the library's, one decision at a time, and must
-//! not call back into the same assistant.
+//! decision and narration callbacks are called on threads of the library's, each one call at a
+//! time, and must not call back into the same assistant.
 
 use std::ffi::{CStr, CString, c_char, c_void};
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -25,6 +25,13 @@ pub struct AuraAssistant {
 pub type AuraDecisionFn =
     Option<unsafe extern "C" fn(user: *mut c_void, decision_json: *const c_char)>;
 
+/// Called with each narration record as JSON (`{"trace_id", "run", "case", "outcome",
+/// "rationale"?, "reason"?, "fuel_used", "prompt_tokens", "tokens", "memory_bytes"}`; a `kept`
+/// one's `rationale` replaces its decision's template), and the `user` pointer given to
+/// `aura_on_narration`. The string is the library's: valid for the call only.
+pub type AuraNarrationFn =
+    Option<unsafe extern "C" fn(user: *mut c_void, narration_json: *const c_char)>;
+
 /// The app's callback and its pointer, called from the library's threads (the app promises it
 /// may be: see the module's doc).
 struct AppCallback {
@@ -35,7 +42,8 @@ struct AppCallback {
 // SAFETY: the ABI's contract (aura.h) says the callback and its pointer are used from the
 // library's threads, one decision at a time; the app provides a callback that allows it.
 unsafe impl Send for AppCallback {}
-// SAFETY: as above; the library never calls it from two threads at once (one sink task).
+// SAFETY: as above; the library never calls one from two threads at once (one sink task for
+// decisions, one task for narrations, each awaiting its call before the next).
 unsafe impl Sync for AppCallback {}
 
 /// The assistant's answer to a call: 0, taken (an acknowledgement); 1, refused (recovery.v1);
@@ -212,6 +220,44 @@ unsafe fn answer(
     // SAFETY: the caller's promise.
     unsafe { put(reply_json, text) };
     status
+}
+
+/// Hands each narration record of an assistant opened with `"narrate": true`, from its start,
+/// to `on_narration` with `user`, one at a time on a thread of the library's, until it is
+/// closed. 0; 1 and nothing set when a narration callback is already set; -1 on misuse (a null
+/// assistant or callback).
+///
+/// # Safety
+/// `assistant` is one `aura_open` returned and not closed; `on_narration` may be called with
+/// `user` from another thread until the assistant is closed.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aura_on_narration(
+    assistant: *mut AuraAssistant,
+    on_narration: AuraNarrationFn,
+    user: *mut c_void,
+) -> i32 {
+    // SAFETY: the caller's promise.
+    let (Some(assistant), Some(call)) = (unsafe { assistant.as_ref() }, on_narration) else {
+        return MISUSED;
+    };
+    let callback = AppCallback { call, user };
+    let set = catch_unwind(AssertUnwindSafe(|| {
+        assistant.inner.on_narration(move |record| {
+            // The callback whole (Send and Sync), not its fields (a closure captures only the
+            // fields it uses, and a raw pointer is neither).
+            let callback = &callback;
+            let json = serde_json::to_string(record).unwrap_or_default();
+            if let Ok(json) = CString::new(json) {
+                // SAFETY: the app's callback, with its pointer, as aura.h describes.
+                unsafe { (callback.call)(callback.user, json.as_ptr()) };
+            }
+        })
+    }));
+    match set {
+        Ok(Ok(())) => TAKEN,
+        Ok(Err(_)) => REFUSED,
+        Err(_) => MISUSED,
+    }
 }
 
 /// Says no more input will come (a replayed day then runs to its end). 0, or -1 on misuse.

@@ -2,7 +2,8 @@
 //!
 //! It owns [`Assistant`]: one person's live session on a runtime of its own (open it with a
 //! setup, a data dir and a plugins dir; push signals and answers, each acknowledged once
-//! durable or refused with recovery.v1; get each decision through a callback; close it), and
+//! durable or refused with recovery.v1; get each decision through a callback, and with
+//! `narrate` each narration record through another; close it), and
 //! the C ABI over it ([`ffi`], the header `include/aura.h`) for apps in Kotlin, Swift, C or
 //! Python. It must not decide, check or journal anything itself: the session
 //! ([`aura_day::live`]) does, exactly as `aura live` runs it.
@@ -14,7 +15,8 @@ pub mod ffi;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use aura_day::live::{self, Clock, Live, LiveConfig, LiveError, Sink};
+use aura_contract::trace::narration::NarrationRecord;
+use aura_day::live::{self, Clock, Live, LiveConfig, LiveError, LiveNarration, Sink};
 use aura_day::orchestrator::{RunEvent, RunSummary, Start};
 use aura_host::{Host, HostConfig};
 
@@ -48,6 +50,14 @@ pub struct AssistantConfig {
     /// Set the data dir's session aside and start over, instead of resuming it.
     #[serde(default)]
     pub fresh: bool,
+    /// Narrate the novel cases of its decisions in the background (the plugins dir's
+    /// narrator), each record to [`Assistant::on_narration`]'s callback.
+    #[serde(default)]
+    pub narrate: bool,
+    /// With `narrate`: at most this many novel cases of the run (default and cap:
+    /// [`aura_contract::limits::NARRATIONS_PER_RUN_MAX`]).
+    #[serde(default)]
+    pub narrations: Option<usize>,
 }
 
 fn wall() -> String {
@@ -100,11 +110,23 @@ impl Sink for Callback {
     }
 }
 
+/// The session's narration records, from its start until an app takes them.
+type Narrations = tokio::sync::broadcast::Receiver<Arc<NarrationRecord>>;
+
 /// One person's live assistant, running until it is closed.
 pub struct Assistant {
     runtime: tokio::runtime::Runtime,
     live: Live,
     session: Option<tokio::task::JoinHandle<Result<RunSummary, LiveError>>>,
+    /// Subscribed before the session started, so [`Self::on_narration`] misses none.
+    narrations: std::sync::Mutex<Option<Narrations>>,
+    /// The task handing them to the app, and how to tell it the session ended.
+    handing: std::sync::Mutex<
+        Option<(
+            tokio::sync::oneshot::Sender<()>,
+            tokio::task::JoinHandle<()>,
+        )>,
+    >,
 }
 
 impl std::fmt::Debug for Assistant {
@@ -145,7 +167,19 @@ impl Assistant {
             true => Start::Fresh,
             false => Start::Resume,
         };
+        if config.narrate {
+            let narrator = host
+                .narrator()
+                .map_err(|e| EmbedError::Host(format!("the narrator: {e}")))?;
+            live_config.narration = Some(LiveNarration {
+                narrator: Arc::new(narrator),
+                max: config
+                    .narrations
+                    .unwrap_or(aura_contract::limits::NARRATIONS_PER_RUN_MAX),
+            });
+        }
         let (handle, inbox) = live::channel(&host);
+        let narrations = std::sync::Mutex::new(Some(handle.narrations()));
         let sinks: Vec<Arc<dyn Sink>> = vec![Arc::new(Callback(Arc::new(on_decision)))];
         let (started, starting) = tokio::sync::oneshot::channel();
         let session = runtime.spawn(async move {
@@ -163,6 +197,8 @@ impl Assistant {
             runtime,
             live: handle,
             session: Some(session),
+            narrations,
+            handing: std::sync::Mutex::new(None),
         };
         // It started, or it ended before (the setup, the data dir): say why.
         if assistant.runtime.block_on(starting).is_err() {
@@ -172,6 +208,60 @@ impl Assistant {
                 .unwrap_or_else(|| EmbedError::Ended("it ended before it started".to_owned())));
         }
         Ok(assistant)
+    }
+
+    /// Hands each narration record (a session opened with `narrate`), from the session's start,
+    /// to `on_narration`, one at a time on a thread of the library's, once it is durable in
+    /// narrations.jsonl: a kept one's `rationale` replaces its decision's template. Once per
+    /// assistant: a second call is a configuration error.
+    pub fn on_narration(
+        &self,
+        on_narration: impl Fn(&NarrationRecord) + Send + Sync + 'static,
+    ) -> Result<(), EmbedError> {
+        use tokio::sync::broadcast::error::RecvError;
+        let taken = self.narrations.lock().ok().and_then(|mut held| held.take());
+        let Some(mut records) = taken else {
+            return Err(EmbedError::Config(
+                "the narration callback is already set".to_owned(),
+            ));
+        };
+        let callback = Arc::new(on_narration);
+        let hand = move |record: Arc<NarrationRecord>| {
+            let callback = callback.clone();
+            async move {
+                let called = tokio::task::spawn_blocking(move || callback(&record)).await;
+                if let Err(error) = called {
+                    tracing::error!(%error, "the app's narration callback failed");
+                }
+            }
+        };
+        let (ended, mut end) = tokio::sync::oneshot::channel::<()>();
+        let task = self.runtime.spawn(async move {
+            loop {
+                tokio::select! {
+                    biased;
+                    received = records.recv() => match received {
+                        Ok(record) => hand(record).await,
+                        Err(RecvError::Lagged(missed)) => tracing::warn!(
+                            missed,
+                            "narrations not handed to the app (all are in narrations.jsonl)"
+                        ),
+                        Err(RecvError::Closed) => return,
+                    },
+                    // The session ended: what it told is handed over, then this ends.
+                    _ = &mut end => {
+                        while let Ok(record) = records.try_recv() {
+                            hand(record).await;
+                        }
+                        return;
+                    }
+                }
+            }
+        });
+        if let Ok(mut handing) = self.handing.lock() {
+            *handing = Some((ended, task));
+        }
+        Ok(())
     }
 
     /// Pushes one signal (a scenario.v1 signal as JSON; `at` and `id` optional): its
@@ -210,7 +300,17 @@ impl Assistant {
         let Some(session) = self.session.take() else {
             return Err(EmbedError::Ended("already closed".to_owned()));
         };
-        match self.runtime.block_on(session) {
+        let ended = self.runtime.block_on(session);
+        let handing = self
+            .handing
+            .lock()
+            .ok()
+            .and_then(|mut handing| handing.take());
+        if let Some((end, task)) = handing {
+            let _ = end.send(());
+            let _ = self.runtime.block_on(task);
+        }
+        match ended {
             Ok(summary) => Ok(summary?),
             Err(joined) => Err(EmbedError::Ended(joined.to_string())),
         }

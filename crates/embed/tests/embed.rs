@@ -142,6 +142,41 @@ fn the_rust_api_lives_a_morning_and_answers_its_question_by_id() {
     assert_eq!(decisions.lock().unwrap().len(), summary.decisions);
 }
 
+/// With `narrate`, the app gets each narration record through its callback, from the
+/// session's start, once it is durable: the weekend replayed with at most two narrations hands
+/// over exactly the two records of narrations.jsonl, in order, by the time `finish` returns.
+#[test]
+fn the_rust_api_hands_each_narration_to_the_app() {
+    let weekend = root().join("scenarios/weekend.json");
+    let data = temp_dir("narrate");
+    let mut config = config(&weekend, &data, 7);
+    config["narrate"] = json!(true);
+    config["narrations"] = json!(2);
+    let config: AssistantConfig = serde_json::from_value(config).unwrap();
+    let assistant = Assistant::open(config, |_| {}).unwrap();
+    let records: Arc<Mutex<Vec<Value>>> = Arc::default();
+    let seen = records.clone();
+    assistant
+        .on_narration(move |record| seen.lock().unwrap().push(json!(record)))
+        .unwrap();
+    assert!(
+        assistant.on_narration(|_| {}).is_err(),
+        "once per assistant"
+    );
+    for signal in signal_lines(&weekend) {
+        assistant.push(&signal).unwrap();
+    }
+    assistant.finish().unwrap();
+    let written: Vec<Value> =
+        std::fs::read_to_string(data.join(aura_host::journal::NARRATIONS_PATH))
+            .unwrap()
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect();
+    assert_eq!(written.len(), 2);
+    assert_eq!(*records.lock().unwrap(), written);
+}
+
 #[test]
 fn the_header_apps_read_is_the_one_the_build_generates() {
     let generated = std::fs::read_to_string(aura_embed::HEADER).unwrap();
