@@ -53,7 +53,7 @@ pub struct LiveCommand {
     /// Also take signals and answers, and stream decisions, over HTTP at an address
     /// (`127.0.0.1:PORT`; port 0 picks a free one; beyond loopback only with TLS and
     /// --auth-issuer) or a unix socket (`unix:PATH`): `POST /signals`, `POST /answers`,
-    /// `GET /decisions`.
+    /// `GET /decisions`, `GET /narrations`.
     #[cfg(feature = "http")]
     #[arg(long, value_name = "ADDRESS")]
     listen: Option<String>,

@@ -588,8 +588,22 @@ fn a_session_killed_anywhere_loses_no_acknowledged_signal_and_keeps_each_effect_
     }
 }
 
+/// Where a session started with `--listen` listens (from its stderr), and the rest of its
+/// stderr, to keep open while it runs (it writes there as it goes).
+pub(crate) fn listening(child: &mut Child) -> (String, impl Iterator<Item = String> + use<>) {
+    let stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut said = stderr.lines().map_while(Result::ok);
+    let address = said
+        .find_map(|line| {
+            line.strip_prefix("aura: live at http://")
+                .map(str::to_owned)
+        })
+        .expect("the session says where it listens");
+    (address, said)
+}
+
 /// One HTTP/1.1 request to `address` (`Connection: close`): the status and the body.
-fn http(
+pub(crate) fn http(
     address: &str,
     method: &str,
     path: &str,
@@ -635,14 +649,7 @@ fn the_day_posted_over_http_leaves_the_traces_of_aura_run_and_streams_its_decisi
     )
     .spawn()
     .unwrap();
-    let stderr = BufReader::new(child.stderr.take().unwrap());
-    let mut said = stderr.lines().map_while(Result::ok);
-    let address = said
-        .find_map(|line| {
-            line.strip_prefix("aura: live at http://")
-                .map(str::to_owned)
-        })
-        .expect("the session says where it listens");
+    let (address, _said) = listening(&mut child);
     // Follows the decisions as they are made, on a connection of its own.
     let follower = {
         let address = address.clone();

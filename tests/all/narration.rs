@@ -437,3 +437,58 @@ fn a_session_stopped_mid_narration_resumes_it_and_narrates_each_case_once() {
     assert_eq!(narrations(&live), narrations(&ran), "byte for byte");
     assert_eq!(crate::live::traces(&live), crate::live::traces(&ran));
 }
+
+/// Over HTTP, `GET /narrations` streams each record as the session writes it: the weekend
+/// posted to a narrating session gives its reader exactly narrations.jsonl's records, in order,
+/// then the end of the stream when the day ends.
+#[test]
+fn a_narrating_session_streams_its_narrations_over_http() {
+    let work = crate::support::temp_dir("live-narrate-http");
+    let weekend = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/weekend.json");
+    let live = work.join("live");
+    let extra = [
+        "--seed",
+        "7",
+        "--narrate",
+        "--narrations",
+        "2",
+        "--listen",
+        "127.0.0.1:0",
+    ];
+    let args = crate::live::replayed(&extra, &weekend);
+    let mut child = crate::support::aura_command(&live)
+        .args(&args)
+        .spawn()
+        .unwrap();
+    let (address, _said) = crate::live::listening(&mut child);
+    let follower = {
+        let address = address.clone();
+        std::thread::spawn(move || crate::live::http(&address, "GET", "/narrations", &[], b""))
+    };
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    for line in crate::live::signal_lines(&weekend).lines() {
+        let json = [("Content-Type", "application/json")];
+        let (status, body) =
+            crate::live::http(&address, "POST", "/signals", &json, line.as_bytes());
+        assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
+    }
+    drop(child.stdin.take());
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let (status, streamed) = follower.join().unwrap();
+    assert_eq!(status, 200);
+    let streamed: Vec<serde_json::Value> = String::from_utf8(streamed)
+        .unwrap()
+        .lines()
+        .filter(|line| line.starts_with('{'))
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap()["narration"].clone())
+        .collect();
+    let written: Vec<serde_json::Value> =
+        std::fs::read_to_string(live.join(aura_host::journal::NARRATIONS_PATH))
+            .unwrap()
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect();
+    assert_eq!(written.len(), 2);
+    assert_eq!(streamed, written);
+}

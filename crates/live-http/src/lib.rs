@@ -1,14 +1,15 @@
 //! aura's live HTTP front: a live session's inputs and decisions over local HTTP.
 //!
-//! It owns three routes on a loopback address or a unix socket: `POST /signals` (one
+//! It owns four routes on a loopback address or a unix socket: `POST /signals` (one
 //! scenario.v1 signal, `at` and `id` optional), `POST /answers` (`{"question", "reply"}`, `at`
-//! and `id` optional) and `GET /decisions` (each decision as it is delivered, one JSON line
-//! each, for as long as the client reads). A body is read up to the session's bound and no
+//! and `id` optional), `GET /decisions` (each decision as it is delivered, one JSON line
+//! each, for as long as the client reads) and `GET /narrations` (each narration record, the
+//! same way, of a session that narrates). A body is read up to the session's bound and no
 //! further; what the session answers becomes the status: 200 with the acknowledgement, or the
 //! refusal's recovery.v1 with 400 (correct it), 409 (nothing to do), 413 (too large), 429
 //! (busy: `Retry-After`) or 503 (stopped). Requests whose `Host` is not a name the guard serves
 //! or whose `Origin` it does not allow are refused (DNS rebinding). Behind a guard that asks
-//! bearer tokens, reading decisions needs `aura.read`, a signal `aura.signal`, an answer
+//! bearer tokens, reading decisions or narrations needs `aura.read`, a signal `aura.signal`, an answer
 //! `aura.act`; only such a guard (with TLS) lets it listen beyond the machine. It must not
 //! check, journal or decide anything: every input goes through the session's one handle
 //! ([`aura_day::live::Live`]).
@@ -25,7 +26,7 @@ use serde_json::{Value, json};
 
 use aura_contract::limits::LIVE_SIGNAL_BYTES_MAX;
 use aura_contract::recovery::Action;
-use aura_day::live::{Ack, Delivery, Live, Refused};
+use aura_day::live::{Ack, Live, Refused};
 
 /// Where the front listens.
 #[derive(Debug)]
@@ -96,6 +97,7 @@ pub async fn serve(
         .route("/signals", post(signals))
         .route("/answers", post(answers))
         .route("/decisions", get(decisions))
+        .route("/narrations", get(narrations))
         .with_state(Arc::new(live.clone()));
     let router =
         guard
@@ -240,11 +242,24 @@ async fn answers(State(live): State<Arc<Live>>, request: Request) -> Response {
 /// `GET /decisions`: each decision from now on, a JSON line each (`{"decision": …}`, or
 /// `{"missed": n}` for a reader that fell behind).
 async fn decisions(State(live): State<Arc<Live>>) -> Response {
-    let receiver = live.subscribe();
-    let stream = futures_util::stream::unfold(receiver, |mut receiver| async move {
+    follow(live.subscribe(), |delivery| json!({ "decision": delivery }))
+}
+
+/// `GET /narrations`: each narration record from now on, once durable, a JSON line each
+/// (`{"narration": …}`, or `{"missed": n}`); nothing from a session that does not narrate.
+async fn narrations(State(live): State<Arc<Live>>) -> Response {
+    follow(live.narrations(), |record| json!({ "narration": record }))
+}
+
+/// What `receiver` gets from now on as a stream of JSON lines, each as `shown` writes it.
+fn follow<T: Send + Sync + 'static>(
+    receiver: tokio::sync::broadcast::Receiver<Arc<T>>,
+    shown: fn(&T) -> serde_json::Value,
+) -> Response {
+    let stream = futures_util::stream::unfold(receiver, move |mut receiver| async move {
         use tokio::sync::broadcast::error::RecvError;
         let line = match receiver.recv().await {
-            Ok(delivery) => line(&delivery),
+            Ok(item) => format!("{}\n", shown(&item)),
             Err(RecvError::Lagged(missed)) => format!("{}\n", json!({ "missed": missed })),
             Err(RecvError::Closed) => return None,
         };
@@ -259,11 +274,6 @@ async fn decisions(State(live): State<Arc<Live>>) -> Response {
         HeaderValue::from_static("application/x-ndjson"),
     );
     response
-}
-
-/// A decision as one JSON line.
-fn line(delivery: &Delivery) -> String {
-    format!("{}\n", json!({ "decision": delivery }))
 }
 
 /// The request's body, read up to [`LIVE_SIGNAL_BYTES_MAX`] and no further (a longer one is
