@@ -215,6 +215,41 @@ fn a_narration_out_of_fuel_fails_and_the_template_stays() {
     assert_eq!(record.fuel_used, 50_000_000);
 }
 
+/// A narrator stopped while it narrates (its owner stopping: a session, an app closing) ends
+/// that narration at its next epoch tick, unanswered and so unkept, with part of its budget
+/// burned; a later narration is refused before it starts. The narration takes seconds, so it
+/// is still running when the stop comes 300 ms in.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stopped_narrator_ends_its_narration_unanswered() {
+    let data = crate::support::temp_dir("data-stop");
+    let host = aura_host::Host::open(&crate::support::config(plugins_dir(), data))
+        .await
+        .unwrap();
+    let narrator = Arc::new(host.narrator().unwrap());
+    let lead = "Calendar conflicts need resolving";
+    let running = {
+        let narrator = narrator.clone();
+        std::thread::spawn(move || narrator.narrate(&crafted()[0], lead, "x"))
+    };
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    narrator.stop();
+    let record = running.join().unwrap();
+    assert_eq!(record.outcome, NarrationOutcome::Failed, "{record:?}");
+    assert_eq!(record.rationale, None);
+    assert!(
+        record.reason.as_deref().unwrap().contains("was stopped"),
+        "{record:?}"
+    );
+    assert!(record.fuel_used > 0, "{record:?}");
+    assert!(record.fuel_used < aura_contract::limits::NARRATOR_FUEL_MAX);
+    let later = narrator.narrate(&crafted()[0], lead, "x");
+    assert!(
+        later.reason.as_deref().unwrap().contains("was stopped"),
+        "{later:?}"
+    );
+    assert_eq!(later.fuel_used, 0);
+}
+
 fn records(data: &std::path::Path) -> Vec<NarrationRecord> {
     std::fs::read_to_string(data.join(aura_host::journal::NARRATIONS_PATH))
         .unwrap()

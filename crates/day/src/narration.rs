@@ -39,6 +39,10 @@ pub enum NarrationError {
         /// Why.
         message: String,
     },
+    /// The narrator was stopped (its owner is stopping): what it was narrating has no record,
+    /// and the next pass narrates it.
+    #[error("the narrator was stopped: the next pass narrates what has no record")]
+    Stopped,
     /// A line of traces.jsonl is not a trace (the journal checked each against trace.v1).
     #[error("traces.jsonl line {line} is not a trace: {message}")]
     Trace {
@@ -159,14 +163,17 @@ pub async fn narrate_run(
             .as_ref()
             .and_then(|call| catalogue::tool(&call.agent, &call.tool))
             .map_or("", |spec| spec.rationale_lead);
-        let (narrator, trace, lead) = (narrator.clone(), trace.clone(), lead.to_owned());
+        let (narrating, trace, lead) = (narrator.clone(), trace.clone(), lead.to_owned());
         let trace_id = trace.trace_id.clone();
-        let record = tokio::task::spawn_blocking(move || narrator.narrate(&trace, &lead, &case))
+        let record = tokio::task::spawn_blocking(move || narrating.narrate(&trace, &lead, &case))
             .await
             .map_err(|error| NarrationError::Unfinished {
                 trace_id,
                 message: error.to_string(),
             })?;
+        if narrator.stopped() {
+            return Err(NarrationError::Stopped);
+        }
         // A record always serializes (strings, integers, an enum).
         let value = serde_json::to_value(&record).unwrap_or_default();
         host.journal().narration(&value)?;

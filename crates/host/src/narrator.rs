@@ -97,6 +97,17 @@ impl Narrator {
         self.sandbox.target_name()
     }
 
+    /// Stops its narrations: the running one ends within an epoch tick, unanswered, and every
+    /// later one at once ([`NarratorSandbox::stop`]). For an owner that is stopping.
+    pub fn stop(&self) {
+        self.sandbox.stop();
+    }
+
+    /// Whether [`Self::stop`] was called: a narration that ended since has no record to keep.
+    pub fn stopped(&self) -> bool {
+        self.sandbox.stopped()
+    }
+
     /// The component's raw answer for `facts` (the canonical JSON of [`NarrationFacts`]), in a
     /// fresh instance under this narrator's fuel: what [`Self::narrate`] reads. Blocks the
     /// thread while the model runs.

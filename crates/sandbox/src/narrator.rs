@@ -5,12 +5,16 @@
 //! linker (deny-by-default WASI and nothing else: the narrator imports no host function), and
 //! running `narrate(facts)` under a fuel budget, an epoch backstop ([`NARRATOR_BACKSTOP_MS`]),
 //! the memory bound and a cap on what crosses, turning wasmtime's failures into
-//! [`NarrateError`]. The instance is dropped after its one call: a narration never sees
+//! [`NarrateError`], and stopping its narrations when its owner stops (within an epoch tick,
+//! [`NarratorSandbox::stop`]). The instance is dropped after its one call: a narration never sees
 //! another's facts. It must not build the facts, read the answer or judge its text (the host's
 //! narration module does) and never gives the guest a file, a socket, a clock or an argument.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use wasmtime::component::{Component, Linker, ResourceTable};
-use wasmtime::{Engine, Store, Trap};
+
+use wasmtime::{Engine, Store, Trap, UpdateDeadline};
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
@@ -73,6 +77,13 @@ pub enum NarrateError {
         /// Its size.
         bytes: usize,
     },
+    /// Its owner stopped it ([`NarratorSandbox::stop`]): no answer, and nothing to record (the
+    /// case is narrated again at the next start).
+    #[error("the narrator was stopped ({fuel_used} fuel burned)")]
+    Stopped {
+        /// Fuel burned until then.
+        fuel_used: u64,
+    },
     /// Any other trap (a defect of the component, or a refusal of wasmtime's).
     #[error("the narrator trapped: {reason}")]
     Trapped {
@@ -90,6 +101,7 @@ impl NarrateError {
             Self::FactsTooLarge { .. } | Self::AnswerTooLarge { .. } => 0,
             Self::OutOfFuel { fuel_used }
             | Self::Backstop { fuel_used }
+            | Self::Stopped { fuel_used }
             | Self::MemoryLimit { fuel_used, .. }
             | Self::Trapped { fuel_used, .. } => *fuel_used,
         }
@@ -113,7 +125,21 @@ pub struct NarratorSandbox {
     target: CodeTarget,
     linker: Linker<NarratorState>,
     _ticker: EpochTicker,
+    /// Set by [`Self::stop`]: every narration, running or to come, traps at its next tick.
+    stopping: Arc<AtomicBool>,
 }
+
+/// The trap of a narration whose sandbox was stopped.
+#[derive(Debug)]
+struct StoppedTrap;
+
+impl std::fmt::Display for StoppedTrap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the narrator's owner stopped it")
+    }
+}
+
+impl std::error::Error for StoppedTrap {}
 
 impl std::fmt::Debug for NarratorSandbox {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -165,7 +191,21 @@ impl NarratorSandbox {
             target: target.clone(),
             linker,
             _ticker: ticker,
+            stopping: Arc::new(AtomicBool::new(false)),
         })
+    }
+
+    /// Stops this sandbox's narrations: the one running traps at its next epoch tick
+    /// ([`EPOCH_TICK_MS`]) with [`NarrateError::Stopped`], and every later one at once. For an
+    /// owner that is stopping (a live session, an app closing): a narration runs on a thread
+    /// of its own for seconds to minutes, and must not hold that stop up.
+    pub fn stop(&self) {
+        self.stopping.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether [`Self::stop`] was called.
+    pub fn stopped(&self) -> bool {
+        self.stopping.load(Ordering::SeqCst)
     }
 
     /// The target this engine runs.
@@ -242,6 +282,9 @@ impl NarratorSandbox {
         if facts.len() > NARRATOR_FACTS_BYTES_MAX {
             return Err(NarrateError::FactsTooLarge { bytes: facts.len() });
         }
+        if self.stopped() {
+            return Err(NarrateError::Stopped { fuel_used: 0 });
+        }
         let stdout = MemoryOutputPipe::new(GUEST_OUTPUT_BYTES_MAX);
         let stderr = MemoryOutputPipe::new(GUEST_OUTPUT_BYTES_MAX);
         let unused = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
@@ -260,8 +303,24 @@ impl NarratorSandbox {
             fuel_used: 0,
         };
         store.set_fuel(fuel).map_err(setup)?;
-        store.set_epoch_deadline(NARRATOR_BACKSTOP_MS.div_ceil(EPOCH_TICK_MS));
-        store.epoch_deadline_trap();
+        // Every tick: a stop ends it, and so does the backstop. Neither touches what it
+        // computes, so a narration that ends by itself is the same on every machine.
+        let (stopping, backstop_ticks) = (
+            self.stopping.clone(),
+            NARRATOR_BACKSTOP_MS.div_ceil(EPOCH_TICK_MS),
+        );
+        let mut ticks = 0u64;
+        store.set_epoch_deadline(1);
+        store.epoch_deadline_callback(move |_| {
+            ticks += 1;
+            if stopping.load(Ordering::SeqCst) {
+                return Err(wasmtime::Error::new(StoppedTrap));
+            }
+            if ticks >= backstop_ticks {
+                return Err(Trap::Interrupt.into());
+            }
+            Ok(UpdateDeadline::Continue(1))
+        });
         store.set_hostcall_fuel(NARRATOR_FACTS_BYTES_MAX.max(NARRATOR_ANSWER_BYTES_MAX));
         let outcome = narrator
             .pre
@@ -282,6 +341,9 @@ impl NarratorSandbox {
                 fuel_used,
                 memory_bytes_peak: limiter.peak_bytes,
             }),
+            Err(error) if error.downcast_ref::<StoppedTrap>().is_some() || self.stopped() => {
+                Err(NarrateError::Stopped { fuel_used })
+            }
             Err(error) => Err(match error.downcast_ref::<Trap>() {
                 Some(Trap::OutOfFuel) => NarrateError::OutOfFuel { fuel_used },
                 Some(Trap::Interrupt) => NarrateError::Backstop { fuel_used },

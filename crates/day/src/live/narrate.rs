@@ -8,8 +8,9 @@
 //! Each record goes to the session's subscribers as it is written (a kept one is the rationale
 //! that replaces the template where a person reads it). A session on a replayed clock waits for
 //! its passes at its end, so it leaves the narrations `aura run --narrate` leaves; one stopped
-//! waits [`LIVE_STOP_WAIT_MS`] and leaves the rest to the next start, which narrates what has
-//! no record. It must not judge a narration nor change a trace.
+//! gives the running pass [`LIVE_STOP_WAIT_MS`], then stops the narrator (its narration ends
+//! within an epoch tick, unrecorded) and leaves the rest to the next start, which narrates what
+//! has no record. It must not judge a narration nor change a trace.
 
 use std::sync::Arc;
 
@@ -125,20 +126,28 @@ impl Narrating {
     }
 
     /// At the session's end: on a replayed clock, every pass runs to its end (`all`); else the
-    /// running one gets [`LIVE_STOP_WAIT_MS`], and what it has not written is narrated at the
-    /// next start.
+    /// running one gets [`LIVE_STOP_WAIT_MS`], then the narrator is stopped, and what it has
+    /// not written is narrated at the next start.
     pub(super) async fn finish(&mut self, all: bool) {
         if !all {
             if self.pass.is_none() {
                 return;
             }
+            self.again = false;
             let wait = std::time::Duration::from_millis(LIVE_STOP_WAIT_MS);
             if let Ok(outcome) = tokio::time::timeout(wait, self.running()).await {
-                self.again = false;
                 self.ended(outcome);
-            } else if let Some(pass) = self.pass.take() {
-                tracing::warn!("a narration is still running at stop: the next start narrates it");
-                pass.abort();
+                return;
+            }
+            tracing::warn!("a narration is still running at stop: the next start narrates it");
+            self.config.narrator.stop();
+            match tokio::time::timeout(wait, self.running()).await {
+                Ok(outcome) => self.ended(outcome),
+                Err(_) => {
+                    if let Some(pass) = self.pass.take() {
+                        pass.abort();
+                    }
+                }
             }
             return;
         }
