@@ -284,9 +284,10 @@ pub async fn hold(hold: Hold, mut claim: Claim, mut stop: watch::Receiver<bool>)
             if let Err(error) = fleet.release(&person, &claim.holding).await {
                 tracing::warn!(person = %person, %error, "lease not released: it runs out instead");
             }
+            let why = Ended::Failed(error.to_string());
             tracing::info!(target: "aura_fleet::audit", event = "stop", person = %person,
-                host = %me, why = %error);
-            return Ended::Failed(error.to_string());
+                host = %me, epoch = claim.holding.epoch, why = ?why);
+            return why;
         }
     }
     tracing::info!(target: "aura_fleet::audit", event = "hold", person = %person, host = %me,
@@ -357,7 +358,7 @@ pub async fn hold(hold: Hold, mut claim: Claim, mut stop: watch::Receiver<bool>)
         let _ = storing.await;
     }
     tracing::info!(target: "aura_fleet::audit", event = "stop", person = %person, host = %me,
-        why = ?why);
+        epoch = claim.holding.epoch, why = ?why);
     why
 }
 
