@@ -156,6 +156,54 @@ async fn sleeping_in_an_import_is_stopped_by_the_wall_clock_backstop() {
     drop(zoo);
 }
 
+/// The backstop counts a call's served time, not its waits for a core: a call that yields
+/// (every FUEL_YIELD_INTERVAL of fuel) while another task holds the executor's only thread for
+/// longer than the call's deadline and margin still answers, as it would on an idle machine.
+/// Wall-clock time made a loaded fleet host record a tick's call as failed where the host that
+/// replayed the journal ran it, and the person's decisions could no longer be replayed.
+#[tokio::test(flavor = "current_thread")]
+async fn a_call_that_waited_for_a_core_past_its_backstop_still_answers() {
+    use aura_contract::limits::FUEL_YIELD_INTERVAL;
+    let data = temp_dir("zoo-starved");
+    let host = aura_host::Host::open(&crate::support::config(plugins_dir(), &data))
+        .await
+        .unwrap();
+    // 120 events, an hour apart: well over two yield intervals of work, far under the fuel
+    // of a 100 ms deadline.
+    let events: Vec<Value> = (0..120)
+        .map(|i| {
+            json!({"id": format!("e{i}"), "title": "t",
+                "start": format!("2026-11-{:02}T{:02}:00:00Z", 1 + i / 24, i % 24),
+                "end": format!("2026-11-{:02}T{:02}:30:00Z", 1 + i / 24, i % 24)})
+        })
+        .collect();
+    let mut call = envelope(
+        "t_starved001",
+        "calendar",
+        "detect_conflicts",
+        json!({ "events": events }),
+    );
+    let deadline_ms = 100;
+    call["deadline_ms"] = json!(deadline_ms);
+    let held_ms = 3 * (deadline_ms + EPOCH_BACKSTOP_MARGIN_MS);
+    let text = call.to_string();
+    let (answer, ()) = tokio::join!(host.dispatch(&text), async {
+        // Past the call's first yields, then the thread is held.
+        for _ in 0..2 {
+            tokio::task::yield_now().await;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(held_ms));
+    });
+    let answer = answer.unwrap_or_else(|refused| panic!("refused: {:?}", refused.error));
+    assert!(answer.ok, "{answer:?}");
+    assert!(
+        answer.fuel_used > 2 * FUEL_YIELD_INTERVAL,
+        "the call must yield to be starved: {} fuel",
+        answer.fuel_used
+    );
+    assert!(quarantine_lines(&data).is_empty());
+}
+
 #[tokio::test]
 async fn a_flood_of_malformed_host_calls_ends_the_call() {
     let zoo = expect_kind("flood", "t_flood00001", 1000, "import_limit").await;

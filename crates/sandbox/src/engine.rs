@@ -105,14 +105,15 @@ pub struct EngineTuning {
     pub bounds_checks_always: bool,
     /// Record every compiled function in /tmp/perf-<pid>.map, so `perf report` names them.
     pub perf_map: bool,
-    /// Wall-clock time past a call's deadline before the backstop stops it:
+    /// Served time (`served`) past a call's deadline before the backstop stops it:
     /// [`EPOCH_BACKSTOP_MARGIN_MS`], or under a deterministic simulation
     /// [`SIMULATED_BACKSTOP_MARGIN_MS`] (the machine's load must not decide a call there).
     pub backstop_margin_ms: u64,
 }
 
 impl EngineTuning {
-    /// When the wall-clock backstop stops a call with `budget`: the margin past its deadline.
+    /// When the backstop stops a call with `budget`: the margin past its deadline, in served
+    /// time.
     pub fn backstop_ms(&self, budget: &Budget) -> u64 {
         budget.deadline_ms.saturating_add(self.backstop_margin_ms)
     }

@@ -21,7 +21,9 @@
 //! - `narrator`: the narrator's own engine and one narration in a fresh instance
 //!   ([`NarratorSandbox`], [`PreparedNarrator`], [`NarrateError`]);
 //! - `imports`: the `host.call` / `host.emit` imports ([`HostImports`], [`Caller`],
-//!   [`HostCall`], [`HostCallAnswer`]) and their per-call bounds.
+//!   [`HostCall`], [`HostCallAnswer`]) and their per-call bounds;
+//! - [`served`]: a call's served time, what its backstop measures (its waits for a core not
+//!   counted, so a loaded machine does not change what a call answers).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -41,6 +43,7 @@ mod engine;
 mod guest;
 mod imports;
 mod narrator;
+pub mod served;
 mod store;
 
 pub use engine::{
@@ -487,6 +490,7 @@ impl Sandbox {
         };
         let mut call = self.call_store(agent, call_id, frame, imports)?;
         let backstop = Duration::from_millis(self.tuning.backstop_ms(&call.budget()));
+        let served = call.served();
         let run = async {
             let instance = call.instantiate().await?;
             match export {
@@ -496,8 +500,8 @@ impl Sandbox {
             }
         };
         // Epochs interrupt running wasm; a guest parked in a host import (a WASI poll) runs
-        // none, so the same backstop also bounds the whole call in wall-clock time.
-        let outcome = tokio::time::timeout(backstop, run).await;
+        // none, so the same backstop also bounds the whole call's served time.
+        let outcome = served::bounded(&served, backstop, run).await;
         call.log_output();
         match outcome {
             Ok(Ok(output)) => Ok(Invocation {
@@ -505,7 +509,7 @@ impl Sandbox {
                 fuel_used: call.fuel_used(),
             }),
             Ok(Err(error)) => Err(error),
-            Err(_elapsed) => Err(call.wall_clock_exceeded()),
+            Err(served::BackstopElapsed) => Err(call.wall_clock_exceeded()),
         }
     }
 }

@@ -11,13 +11,15 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 use wasmtime::component::ResourceTable;
-use wasmtime::{ResourceLimiter, Store, Trap};
+use wasmtime::{ResourceLimiter, Store, Trap, UpdateDeadline};
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use super::imports::{Caller, HostImports};
+use super::served::ServedClock;
 use super::{Budget, Frame, PreparedAgent, Sandbox, bindings, guest};
 use aura_contract::error::CrossingError;
 use aura_contract::limits::*;
@@ -134,6 +136,8 @@ pub struct Instance(bindings::Agent);
 pub struct CallStore<'a> {
     agent: &'a PreparedAgent,
     store: Store<CallState>,
+    /// The call's served time, which its backstops measure.
+    served: Arc<ServedClock>,
     budget: Budget,
     fuel_metering: bool,
     backstop_margin_ms: u64,
@@ -166,18 +170,32 @@ impl Sandbox {
                     fuel_used: 0,
                 })?;
         }
-        // The epoch backstop: interrupts running wasm a margin past the deadline.
-        store.set_epoch_deadline(match interrupt_at_start {
-            true => 0,
-            false => self.tuning.backstop_ms(&budget).div_ceil(EPOCH_TICK_MS),
-        });
-        store.epoch_deadline_trap();
+        // The epoch backstop: interrupts running wasm once the call has been served a margin
+        // past its deadline (its waits for a core not counted: `served`).
+        let served = ServedClock::start();
+        let backstop = Duration::from_millis(self.tuning.backstop_ms(&budget));
+        if interrupt_at_start {
+            store.set_epoch_deadline(0);
+            store.epoch_deadline_trap();
+        } else {
+            store.set_epoch_deadline(backstop.as_millis().div_ceil(EPOCH_TICK_MS.into()) as u64);
+            let clock = served.clone();
+            store.epoch_deadline_callback(move |_| {
+                let left = backstop.saturating_sub(clock.served());
+                if left.is_zero() {
+                    return Err(Trap::Interrupt.into());
+                }
+                let ticks = left.as_millis().div_ceil(EPOCH_TICK_MS.into()) as u64;
+                Ok(UpdateDeadline::Continue(ticks.max(1)))
+            });
+        }
         // Data a guest hands the host in one import call (host.call, host.emit, WASI writes)
         // is capped like every other crossing, before the host allocates it.
         store.set_hostcall_fuel(CROSSING_BYTES_MAX);
         Ok(CallStore {
             agent,
             store,
+            served,
             budget,
             fuel_metering: self.tuning.fuel_metering,
             backstop_margin_ms: self.tuning.backstop_margin_ms,
@@ -282,6 +300,11 @@ impl CallStore<'_> {
         }
     }
 
+    /// The call's served time (what its backstops measure).
+    pub fn served(&self) -> Arc<ServedClock> {
+        self.served.clone()
+    }
+
     /// The call's budget.
     pub fn budget(&self) -> Budget {
         self.budget
@@ -300,8 +323,8 @@ impl CallStore<'_> {
         guest::log_output(self.agent.name, "stderr", &state.stderr);
     }
 
-    /// The error of a call the epoch backstop's wall-clock twin cut short (a guest parked in
-    /// a host import runs no wasm, so no epoch interrupts it).
+    /// The error of a call the epoch backstop's twin around the whole call cut short (a guest
+    /// parked in a host import runs no wasm, so no epoch interrupts it).
     pub(super) fn wall_clock_exceeded(&self) -> CrossingError {
         CrossingError::WallClockExceeded {
             agent: self.agent.name.to_owned(),
