@@ -22,6 +22,8 @@ mod finance;
 mod fleet;
 #[cfg(feature = "nats")]
 mod fleet_day;
+#[cfg(feature = "jit")]
+mod hidden_state;
 mod layout;
 mod live;
 #[cfg(feature = "nats")]
