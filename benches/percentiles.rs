@@ -87,8 +87,9 @@ fn main() {
         reply_value,
     };
     let mut figures = Figures::default();
-    let sections: [(&str, Section); 8] = [
+    let sections: [(&str, Section); 9] = [
         ("crossing", crossing),
+        ("whole", whole),
         ("sandbox", sandbox),
         ("pool", pool),
         ("hop", hop),
@@ -103,8 +104,20 @@ fn main() {
         }
     }
     // Only on request: `AURA_BENCH_ONLY=profile perf record -g <this bench> --bench`.
-    if std::env::var("AURA_BENCH_ONLY").is_ok_and(|only| only.split(',').any(|s| s == "profile")) {
+    let only = std::env::var("AURA_BENCH_ONLY").unwrap_or_default();
+    if only.split(',').any(|s| s == "profile") {
         profile(&bench);
+    }
+    // `AURA_BENCH_ONLY=profile_crossing perf record -g <this bench> --bench`: the whole crossing
+    // through the host, so a profile splits it by the host's own functions.
+    if only.split(',').any(|s| s == "profile_crossing") {
+        for _ in 0..scaled(PROFILE_ITERS) {
+            black_box(
+                bench
+                    .rt
+                    .block_on(common::dispatch_ok(&bench.host, &bench.small.text)),
+            );
+        }
     }
 
     let out = json!({
@@ -267,6 +280,160 @@ fn sandbox(b: &Bench, figures: &mut Figures) {
     figures.record("probe_call_again", Series(again_ns).summary());
 }
 
+/// The whole crossing explained by its parts: the full crossing and its parts run in
+/// sequence (check_call, the sandbox's whole call, check_reply, as dispatch runs them), taking
+/// turns call by call, each part timed where it runs in a crossing rather than in a loop of its
+/// own; the page faults per crossing; and the bytes a call's reset copies or zeroes.
+fn whole(b: &Bench, figures: &mut Figures) {
+    let (rt, host, small) = (&b.rt, &b.host, &b.small);
+    // Five ways of running the small call, taking turns in blocks of POOL_BLOCK_CALLS (each
+    // block's first call untimed), so the machine's slow and fast spells fall on all alike:
+    // the full crossing; its parts in sequence, each timed in place; and each part alone, in
+    // a block of its own.
+    let mut series: [Vec<u64>; 8] = Default::default();
+    let [
+        full,
+        inbound,
+        sandboxed,
+        outbound,
+        parts,
+        check_alone,
+        sandbox_alone,
+        reply_alone,
+    ] = &mut series;
+    let blocks = scaled(FAST_ITERS).div_ceil(POOL_BLOCK_CALLS);
+    let faults_before = thread_minor_faults();
+    for _ in 0..blocks {
+        for variant in 0..5 {
+            for call in 0..POOL_BLOCK_CALLS {
+                let timed = call > 0;
+                let started = Instant::now();
+                match variant {
+                    0 => {
+                        black_box(rt.block_on(common::dispatch_ok(host, &small.text)));
+                        if timed {
+                            full.push(nanos(started.elapsed()));
+                        }
+                    }
+                    1 => {
+                        let checked = host
+                            .crossing()
+                            .check_call(&small.text)
+                            .unwrap_or_else(|e| panic!("check_call: {e}"));
+                        let checked_at = Instant::now();
+                        let runs = rt
+                            .block_on(host.measure(&checked, 1))
+                            .unwrap_or_else(|e| panic!("measure: {e}"));
+                        let ran_at = Instant::now();
+                        let reply = host.crossing().check_reply(&checked, &b.reply);
+                        black_box(reply.unwrap_or_else(|e| panic!("check_reply: {e}")));
+                        let replied_at = Instant::now();
+                        black_box(runs);
+                        if timed {
+                            inbound.push(nanos(checked_at - started));
+                            sandboxed.push(nanos(ran_at - checked_at));
+                            outbound.push(nanos(replied_at - ran_at));
+                            parts.push(nanos(replied_at - started));
+                        }
+                    }
+                    2 => {
+                        black_box(host.crossing().check_call(&small.text)).ok();
+                        if timed {
+                            check_alone.push(nanos(started.elapsed()));
+                        }
+                    }
+                    3 => {
+                        black_box(rt.block_on(host.measure(&b.checked, 1))).ok();
+                        if timed {
+                            sandbox_alone.push(nanos(started.elapsed()));
+                        }
+                    }
+                    _ => {
+                        black_box(host.crossing().check_reply(&b.checked, &b.reply)).ok();
+                        if timed {
+                            reply_alone.push(nanos(started.elapsed()));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let names = [
+        "whole_full_crossing",
+        "whole_in_sequence_check_call",
+        "whole_in_sequence_sandbox",
+        "whole_in_sequence_check_reply",
+        "whole_in_sequence_parts",
+        "whole_alone_check_call",
+        "whole_alone_sandbox",
+        "whole_alone_check_reply",
+    ];
+    for (name, values) in names.into_iter().zip(series) {
+        figures.record(name, Series(values).summary());
+    }
+    let faults = thread_minor_faults().saturating_sub(faults_before);
+    figures.record(
+        "whole_minor_faults_per_call",
+        json!(faults as f64 / (blocks * 5 * POOL_BLOCK_CALLS) as f64),
+    );
+
+    // What a call's reset copies or zeroes: every page its slot's calls ever wrote. The small
+    // call alone, then after the day's ticks ran in the same slot.
+    let probe = Probe::new(true, &["calendar"]);
+    let fuel = DEADLINE_MS_DEFAULT * FUEL_PER_MS_DEFAULT;
+    for _ in 0..10 {
+        black_box(rt.block_on(probe.run(
+            "calendar",
+            b.checked.canonical(),
+            fuel,
+            DEADLINE_MS_DEFAULT,
+        )));
+    }
+    figures.record(
+        "whole_reset_bytes_small_call",
+        json!(probe.resident_bytes()),
+    );
+    let scenario = common::day_scenario(host);
+    for context in common::day_contexts(&scenario) {
+        let text = to_canonical_string(&context).unwrap_or_default();
+        let tick_fuel = TICK_DEADLINE_MS * FUEL_PER_MS_DEFAULT;
+        black_box(rt.block_on(probe.run_tick("calendar", &text, tick_fuel, TICK_DEADLINE_MS)));
+    }
+    black_box(rt.block_on(probe.run("calendar", b.checked.canonical(), fuel, DEADLINE_MS_DEFAULT)));
+    figures.record(
+        "whole_reset_bytes_small_call_after_the_day",
+        json!(probe.resident_bytes()),
+    );
+    let warm = Series(
+        (0..scaled(SANDBOX_ITERS))
+            .map(|_| small_probe_call(b, &probe))
+            .collect(),
+    );
+    figures.record("whole_probe_call_after_the_day", warm.summary());
+}
+
+/// The small call through `probe`'s whole call (store, instantiate, call, free): how long it
+/// took, in ns.
+fn small_probe_call(b: &Bench, probe: &Probe) -> u64 {
+    let fuel = DEADLINE_MS_DEFAULT * FUEL_PER_MS_DEFAULT;
+    let started = Instant::now();
+    let call = probe.run("calendar", b.checked.canonical(), fuel, DEADLINE_MS_DEFAULT);
+    black_box(b.rt.block_on(call));
+    nanos(started.elapsed())
+}
+
+/// This thread's minor page faults so far (/proc/thread-self/stat, field 10).
+fn thread_minor_faults() -> u64 {
+    let stat = std::fs::read_to_string("/proc/thread-self/stat").unwrap_or_default();
+    // The command name (field 2) is in parentheses and may hold spaces: count after it.
+    let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    after
+        .split_whitespace()
+        .nth(7)
+        .and_then(|f| f.parse().ok())
+        .unwrap_or(0)
+}
+
 /// What the pool's reset of a freed slot buys: the probe's whole call (fresh store,
 /// instantiate, call, drop) with wasmtime's default (`madvise` everything), with memory kept
 /// resident and `memset` whole (kernels before 6.7), and as the sandbox does it (kept resident,
@@ -310,15 +477,9 @@ fn pool(b: &Bench, figures: &mut Figures) {
     for _ in 0..blocks {
         for (probe, ns) in probes.iter().zip(series.iter_mut()) {
             for call in 0..=POOL_BLOCK_CALLS {
-                let started = Instant::now();
-                black_box(rt.block_on(probe.run(
-                    "calendar",
-                    b.checked.canonical(),
-                    fuel,
-                    DEADLINE_MS_DEFAULT,
-                )));
+                let took = small_probe_call(b, probe);
                 if call > 0 {
-                    ns.push(nanos(started.elapsed()));
+                    ns.push(took);
                 }
             }
         }

@@ -77,6 +77,11 @@ impl Probe {
             .unwrap_or_else(|e| panic!("store: {e}"))
     }
 
+    /// Bytes the pool keeps resident in free slots (what the next calls there reset).
+    pub fn resident_bytes(&self) -> usize {
+        self.sandbox.resident_bytes()
+    }
+
     /// Instantiates the store's agent.
     pub async fn instantiate(store: &mut CallStore<'_>) -> Instance {
         store

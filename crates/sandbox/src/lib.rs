@@ -473,6 +473,16 @@ impl Sandbox {
             .await
     }
 
+    /// Bytes of linear memory the pool keeps resident in slots no call holds now: what the
+    /// next calls in those slots reset in place (every page a call in the slot ever wrote, up
+    /// to [`MEMORY_KEEP_RESIDENT_BYTES`] a slot: PAGEMAP_SCAN finds the pages that are no
+    /// longer the image's, not the ones the last call wrote). For BENCHMARKS.md.
+    pub fn resident_bytes(&self) -> usize {
+        self.engine
+            .pooling_allocator_metrics()
+            .map_or(0, |pool| pool.unused_memory_bytes_resident())
+    }
+
     async fn run(
         &self,
         agent: &PreparedAgent,

@@ -75,6 +75,9 @@ impl ServedClock {
     /// A poll returned pending: a wake that came during it counts from now, since the time in
     /// the poll was served.
     fn pending(&self) {
+        if self.woken_at_ns.load(Ordering::Acquire) == NOT_WOKEN {
+            return;
+        }
         let now = self.now_ns();
         let _ = self
             .woken_at_ns
