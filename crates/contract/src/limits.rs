@@ -100,10 +100,8 @@ pub const MANIFEST_FUEL: u64 = 10_000_000;
 /// Period of the epoch ticker that backs up fuel with time.
 pub const EPOCH_TICK_MS: u64 = 10;
 
-/// Margin past the deadline before the backstop interrupts a call that fuel did not stop (a
-/// host import that blocks, a device slower than its calibration), in the call's served time:
-/// wall-clock time less its waits for a core once ready (`aura_sandbox::served`), so a loaded
-/// machine does not cut short a call that would have answered.
+/// Margin past the deadline before the backstop interrupts a call fuel did not stop (a blocking
+/// import, a device slower than its calibration), in served time (`aura_sandbox::served`).
 pub const EPOCH_BACKSTOP_MARGIN_MS: u64 = 500;
 
 /// The backstop's margin under a deterministic simulation, where a call's outcome must follow
