@@ -98,16 +98,23 @@ impl Probe {
             .unwrap_or_else(|e| panic!("invoke: {e}"))
     }
 
-    /// A whole sandboxed tick: fresh store, instantiate, `tick(context)`; the output.
+    /// A whole sandboxed tick: fresh store, instantiate, `tick(context)`; the output. In the
+    /// tick's own pool slots as the host runs it (`own_slots`), or in its calls' slots as before
+    /// the tick twin (for BENCHMARKS.md's comparison).
     pub async fn run_tick(
         &self,
         agent: &str,
         context: &str,
         fuel: u64,
         deadline_ms: u64,
+        own_slots: bool,
     ) -> String {
         let mut store = self.store(agent, fuel, deadline_ms);
-        let instance = Self::instantiate(&mut store).await;
+        let instance = match own_slots {
+            true => store.instantiate_for_tick().await,
+            false => store.instantiate().await,
+        };
+        let instance = instance.unwrap_or_else(|e| panic!("instantiate: {e}"));
         store
             .tick(&instance, context)
             .await

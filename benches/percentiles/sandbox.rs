@@ -156,38 +156,61 @@ pub(super) fn whole(b: &Bench, figures: &mut Figures) {
     );
 
     // What a call's reset copies or zeroes: every page its slot's calls ever wrote. The small
-    // call alone, then after the day's ticks ran in the same slot.
-    let probe = Probe::new(true, &["calendar"]);
+    // call alone, then after the day's ticks ran: in the tick twin's own slots (as the host
+    // runs them), and in the calls' slots (as before the twin), two probes side by side.
     let fuel = DEADLINE_MS_DEFAULT * FUEL_PER_MS_DEFAULT;
-    for _ in 0..10 {
+    let scenario = common::day_scenario(host);
+    let contexts: Vec<String> = common::day_contexts(&scenario)
+        .iter()
+        .map(|c| to_canonical_string(c).unwrap_or_default())
+        .collect();
+    let probes = [("", true), ("_ticks_in_call_slots", false)].map(|(suffix, own_slots)| {
+        let probe = Probe::new(true, &["calendar"]);
+        for _ in 0..10 {
+            black_box(small_probe_call(b, &probe));
+        }
+        if own_slots {
+            figures.record(
+                "whole_reset_bytes_small_call",
+                json!(probe.resident_bytes()),
+            );
+        }
+        let tick_fuel = TICK_DEADLINE_MS * FUEL_PER_MS_DEFAULT;
+        for text in &contexts {
+            black_box(rt.block_on(probe.run_tick(
+                "calendar",
+                text,
+                tick_fuel,
+                TICK_DEADLINE_MS,
+                own_slots,
+            )));
+        }
         black_box(rt.block_on(probe.run(
             "calendar",
             b.checked.canonical(),
             fuel,
             DEADLINE_MS_DEFAULT,
         )));
+        // The pool's free slots together: with the twin, the ticks' pages sit in a slot calls
+        // never get, and the probe calls' timings below show what a call's slot resets.
+        figures.record(
+            &format!("whole_reset_bytes_after_the_day{suffix}"),
+            json!(probe.resident_bytes()),
+        );
+        (suffix, probe)
+    });
+    let mut series = [Vec::new(), Vec::new()];
+    for _ in 0..scaled(SANDBOX_ITERS).div_ceil(POOL_BLOCK_CALLS) {
+        for ((_, probe), ns) in probes.iter().zip(series.iter_mut()) {
+            ns.extend((0..POOL_BLOCK_CALLS).map(|_| small_probe_call(b, probe)));
+        }
     }
-    figures.record(
-        "whole_reset_bytes_small_call",
-        json!(probe.resident_bytes()),
-    );
-    let scenario = common::day_scenario(host);
-    for context in common::day_contexts(&scenario) {
-        let text = to_canonical_string(&context).unwrap_or_default();
-        let tick_fuel = TICK_DEADLINE_MS * FUEL_PER_MS_DEFAULT;
-        black_box(rt.block_on(probe.run_tick("calendar", &text, tick_fuel, TICK_DEADLINE_MS)));
+    for ((suffix, _), ns) in probes.iter().zip(series) {
+        figures.record(
+            &format!("whole_probe_call_after_the_day{suffix}"),
+            Series(ns).summary(),
+        );
     }
-    black_box(rt.block_on(probe.run("calendar", b.checked.canonical(), fuel, DEADLINE_MS_DEFAULT)));
-    figures.record(
-        "whole_reset_bytes_small_call_after_the_day",
-        json!(probe.resident_bytes()),
-    );
-    let warm = Series(
-        (0..scaled(SANDBOX_ITERS))
-            .map(|_| small_probe_call(b, &probe))
-            .collect(),
-    );
-    figures.record("whole_probe_call_after_the_day", warm.summary());
 }
 
 /// The small call through `probe`'s whole call (store, instantiate, call, free): how long it
@@ -289,6 +312,7 @@ pub(super) fn pool(b: &Bench, figures: &mut Figures) {
                         context,
                         tick_fuel,
                         TICK_DEADLINE_MS,
+                        true,
                     )));
                 }
                 ns.push(nanos(started.elapsed()));

@@ -27,7 +27,7 @@ use crate::support::guest_path;
 const SECRET: u64 = 0x5EC2_E75E_C2E7_A55A;
 /// The 8 bytes of the WAT guest's memory image at offset 0x40.
 const IMAGE: &[u8; 8] = b"AURA-IMG";
-/// Calls each guest gets in a row under one setting.
+/// Calls each guest gets in a row under one setting, and as many ticks between them.
 const CALLS: usize = 3;
 
 /// The WAT guest. `invoke` (and `tick`) first reports, as six hex fields: its global, its
@@ -204,16 +204,21 @@ fn budget() -> Budget {
     }
 }
 
-/// One call of `agent`'s invoke on a fresh instance: what it answered.
-async fn invoke(sandbox: &Sandbox, agent: &PreparedAgent, n: usize) -> String {
-    let (imports, budget) = (no_imports(), budget());
-    let call = format!(r#"{{"call_id":"t_hidden{n:04}"}}"#);
-    let frame = Frame::root(budget, 0);
-    let answer = sandbox
-        .invoke(agent, &format!("t_hidden{n:04}"), &call, frame, imports)
-        .await
-        .unwrap_or_else(|e| panic!("call {n}: {e}"));
-    answer.output
+/// One call of `agent` on a fresh instance, its `invoke` or its `tick` (the guests run the same
+/// body for both): what it answered.
+async fn call(sandbox: &Sandbox, agent: &PreparedAgent, n: usize, tick: bool) -> String {
+    let (imports, frame) = (no_imports(), Frame::root(budget(), 0));
+    let call_id = format!("t_hidden{n:04}");
+    let answer = match tick {
+        false => {
+            let call = format!(r#"{{"call_id":"{call_id}"}}"#);
+            sandbox.invoke(agent, &call_id, &call, frame, imports).await
+        }
+        true => sandbox.tick(agent, "{}", frame, imports).await,
+    };
+    answer
+        .unwrap_or_else(|e| panic!("call {n} (tick: {tick}): {e}"))
+        .output
 }
 
 /// What a reply reports: its `findings`.
@@ -241,14 +246,15 @@ async fn a_secret_written_in_one_call_is_never_read_in_the_next() {
             .prepare("calendar", memory_bytes_max, Code::Wasm(&hoarder))
             .unwrap();
         let mut first_rust: Option<Value> = None;
-        // The two guests take turns, so a slot one freed may serve the other next.
-        for n in 0..CALLS {
-            let found = findings(&invoke(&sandbox, &wat_agent, 2 * n).await);
+        // The two guests take turns, and each a call then a tick (which run in slots of their
+        // own), so a slot one freed may serve the other next.
+        for n in 0..2 * CALLS {
+            let tick = n % 2 == 1;
+            let found = findings(&call(&sandbox, &wat_agent, 2 * n, tick).await);
             assert_eq!(found, wat_fresh(), "{name}: WAT guest, call {n}");
 
-            let found: Value =
-                serde_json::from_str(&findings(&invoke(&sandbox, &rust_agent, 2 * n + 1).await))
-                    .unwrap();
+            let found = findings(&call(&sandbox, &rust_agent, 2 * n + 1, tick).await);
+            let found: Value = serde_json::from_str(&found).unwrap();
             assert_eq!(
                 found["secret_words"], 0,
                 "{name}: hoarder, call {n}: {found}"
@@ -256,7 +262,8 @@ async fn a_secret_written_in_one_call_is_never_read_in_the_next() {
             assert_eq!(found["zeroed"], 0, "{name}: hoarder, call {n}");
             assert_eq!(found["initialised"], 1, "{name}: hoarder, call {n}");
             match &first_rust {
-                // Memory's size, the first random number and the first handle start over.
+                // Memory's size, the first random number and the first handle start over (a
+                // tick's as a call's: an agent's random source is seeded by its name).
                 Some(first) => assert_eq!(&found, first, "{name}: hoarder, call {n}"),
                 None => first_rust = Some(found),
             }
@@ -314,4 +321,25 @@ async fn on_one_instance_the_second_call_finds_the_first_calls_secret() {
     );
     assert_ne!(second["random"], first["random"]);
     assert_ne!(second["stdout_handle"], first["stdout_handle"]);
+}
+
+/// An agent's calls and its ticks keep to pool slots of their own (its tick twin is another
+/// compiled module, and the pool hands a call its module's last slot): calls and ticks in turn
+/// leave two warm memory slots, where one copy of the code left one that a tick's pages then
+/// bloated for every call after it.
+#[tokio::test]
+async fn an_agents_calls_and_its_ticks_keep_to_slots_of_their_own() {
+    let (_, hoarder, memory_bytes_max) = guests();
+    for (name, target, tuning) in settings() {
+        let sandbox = Sandbox::tuned(0, &target, tuning).unwrap();
+        let agent = sandbox
+            .prepare("calendar", memory_bytes_max, Code::Wasm(&hoarder))
+            .unwrap();
+        assert_eq!(sandbox.warm_memory_slots(), 0, "{name}");
+        for (n, tick) in [false, true, false, true, false].into_iter().enumerate() {
+            findings(&call(&sandbox, &agent, n, tick).await);
+        }
+        // madvise gives a freed slot's pages back, but the slot stays warm (affine).
+        assert_eq!(sandbox.warm_memory_slots(), 2, "{name}");
+    }
 }

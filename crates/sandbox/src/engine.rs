@@ -366,6 +366,28 @@ fn pool_config(reset: PoolReset) -> PoolingAllocationConfig {
     pool
 }
 
+/// What the pool holds between calls, for tests and BENCHMARKS.md.
+impl super::Sandbox {
+    /// Bytes of linear memory the pool keeps resident in slots no call holds now: what the
+    /// next calls in those slots reset in place (every page a call in the slot ever wrote, up
+    /// to [`MEMORY_KEEP_RESIDENT_BYTES`] a slot: PAGEMAP_SCAN finds the pages that are no
+    /// longer the image's, not the ones the last call wrote). For BENCHMARKS.md.
+    pub fn resident_bytes(&self) -> usize {
+        self.engine
+            .pooling_allocator_metrics()
+            .map_or(0, |pool| pool.unused_memory_bytes_resident())
+    }
+
+    /// Memory slots some call has used and no call holds now. The pool hands a call the slot
+    /// its module last used, so after calls and ticks of one agent in turn this is two: one
+    /// for its calls, one for its ticks ([`super::PreparedAgent`]).
+    pub fn warm_memory_slots(&self) -> u32 {
+        self.engine
+            .pooling_allocator_metrics()
+            .map_or(0, |pool| pool.unused_warm_memories())
+    }
+}
+
 /// Why wasmtime refused a precompiled component, read from its explanation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PrecompiledMismatch {

@@ -215,11 +215,19 @@ pub struct Invocation {
     pub fuel_used: u64,
 }
 
-/// A component compiled and pre-instantiated against the host's linker.
+/// A component compiled and pre-instantiated against the host's linker, twice: once for its
+/// calls (`invoke`, `manifest`) and once, from a second copy of its code, for its ticks.
+///
+/// Why: resetting a pool slot puts back every page any call in it ever wrote (PAGEMAP_SCAN sees
+/// every page written since the slot was mapped), and a tick writes far more than a call (344
+/// KiB against 16 KiB for calendar), so a call in a slot a tick had used paid a tick's reset
+/// ever after. The pool keys a slot's affinity by compiled module, and a second copy of the
+/// code is another module: ticks keep to slots of their own.
 pub struct PreparedAgent {
     name: &'static str,
     memory_bytes_max: usize,
     pre: bindings::AgentPre<CallState>,
+    tick_pre: bindings::AgentPre<CallState>,
 }
 
 impl PreparedAgent {
@@ -321,11 +329,19 @@ impl Sandbox {
         memory_bytes_max: usize,
         code: Code<'_>,
     ) -> Result<PreparedAgent, SandboxError> {
-        let component = match code {
-            Code::Wasm(bytes) => self.compile(name, bytes)?,
-            Code::Precompiled(file) => self.map_precompiled(name, file)?,
+        let (component, tick_twin) = match code {
+            Code::Wasm(bytes) => {
+                let component = self.compile(name, bytes)?;
+                let twin = self.twin(name, &component)?;
+                (component, twin)
+            }
+            // Mapped twice: the file's pages are shared, the module ids are not.
+            Code::Precompiled(file) => (
+                self.map_precompiled(name, file)?,
+                self.map_precompiled(name, file)?,
+            ),
         };
-        self.pre_instantiate(name, memory_bytes_max, component)
+        self.pre_instantiate(name, memory_bytes_max, component, tick_twin)
     }
 
     /// [`Self::prepare`] for a plain component whose digest is `sha256`, through `cache`: the
@@ -363,7 +379,21 @@ impl Sandbox {
         wasm: impl FnOnce() -> Result<Vec<u8>, E>,
     ) -> Result<PreparedAgent, E> {
         let component = cached::component(&self.engine, &key, name, cache, wasm)?;
-        Ok(self.pre_instantiate(name, memory_bytes_max, component)?)
+        let tick_twin = self.twin(name, &component)?;
+        Ok(self.pre_instantiate(name, memory_bytes_max, component, tick_twin)?)
+    }
+
+    /// A second copy of `component`'s code, which wasmtime counts as other modules: an agent's
+    /// tick twin ([`PreparedAgent`]). It costs the code's size in memory once per agent.
+    fn twin(&self, name: &str, component: &Component) -> Result<Component, SandboxError> {
+        let refused = |e: wasmtime::Error| SandboxError::Compile {
+            agent: name.to_owned(),
+            message: format!("a second copy of its code: {e:#}"),
+        };
+        let code = component.serialize().map_err(refused)?;
+        // SAFETY: `code` is what this engine made of a component it compiled or mapped after
+        // checking it, serialized just now and never out of this process's memory.
+        unsafe { Component::deserialize(&self.engine, &code) }.map_err(refused)
     }
 
     /// The compilation cache's key for a component whose digest is `sha256` compiled by this
@@ -383,28 +413,28 @@ impl Sandbox {
         map_precompiled(&self.engine, name, file)
     }
 
-    /// Links a component against the host's imports, once, for every later instance.
+    /// Links a component and its tick twin against the host's imports, once, for every later
+    /// instance.
     fn pre_instantiate(
         &self,
         name: &'static str,
         memory_bytes_max: usize,
         component: Component,
+        tick_twin: Component,
     ) -> Result<PreparedAgent, SandboxError> {
-        let instance_pre =
-            self.linker
-                .instantiate_pre(&component)
-                .map_err(|e| SandboxError::Instantiate {
-                    agent: name.to_owned(),
-                    message: format!("{e:#}"),
-                })?;
-        let pre = bindings::AgentPre::new(instance_pre).map_err(|e| SandboxError::Instantiate {
-            agent: name.to_owned(),
-            message: format!("{e:#}"),
-        })?;
+        let link = |component: &Component| {
+            let refused = |e: wasmtime::Error| SandboxError::Instantiate {
+                agent: name.to_owned(),
+                message: format!("{e:#}"),
+            };
+            let instance_pre = self.linker.instantiate_pre(component).map_err(refused)?;
+            bindings::AgentPre::new(instance_pre).map_err(refused)
+        };
         Ok(PreparedAgent {
             name,
             memory_bytes_max: memory_bytes_max.min(MEMORY_BYTES_CEILING),
-            pre,
+            pre: link(&component)?,
+            tick_pre: link(&tick_twin)?,
         })
     }
 
@@ -473,16 +503,6 @@ impl Sandbox {
             .await
     }
 
-    /// Bytes of linear memory the pool keeps resident in slots no call holds now: what the
-    /// next calls in those slots reset in place (every page a call in the slot ever wrote, up
-    /// to [`MEMORY_KEEP_RESIDENT_BYTES`] a slot: PAGEMAP_SCAN finds the pages that are no
-    /// longer the image's, not the ones the last call wrote). For BENCHMARKS.md.
-    pub fn resident_bytes(&self) -> usize {
-        self.engine
-            .pooling_allocator_metrics()
-            .map_or(0, |pool| pool.unused_memory_bytes_resident())
-    }
-
     async fn run(
         &self,
         agent: &PreparedAgent,
@@ -502,11 +522,19 @@ impl Sandbox {
         let backstop = Duration::from_millis(self.tuning.backstop_ms(&call.budget()));
         let served = call.served();
         let run = async {
-            let instance = call.instantiate().await?;
             match export {
-                Export::Manifest => call.manifest(&instance).await,
-                Export::Invoke(text) => call.invoke(&instance, text).await,
-                Export::Tick(context) => call.tick(&instance, context).await,
+                Export::Manifest => {
+                    let instance = call.instantiate().await?;
+                    call.manifest(&instance).await
+                }
+                Export::Invoke(text) => {
+                    let instance = call.instantiate().await?;
+                    call.invoke(&instance, text).await
+                }
+                Export::Tick(context) => {
+                    let instance = call.instantiate_for_tick().await?;
+                    call.tick(&instance, context).await
+                }
             }
         };
         // Epochs interrupt running wasm; a guest parked in a host import (a WASI poll) runs

@@ -258,9 +258,21 @@ impl Sandbox {
 }
 
 impl CallStore<'_> {
-    /// Instantiates the agent in this store (a fresh instance from the pool).
+    /// Instantiates the agent in this store (a fresh instance from the pool), for `invoke` or
+    /// `manifest`.
     pub async fn instantiate(&mut self) -> Result<Instance, CrossingError> {
-        match self.agent.pre.instantiate_async(&mut self.store).await {
+        let pre = &self.agent.pre;
+        match pre.instantiate_async(&mut self.store).await {
+            Ok(agent) => Ok(Instance(agent)),
+            Err(error) => Err(self.classify(error)),
+        }
+    }
+
+    /// Instantiates the agent for `tick`: from its tick twin, so in pool slots its calls do not
+    /// use ([`PreparedAgent`]).
+    pub async fn instantiate_for_tick(&mut self) -> Result<Instance, CrossingError> {
+        let pre = &self.agent.tick_pre;
+        match pre.instantiate_async(&mut self.store).await {
             Ok(agent) => Ok(Instance(agent)),
             Err(error) => Err(self.classify(error)),
         }

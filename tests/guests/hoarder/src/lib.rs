@@ -1,12 +1,12 @@
 #![cfg(target_arch = "wasm32")]
-//! Hostile test guest: tries to carry a secret from one call to the next. Each `invoke` first
-//! reports what it finds (how many 8-byte words of its whole linear memory hold the secret,
-//! its memory's size, a static and an initialised static, its first random number and the
-//! handle WASI gives its first stdout stream), then leaves the secret everywhere it can: both
-//! statics, the SDK's arena (a small box), the heap past the arena (a 2 MiB vector, which grows
-//! memory), the stack (deep frames full of it), and a stdout stream it never drops. A fresh
-//! instance per call finds nothing of the call before, and its random numbers and handles
-//! start over.
+//! Hostile test guest: tries to carry a secret from one call to the next. Each call (`invoke`
+//! or `tick`: both run the same body) first reports what it finds (how many 8-byte words of its
+//! whole linear memory hold the secret, its memory's size, a static and an initialised static,
+//! its first random number and the handle WASI gives its first stdout stream), then leaves the
+//! secret everywhere it can: both statics, the SDK's arena (a small box), the heap past the
+//! arena (a 2 MiB vector, which grows memory), the stack (deep frames full of it), and a stdout
+//! stream it never drops. A fresh instance per call finds nothing of the call before, and its
+//! random numbers and handles start over.
 
 use std::hint::black_box;
 
@@ -64,8 +64,9 @@ fn stack_full_of_secrets(depth: u32) -> u64 {
     }
 }
 
-aura_zoo::hostile!(Hoarder, |call| {
-    let _ = call;
+/// One call (an `invoke` or a `tick`: both run this): what it finds, then the secret left
+/// everywhere.
+fn hoard() -> String {
     // SAFETY: one call at a time; the statics are this guest's own.
     let (zeroed, initialised) = unsafe { (ZEROED[0], INITIALISED[0]) };
     let findings = format!(
@@ -89,4 +90,6 @@ aura_zoo::hostile!(Hoarder, |call| {
     std::mem::forget(large);
     black_box(stack_full_of_secrets(16));
     aura_zoo::report(&findings)
-});
+}
+
+aura_zoo::hostile!(Hoarder, |call| { hoard() }, tick: |context| { hoard() });
