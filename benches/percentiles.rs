@@ -108,6 +108,9 @@ fn main() {
     }
     // Only on request: `AURA_BENCH_ONLY=profile perf record -g <this bench> --bench`.
     let only = std::env::var("AURA_BENCH_ONLY").unwrap_or_default();
+    if only.split(',').any(|s| s == "guest_ab") {
+        sandbox::guest_ab(&bench, &mut figures);
+    }
     if only.split(',').any(|s| s == "profile") {
         profile(&bench);
     }

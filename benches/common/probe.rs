@@ -40,15 +40,24 @@ impl Probe {
 
     /// [`Probe::new`] with the engine's settings tuned.
     pub fn tuned(tuning: EngineTuning, agents: &[&str]) -> Self {
+        let plugins = super::plugins_dir();
+        let files: Vec<_> = agents
+            .iter()
+            .map(|agent| (*agent, plugins.join(format!("{agent}.wasm"))))
+            .collect();
+        Self::from_files(tuning, &files)
+    }
+
+    /// A probe whose agents' components are read from the files given (an agent built from
+    /// another revision, for a side-by-side comparison), compiled with `tuning`.
+    pub fn from_files(tuning: EngineTuning, files: &[(&str, std::path::PathBuf)]) -> Self {
         let sandbox = Sandbox::tuned(PROBE_GUEST_SEED, &CodeTarget::Native, tuning)
             .unwrap_or_else(|e| panic!("sandbox: {e}"));
         let mut prepared_agents = HashMap::new();
-        let plugins = super::plugins_dir();
-        for agent in agents {
+        for (agent, path) in files {
             let spec = aura_contract::catalogue::agent(agent)
                 .unwrap_or_else(|| panic!("`{agent}` is not in the catalogue"));
-            let path = plugins.join(format!("{agent}.wasm"));
-            let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
             let prepared = sandbox
                 .prepare(spec.name, spec.memory_bytes_max, Code::Wasm(&bytes))
                 .unwrap_or_else(|e| panic!("{agent}: {e}"));

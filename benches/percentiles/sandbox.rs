@@ -213,6 +213,41 @@ pub(super) fn whole(b: &Bench, figures: &mut Figures) {
     }
 }
 
+/// The small call's whole sandboxed call by this build's calendar and by one built from
+/// another revision (`AURA_BENCH_GUEST_BEFORE`: its calendar.wasm), taking turns in blocks of
+/// POOL_BLOCK_CALLS, with each one's fuel (what the guest's work costs, free of the machine's
+/// noise). Only on request: `AURA_BENCH_ONLY=guest_ab`.
+pub fn guest_ab(b: &Bench, figures: &mut Figures) {
+    let Some(before) = std::env::var_os("AURA_BENCH_GUEST_BEFORE") else {
+        println!("guest_ab: set AURA_BENCH_GUEST_BEFORE to another build's calendar.wasm");
+        return;
+    };
+    let tuning = EngineTuning::default();
+    let probes = [
+        ("guest_after", Probe::tuned(tuning, &["calendar"])),
+        (
+            "guest_before",
+            Probe::from_files(tuning, &[("calendar", before.into())]),
+        ),
+    ];
+    let fuel = DEADLINE_MS_DEFAULT * FUEL_PER_MS_DEFAULT;
+    for (name, probe) in &probes {
+        let call = probe.run("calendar", b.checked.canonical(), fuel, DEADLINE_MS_DEFAULT);
+        let (output, fuel_used) = b.rt.block_on(call);
+        assert_eq!(output, b.reply, "{name}: another reply");
+        figures.record(&format!("{name}_fuel"), json!(fuel_used));
+    }
+    let mut series = [Vec::new(), Vec::new()];
+    for _ in 0..scaled(SANDBOX_ITERS).div_ceil(POOL_BLOCK_CALLS) {
+        for ((_, probe), ns) in probes.iter().zip(series.iter_mut()) {
+            ns.extend((0..POOL_BLOCK_CALLS).map(|_| small_probe_call(b, probe)));
+        }
+    }
+    for ((name, _), ns) in probes.iter().zip(series) {
+        figures.record(name, Series(ns).summary());
+    }
+}
+
 /// The small call through `probe`'s whole call (store, instantiate, call, free): how long it
 /// took, in ns.
 fn small_probe_call(b: &Bench, probe: &Probe) -> u64 {

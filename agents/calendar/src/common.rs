@@ -5,8 +5,11 @@
 //! (whole Unix seconds, fractions dropped; `find_free_slots` then works in whole minutes),
 //! offsets and "HH:MM" are `aura_sdk::time`'s, ranges and lengths `aura_sdk::args`'.
 
-use aura_sdk::args::{check_chars, check_len};
+use std::fmt::Display;
+
+use aura_sdk::args::{Item, check_chars, check_len};
 pub use aura_sdk::hours::{Hours, WorkingHours, default_weekdays};
+
 use aura_sdk::time::parse_time;
 use aura_sdk::{ToolError, ToolResult};
 use serde::{Deserialize, Serialize};
@@ -63,16 +66,21 @@ pub fn trimmed_location(location: Option<&str>) -> Option<&str> {
 
 impl CalendarEvent {
     /// Checks one event; `field` names it in error messages (e.g. "events[3]").
-    pub fn check(&self, field: &str) -> ToolResult<Span<'_>> {
-        check_chars(&self.id, &format!("{field}.id"), 1, MAX_ID_CHARS)?;
+    pub fn check(&self, field: impl Display) -> ToolResult<Span<'_>> {
+        check_chars(&self.id, format_args!("{field}.id"), 1, MAX_ID_CHARS)?;
         if let Some(title) = &self.title {
-            check_chars(title, &format!("{field}.title"), 0, MAX_TEXT_CHARS)?;
+            check_chars(title, format_args!("{field}.title"), 0, MAX_TEXT_CHARS)?;
         }
         if let Some(location) = &self.location {
-            check_chars(location, &format!("{field}.location"), 0, MAX_TEXT_CHARS)?;
+            check_chars(
+                location,
+                format_args!("{field}.location"),
+                0,
+                MAX_TEXT_CHARS,
+            )?;
         }
-        let start = parse_time(&self.start, &format!("{field}.start"))?;
-        let end = parse_time(&self.end, &format!("{field}.end"))?;
+        let start = parse_time(&self.start, format_args!("{field}.start"))?;
+        let end = parse_time(&self.end, format_args!("{field}.end"))?;
         if end <= start {
             return Err(ToolError::invalid_args(format!(
                 "{field}: end {:?} must be after start {:?}",
@@ -89,14 +97,18 @@ impl CalendarEvent {
 }
 
 /// Checks a list of events (at most [`MAX_EVENTS`], ids unique); `field` names the list.
-pub fn check_events<'a>(events: &'a [CalendarEvent], field: &str) -> ToolResult<Vec<Span<'a>>> {
-    check_len(events, field, MAX_EVENTS)?;
+pub fn check_events<'a>(
+    events: &'a [CalendarEvent],
+    field: impl Display,
+) -> ToolResult<Vec<Span<'a>>> {
+    check_len(events, &field, MAX_EVENTS)?;
     let spans = events
         .iter()
         .enumerate()
-        .map(|(i, event)| event.check(&format!("{field}[{i}]")))
+        .map(|(i, event)| event.check(Item(&field, i)))
         .collect::<ToolResult<Vec<_>>>()?;
-    let mut seen = std::collections::HashMap::with_capacity(spans.len());
+    // Not a HashMap: its hasher's seed is a WASI import call on each fresh instance.
+    let mut seen = std::collections::BTreeMap::new();
     for (i, span) in spans.iter().enumerate() {
         if let Some(first) = seen.insert(span.id, i) {
             return Err(ToolError::invalid_args(format!(

@@ -126,10 +126,10 @@ pub fn find_free_slots(args: FindFreeSlotsArgs) -> ToolResult<FindFreeSlotsResul
     for (i, span) in args.busy.iter().enumerate() {
         let field = format!("busy[{i}]");
         if let Some(id) = &span.id {
-            check_chars(id, &format!("{field}.id"), 1, MAX_ID_CHARS)?;
+            check_chars(id, format_args!("{field}.id"), 1, MAX_ID_CHARS)?;
         }
-        let start = parse_time(&span.start, &format!("{field}.start"))?;
-        let end = parse_time(&span.end, &format!("{field}.end"))?;
+        let start = parse_time(&span.start, format_args!("{field}.start"))?;
+        let end = parse_time(&span.end, format_args!("{field}.end"))?;
         if end <= start {
             let id = span
                 .id

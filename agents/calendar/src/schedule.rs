@@ -270,7 +270,7 @@ fn normalize_attendees(list: &[String]) -> ToolResult<Vec<String>> {
     for (i, attendee) in list.iter().enumerate() {
         check_chars(
             attendee,
-            &format!("event.attendees[{i}]"),
+            format_args!("event.attendees[{i}]"),
             0,
             MAX_ATTENDEE_CHARS,
         )?;

@@ -40,6 +40,7 @@
 //! - Items are in thread order, then sentence order; at most [`ITEMS_MAX`] (`truncated`).
 
 use std::collections::HashSet;
+use std::fmt::Display;
 
 use aura_sdk::args::{check_chars, check_len};
 use aura_sdk::time::{check_offset, parse_time};
@@ -451,14 +452,19 @@ pub fn extract(args: &ExtractActionItemsArgs) -> ToolResult<(Vec<Found>, bool)> 
     let mut truncated = false;
     for (index, message) in args.thread.iter().enumerate() {
         let field = format!("thread[{index}]");
-        let sender = checked_address(&message.sender, &format!("{field}.sender"))?;
-        check_chars(&message.body, &format!("{field}.body"), 0, MAX_BODY_CHARS)?;
-        let sent = parse_time(&message.sent_at, &format!("{field}.sent_at"))?;
+        let sender = checked_address(&message.sender, format_args!("{field}.sender"))?;
+        check_chars(
+            &message.body,
+            format_args!("{field}.body"),
+            0,
+            MAX_BODY_CHARS,
+        )?;
+        let sent = parse_time(&message.sent_at, format_args!("{field}.sent_at"))?;
         let mut to = Vec::new();
         if let Some(list) = &message.to {
-            check_len(list, &format!("{field}.to"), MAX_RECIPIENTS)?;
+            check_len(list, format_args!("{field}.to"), MAX_RECIPIENTS)?;
             for (k, recipient) in list.iter().enumerate() {
-                to.push(checked_address(recipient, &format!("{field}.to[{k}]"))?);
+                to.push(checked_address(recipient, format_args!("{field}.to[{k}]"))?);
             }
         }
         if truncated {
@@ -525,8 +531,8 @@ pub fn extract(args: &ExtractActionItemsArgs) -> ToolResult<(Vec<Found>, bool)> 
 
 /// Checks an address field (1..320 characters, an address part that is not blank) and
 /// returns it normalized.
-fn checked_address(raw: &str, field: &str) -> ToolResult<String> {
-    check_chars(raw, field, 1, MAX_ADDRESS_CHARS)?;
+fn checked_address(raw: &str, field: impl Display) -> ToolResult<String> {
+    check_chars(raw, &field, 1, MAX_ADDRESS_CHARS)?;
     if address_of(raw).is_empty() {
         return Err(ToolError::invalid_args(format!("{field}: blank address")));
     }

@@ -7,6 +7,8 @@
 //! integers in thousandths ("milli") and become JSON numbers with at most 3 decimals only when
 //! serialized.
 
+use std::fmt::Display;
+
 use aura_sdk::args::check_chars_at;
 use aura_sdk::time::{local_minute_of_day, parse_time, parse_time_of_day, try_parse_time};
 use aura_sdk::{ToolError, ToolResult};
@@ -51,7 +53,7 @@ impl Message {
         check_chars_at(&self.body, 0, MAX_BODY_CHARS, || at("body"))?;
         match try_parse_time(&self.received_at) {
             Some(t) => Ok(t),
-            None => parse_time(&self.received_at, &at("received_at")),
+            None => parse_time(&self.received_at, at("received_at")),
         }
     }
 }
@@ -75,10 +77,10 @@ pub struct Quiet {
 
 impl QuietHours {
     /// Checks the quiet hours; `field` names them in error messages.
-    pub fn check(&self, field: &str) -> ToolResult<Quiet> {
+    pub fn check(&self, field: impl Display) -> ToolResult<Quiet> {
         // Quiet hours are moments in the day: 24:00 is none (use 00:00).
-        let start_min = parse_time_of_day(&self.start, &format!("{field}.start"))?;
-        let end_min = parse_time_of_day(&self.end, &format!("{field}.end"))?;
+        let start_min = parse_time_of_day(&self.start, format_args!("{field}.start"))?;
+        let end_min = parse_time_of_day(&self.end, format_args!("{field}.end"))?;
         if start_min == end_min {
             return Err(ToolError::invalid_args(format!(
                 "{field}: start and end are both {:?}; quiet hours must have a length (leave \

@@ -275,7 +275,7 @@ pub fn triage(args: &TriageInboxArgs) -> ToolResult<Triage> {
         .transpose()?;
     let mut vips = HashSet::with_capacity(args.vip_senders.len());
     for (i, vip) in args.vip_senders.iter().enumerate() {
-        check_chars(vip, &format!("vip_senders[{i}]"), 1, MAX_ADDRESS_CHARS)?;
+        check_chars(vip, format_args!("vip_senders[{i}]"), 1, MAX_ADDRESS_CHARS)?;
         vips.insert(normalize_address(vip));
     }
     let mut received = Vec::with_capacity(args.messages.len());

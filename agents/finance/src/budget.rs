@@ -22,8 +22,9 @@
 //! This module must not store budgets or transactions; the tick reuses [`evaluate`].
 
 use std::collections::HashMap;
+use std::fmt::Display;
 
-use aura_sdk::args::{check_len, check_range};
+use aura_sdk::args::{Item, check_len, check_range};
 use aura_sdk::time::{check_offset, local_day};
 use aura_sdk::{ToolError, ToolResult};
 use serde::{Deserialize, Serialize};
@@ -108,17 +109,21 @@ pub struct CheckedBudget<'a> {
 }
 
 /// Checks the budget list; `field` names it.
-pub fn check_budgets<'a>(budgets: &'a [Budget], field: &str) -> ToolResult<Vec<CheckedBudget<'a>>> {
-    check_len(budgets, field, MAX_BUDGETS)?;
-    let mut seen = std::collections::HashMap::new();
+pub fn check_budgets<'a>(
+    budgets: &'a [Budget],
+    field: impl Display,
+) -> ToolResult<Vec<CheckedBudget<'a>>> {
+    check_len(budgets, &field, MAX_BUDGETS)?;
+    // Not a HashMap: its hasher's seed is a WASI import call on each fresh instance.
+    let mut seen = std::collections::BTreeMap::new();
     let mut out = Vec::with_capacity(budgets.len());
     for (i, b) in budgets.iter().enumerate() {
-        let at = format!("{field}[{i}]");
-        check_category(&b.category, &format!("{at}.category"))?;
-        check_currency(&b.currency, &format!("{at}.currency"))?;
+        let at = Item(&field, i);
+        check_category(&b.category, format_args!("{at}.category"))?;
+        check_currency(&b.currency, format_args!("{at}.currency"))?;
         check_range(
             b.limit_minor,
-            &format!("{at}.limit_minor"),
+            format_args!("{at}.limit_minor"),
             0,
             MONEY_ABS_MAX,
         )?;
@@ -138,7 +143,7 @@ pub fn check_budgets<'a>(budgets: &'a [Budget], field: &str) -> ToolResult<Vec<C
 }
 
 /// The month's first day (day number) and length, from "YYYY-MM".
-pub fn month_span(month: &str, field: &str) -> ToolResult<(i64, u32)> {
+pub fn month_span(month: &str, field: impl Display) -> ToolResult<(i64, u32)> {
     let (y, m) = parse_month(month, field)?;
     Ok((days_from_civil(y, m, 1), days_in_month(y, m)))
 }
@@ -173,7 +178,7 @@ pub fn evaluate(
     rules: &RuleSet,
     budgets: &[CheckedBudget<'_>],
     window: &Window,
-    field: &str,
+    field: impl Display,
 ) -> ToolResult<Vec<BudgetLine>> {
     let Window {
         first,
@@ -201,19 +206,20 @@ pub fn evaluate(
         .iter()
         .enumerate()
         .map(|(i, b)| {
-            let at = format!("{field}[{i}]");
+            let at = Item(&field, i);
             let (sum, count) = sums
                 .get(&(b.category, b.currency))
                 .copied()
                 .unwrap_or((0, 0));
-            let spent = money_total(sum, &format!("{at}: spent"))?;
-            let remaining = money_total(i128::from(b.limit) - sum, &format!("{at}: remaining"))?;
+            let spent = money_total(sum, format_args!("{at}: spent"))?;
+            let remaining =
+                money_total(i128::from(b.limit) - sum, format_args!("{at}: remaining"))?;
             let projected = if elapsed == 0 {
                 spent
             } else {
                 money_total(
                     div_round_half_away(sum * i128::from(length), i128::from(elapsed)),
-                    &format!("{at}: projected"),
+                    format_args!("{at}: projected"),
                 )?
             };
             let over = spent > b.limit;

@@ -17,6 +17,8 @@
 //! This module must not decide categories (see `rules`) nor hold any tool's policy, and it must
 //! not keep its own time or argument helpers (`aura_sdk::time`, `aura_sdk::args`).
 
+use std::fmt::Display;
+
 use aura_sdk::args::{check_len, check_range};
 use aura_sdk::time::{parse_time, try_parse_time};
 use aura_sdk::{ToolError, ToolResult};
@@ -126,7 +128,7 @@ pub fn parse_mcc(s: &str) -> Option<u16> {
 }
 
 /// Checks an id; `field` names it in error messages.
-pub fn check_id(s: &str, field: &str) -> ToolResult<()> {
+pub fn check_id(s: &str, field: impl Display) -> ToolResult<()> {
     if is_id(s) {
         Ok(())
     } else {
@@ -137,7 +139,7 @@ pub fn check_id(s: &str, field: &str) -> ToolResult<()> {
 }
 
 /// Checks a category name.
-pub fn check_category(s: &str, field: &str) -> ToolResult<()> {
+pub fn check_category(s: &str, field: impl Display) -> ToolResult<()> {
     if is_category(s) {
         Ok(())
     } else {
@@ -148,7 +150,7 @@ pub fn check_category(s: &str, field: &str) -> ToolResult<()> {
 }
 
 /// Checks a currency code.
-pub fn check_currency(s: &str, field: &str) -> ToolResult<()> {
+pub fn check_currency(s: &str, field: impl Display) -> ToolResult<()> {
     if is_currency(s) {
         Ok(())
     } else {
@@ -159,13 +161,13 @@ pub fn check_currency(s: &str, field: &str) -> ToolResult<()> {
 }
 
 /// Checks that an amount lies within ±[`MONEY_ABS_MAX`].
-pub fn check_money(value: i64, field: &str) -> ToolResult<()> {
+pub fn check_money(value: i64, field: impl Display) -> ToolResult<()> {
     check_range(value, field, -MONEY_ABS_MAX, MONEY_ABS_MAX)
 }
 
 /// A total computed in i128, if it fits the exact JSON range; otherwise invalid args naming
 /// `field` (the caller's amounts are too large to add exactly).
-pub fn money_total(value: i128, field: &str) -> ToolResult<i64> {
+pub fn money_total(value: i128, field: impl Display) -> ToolResult<i64> {
     if value.unsigned_abs() <= MONEY_ABS_MAX as u128 {
         Ok(value as i64)
     } else {
@@ -230,7 +232,7 @@ pub fn merchant_key(s: &str) -> String {
 
 impl Transaction {
     /// Checks one transaction; `field` names it in error messages (e.g. "transactions[3]").
-    pub fn check(&self, index: usize, field: &str) -> ToolResult<Tx<'_>> {
+    pub fn check(&self, index: usize, field: impl Display) -> ToolResult<Tx<'_>> {
         // Error texts are built only on failure: a valid list of 2000 must not pay for 14000
         // formatted field names.
         let bad = |name: &str, why: String| {
@@ -276,7 +278,7 @@ impl Transaction {
         }
         let time = match try_parse_time(&self.time) {
             Some(time) => time,
-            None => parse_time(&self.time, &format!("{field}[{index}].time"))?,
+            None => parse_time(&self.time, format_args!("{field}[{index}].time"))?,
         };
         if let Some(category) = &self.category
             && !is_category(category)
@@ -306,14 +308,18 @@ impl Transaction {
 
 /// Checks a list of transactions (at most [`MAX_TRANSACTIONS`], ids unique); `field` names the
 /// list.
-pub fn check_transactions<'a>(list: &'a [Transaction], field: &str) -> ToolResult<Vec<Tx<'a>>> {
-    check_len(list, field, MAX_TRANSACTIONS)?;
+pub fn check_transactions<'a>(
+    list: &'a [Transaction],
+    field: impl Display,
+) -> ToolResult<Vec<Tx<'a>>> {
+    check_len(list, &field, MAX_TRANSACTIONS)?;
     let txs = list
         .iter()
         .enumerate()
-        .map(|(i, t)| t.check(i, field))
+        .map(|(i, t)| t.check(i, &field))
         .collect::<ToolResult<Vec<_>>>()?;
-    let mut seen = std::collections::HashMap::with_capacity(txs.len());
+    // Not a HashMap: its hasher's seed is a WASI import call on each fresh instance.
+    let mut seen = std::collections::BTreeMap::new();
     for tx in &txs {
         if let Some(first) = seen.insert(tx.id, tx.index) {
             return Err(ToolError::invalid_args(format!(

@@ -20,11 +20,12 @@
 //! This module must not read amounts or times: categories depend on merchant and MCC only.
 
 use std::collections::BTreeMap;
+use std::fmt::Display;
 
 use aura_sdk::{ToolError, ToolResult};
 use serde::{Deserialize, Serialize};
 
-use aura_sdk::args::check_len;
+use aura_sdk::args::{Item, check_len};
 
 use crate::common::{Tx, check_category, check_id, merchant_words, parse_mcc};
 
@@ -252,20 +253,21 @@ impl RuleSet {
     }
 
     /// The caller's rules (checked) followed by the built-in ones; `field` names the list.
-    pub fn with_user_rules(user: &[UserRule], field: &str) -> ToolResult<Self> {
-        check_len(user, field, MAX_RULES)?;
-        let mut seen = std::collections::HashMap::new();
+    pub fn with_user_rules(user: &[UserRule], field: impl Display) -> ToolResult<Self> {
+        check_len(user, &field, MAX_RULES)?;
+        // Not a HashMap: its hasher's seed is a WASI import call on each fresh instance.
+        let mut seen = std::collections::BTreeMap::new();
         let mut set = Self::empty();
         for (i, rule) in user.iter().enumerate() {
-            let at = format!("{field}[{i}]");
-            check_id(&rule.id, &format!("{at}.id"))?;
+            let at = Item(&field, i);
+            check_id(&rule.id, format_args!("{at}.id"))?;
             if let Some(first) = seen.insert(rule.id.as_str(), i) {
                 return Err(ToolError::invalid_args(format!(
                     "{at}.id: duplicate rule id {:?} (also {field}[{first}])",
                     rule.id
                 )));
             }
-            check_category(&rule.category, &format!("{at}.category"))?;
+            check_category(&rule.category, format_args!("{at}.category"))?;
             match (&rule.merchant_keyword, &rule.mcc_from, &rule.mcc_to) {
                 (Some(keyword), None, None) => {
                     let n = keyword.chars().count();

@@ -6,15 +6,29 @@
 //!
 //! This module owns the wording of those errors; it must not hold any agent's domain rules.
 
+use std::fmt::Display;
+
 use serde_json::{Map, Value};
 
 use crate::time::parse_time;
 use crate::{ToolError, ToolResult};
 
+/// A field's name made only when an error shows it: the list `0` (a field name itself), then
+/// `[1]`. The checks below take any [`Display`] as the field, so a check that passes formats
+/// nothing (a call's checks ran a format and an allocation for each name, per item).
+#[derive(Debug, Clone, Copy)]
+pub struct Item<F>(pub F, pub usize);
+
+impl<F: Display> Display for Item<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}[{}]", self.0, self.1)
+    }
+}
+
 /// Checks that `value` lies in `min..=max`.
-pub fn check_range<T: PartialOrd + std::fmt::Display>(
+pub fn check_range<T: PartialOrd + Display>(
     value: T,
-    field: &str,
+    field: impl Display,
     min: T,
     max: T,
 ) -> ToolResult<()> {
@@ -27,7 +41,7 @@ pub fn check_range<T: PartialOrd + std::fmt::Display>(
 }
 
 /// Checks the number of items of an array argument.
-pub fn check_len<T>(items: &[T], field: &str, max: usize) -> ToolResult<()> {
+pub fn check_len<T>(items: &[T], field: impl Display, max: usize) -> ToolResult<()> {
     if items.len() > max {
         return Err(ToolError::invalid_args(format!(
             "{field}: at most {max} items, got {}",
@@ -39,8 +53,8 @@ pub fn check_len<T>(items: &[T], field: &str, max: usize) -> ToolResult<()> {
 
 /// Checks that `s` has between `min` and `max` characters.
 #[inline]
-pub fn check_chars(s: &str, field: &str, min: usize, max: usize) -> ToolResult<()> {
-    check_chars_at(s, min, max, || field.to_owned())
+pub fn check_chars(s: &str, field: impl Display, min: usize, max: usize) -> ToolResult<()> {
+    check_chars_at(s, min, max, || field.to_string())
 }
 
 /// [`check_chars`] with the field name built only on error (hot loops over many items).

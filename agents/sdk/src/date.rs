@@ -7,6 +7,8 @@
 //! the one strict reading of a date: four, two and two ASCII digits, a real calendar day. It
 //! must not read a clock nor know an agent's rules.
 
+use std::fmt::Display;
+
 use crate::{ToolError, ToolResult};
 
 /// Day numbers of 0000-01-01 and 9999-12-31: the dates "YYYY-MM-DD" can write. A local date
@@ -77,7 +79,7 @@ fn digits(b: &[u8]) -> Option<u32> {
 }
 
 /// Parses "YYYY-MM-DD" (years 0000..9999, a real calendar date) into a day number.
-pub fn parse_date(s: &str, field: &str) -> ToolResult<i64> {
+pub fn parse_date(s: &str, field: impl Display) -> ToolResult<i64> {
     date_parts(s)
         .map(|(y, m, d)| days_from_civil(y, m, d))
         .ok_or_else(|| {
@@ -86,7 +88,7 @@ pub fn parse_date(s: &str, field: &str) -> ToolResult<i64> {
 }
 
 /// Parses "YYYY-MM" into (year, month).
-pub fn parse_month(s: &str, field: &str) -> ToolResult<(i64, u32)> {
+pub fn parse_month(s: &str, field: impl Display) -> ToolResult<(i64, u32)> {
     let bad = || ToolError::invalid_args(format!("{field}: {s:?} is not a month \"YYYY-MM\""));
     let b = s.as_bytes();
     if b.len() != 7 || b[4] != b'-' {

@@ -7,6 +7,8 @@
 //! ([`ProfileHours`]: unusable hours are none). Overnight hours are refused (split them, or use
 //! 00:00/24:00). It must not decide what working hours are for (the agents do).
 
+use std::fmt::Display;
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -26,7 +28,7 @@ pub struct DayHours {
 
 impl DayHours {
     /// Minutes after local midnight of the start and the end; `field` names them in errors.
-    pub fn check(&self, field: &str) -> ToolResult<(i64, i64)> {
+    pub fn check(&self, field: impl Display) -> ToolResult<(i64, i64)> {
         check_span(&self.start, &self.end, field)
     }
 }
@@ -70,8 +72,8 @@ impl Hours {
 
 impl WorkingHours {
     /// Checks the working hours; `field` names them in error messages.
-    pub fn check(&self, field: &str) -> ToolResult<Hours> {
-        let (start_min, end_min) = check_span(&self.start, &self.end, field)?;
+    pub fn check(&self, field: impl Display) -> ToolResult<Hours> {
+        let (start_min, end_min) = check_span(&self.start, &self.end, &field)?;
         if self.weekdays.is_empty() || self.weekdays.len() > 7 {
             return Err(ToolError::invalid_args(format!(
                 "{field}.weekdays: give 1 to 7 ISO weekdays"
@@ -96,9 +98,9 @@ impl WorkingHours {
 
 /// A working day from `start` to `end` ("HH:MM" each, the end after the start): minutes after
 /// local midnight of both. The field names of an error are only made when there is one.
-pub fn check_span(start: &str, end: &str, field: &str) -> ToolResult<(i64, i64)> {
+pub fn check_span(start: &str, end: &str, field: impl Display) -> ToolResult<(i64, i64)> {
     let minute = |text: &str, part: &str| {
-        try_parse_hh_mm(text).ok_or_else(|| hh_mm_refused(text, &format!("{field}.{part}")))
+        try_parse_hh_mm(text).ok_or_else(|| hh_mm_refused(text, format_args!("{field}.{part}")))
     };
     let (start_min, end_min) = (minute(start, "start")?, minute(end, "end")?);
     if end_min <= start_min {

@@ -12,6 +12,8 @@
 //! 0000..9999), and must not hold an agent's rules (quiet hours, what an absent offset means:
 //! the agents decide). Calendar dates are [`crate::date`]'s, working hours [`crate::hours`]'.
 
+use std::fmt::Display;
+
 use ::time::format_description::well_known::Rfc3339;
 use ::time::{OffsetDateTime, UtcOffset};
 use serde_json::Value;
@@ -40,7 +42,7 @@ pub const UTC_OFFSET_MINUTES_MAX: i32 = 840;
 pub const TIME_CHARS_MAX: usize = 40;
 
 /// Checks a `utc_offset_minutes` argument: within ±[`UTC_OFFSET_MINUTES_MAX`].
-pub fn check_offset(offset_minutes: i32, field: &str) -> ToolResult<()> {
+pub fn check_offset(offset_minutes: i32, field: impl Display) -> ToolResult<()> {
     check_range(
         offset_minutes,
         field,
@@ -74,7 +76,7 @@ fn hh_mm_parts(s: &str) -> Option<(i64, i64)> {
 
 /// Parses "HH:MM" as the bound of a span of the day (working hours): 00:00..23:59 or 24:00,
 /// the end of the day. Minutes after midnight, 0..=1440.
-pub fn parse_hh_mm(s: &str, field: &str) -> ToolResult<i64> {
+pub fn parse_hh_mm(s: &str, field: impl Display) -> ToolResult<i64> {
     try_parse_hh_mm(s).ok_or_else(|| hh_mm_refused(s, field))
 }
 
@@ -89,7 +91,7 @@ pub fn try_parse_hh_mm(s: &str) -> Option<i64> {
 }
 
 /// What [`parse_hh_mm`] says of `s`, given as `field`, when it refuses it.
-pub fn hh_mm_refused(s: &str, field: &str) -> ToolError {
+pub fn hh_mm_refused(s: &str, field: impl Display) -> ToolError {
     ToolError::invalid_args(format!(
         "{field}: {s:?} is not a time \"HH:MM\" (00:00..24:00)"
     ))
@@ -97,7 +99,7 @@ pub fn hh_mm_refused(s: &str, field: &str) -> ToolError {
 
 /// Parses "HH:MM" as a moment in the day (quiet hours start and end): 00:00..23:59 only, since
 /// 24:00 is the end of a day, not a time in it. Minutes after midnight, 0..=1439.
-pub fn parse_time_of_day(s: &str, field: &str) -> ToolResult<i64> {
+pub fn parse_time_of_day(s: &str, field: impl Display) -> ToolResult<i64> {
     match hh_mm_parts(s) {
         Some((hours, minutes)) if hours < 24 && minutes < 60 => {
             Ok(hours * MINUTES_PER_HOUR + minutes)
@@ -120,14 +122,14 @@ pub fn format_hh_mm(minute_of_day: i64) -> String {
 
 /// Parses an RFC 3339 date-time with offset into Unix seconds (UTC), dropping any fraction.
 #[inline]
-pub fn parse_time(s: &str, field: &str) -> ToolResult<i64> {
+pub fn parse_time(s: &str, field: impl Display) -> ToolResult<i64> {
     parse_date_time(s, field).map(OffsetDateTime::unix_timestamp)
 }
 
 /// Parses an RFC 3339 date-time with offset as written, keeping its offset (for text that
 /// shows the time as the sender wrote it); [`parse_time`] is this in Unix seconds.
 #[inline]
-pub fn parse_date_time(s: &str, field: &str) -> ToolResult<OffsetDateTime> {
+pub fn parse_date_time(s: &str, field: impl Display) -> ToolResult<OffsetDateTime> {
     if s.chars().count() > TIME_CHARS_MAX {
         return Err(ToolError::invalid_args(format!(
             "{field}: longer than {TIME_CHARS_MAX} characters"

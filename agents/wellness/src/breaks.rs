@@ -47,9 +47,12 @@
 //! [`suggest_break`] calls the host; building the call, reading the answer and placing the
 //! break are pure functions, tested natively (natively `aura_sdk::call` always fails).
 
+use std::fmt::Display;
+
 use aura_sdk::args::{check_len, check_range};
 use aura_sdk::envelope::{DEADLINE_MS_MAX, DEADLINE_MS_MIN, ToolCall};
 pub use aura_sdk::hours::DayHours;
+
 use aura_sdk::time::{
     MINUTES_PER_DAY, check_offset, format_hh_mm, minutes_ceil, minutes_floor, parse_time,
     weekday_of_day,
@@ -312,7 +315,7 @@ pub fn free_slots_call(args: &SuggestBreakArgs) -> ToolResult<Option<ToolCall>> 
     let now = parse_time(&args.now, "now")?;
     check_len(&args.busy, "busy", BUSY_MAX)?;
     for (i, span) in args.busy.iter().enumerate() {
-        check_span(&span.start, &span.end, &format!("busy[{i}]"))?;
+        check_span(&span.start, &span.end, format_args!("busy[{i}]"))?;
     }
     args.working_hours.check("working_hours")?;
     if tier(args.stress.score).is_none() {
@@ -412,7 +415,7 @@ pub fn place_break(placement: Placement) -> ToolResult<SuggestBreakResult> {
     let now = minutes_ceil(parse_time(&placement.now, "now")?);
     let mut usable = Vec::with_capacity(placement.free_slots.len());
     for (i, slot) in placement.free_slots.iter().enumerate() {
-        let (start, end) = check_span(&slot.start, &slot.end, &format!("free_slots[{i}]"))?;
+        let (start, end) = check_span(&slot.start, &slot.end, format_args!("free_slots[{i}]"))?;
         usable.push((minutes_ceil(start).max(now), minutes_floor(end)));
     }
 
@@ -511,9 +514,9 @@ fn check_request(
 }
 
 /// Parses a span's RFC 3339 start and end (Unix seconds); the end must be after the start.
-fn check_span(start_text: &str, end_text: &str, field: &str) -> ToolResult<(i64, i64)> {
-    let start = parse_time(start_text, &format!("{field}.start"))?;
-    let end = parse_time(end_text, &format!("{field}.end"))?;
+fn check_span(start_text: &str, end_text: &str, field: impl Display) -> ToolResult<(i64, i64)> {
+    let start = parse_time(start_text, format_args!("{field}.start"))?;
+    let end = parse_time(end_text, format_args!("{field}.end"))?;
     if end <= start {
         return Err(ToolError::invalid_args(format!(
             "{field}: end {end_text:?} must be after start {start_text:?}"

@@ -159,8 +159,8 @@ pub fn sleep_summary(args: SleepSummaryArgs) -> ToolResult<SleepSummaryResult> {
     let mut spans = Vec::with_capacity(args.sessions.len());
     for (i, session) in args.sessions.iter().enumerate() {
         let field = format!("sessions[{i}]");
-        let start = parse_time(&session.start, &format!("{field}.start"))?;
-        let end = parse_time(&session.end, &format!("{field}.end"))?;
+        let start = parse_time(&session.start, format_args!("{field}.start"))?;
+        let end = parse_time(&session.end, format_args!("{field}.end"))?;
         if end <= start {
             return Err(ToolError::invalid_args(format!(
                 "{field}: end {:?} must be after start {:?}",
