@@ -117,19 +117,32 @@ pub use aura_protocol::ERROR_KINDS;
 /// agents have no trustworthy randomness, and replays must be deterministic.
 pub use aura_protocol::call_id_from;
 
-/// Serializes `value` as canonical JSON (RFC 8785).
+/// Serializes `value` as canonical JSON (RFC 8785), written straight from it
+/// ([`aura_jcs::write_serialized`]: no `Value` tree in between).
 ///
 /// Serialization of the SDK's own types cannot fail; a failure here means a tool returned a
 /// value JSON cannot hold (a map with non-string keys), which is reported as a tool failure.
 pub fn to_canonical(value: &impl Serialize) -> Result<String, ToolError> {
-    let value = serde_json::to_value(value)
-        .map_err(|e| ToolError::failed(format!("result is not serializable as JSON: {e}")))?;
-    Ok(aura_jcs::to_canonical_string(&value))
+    let mut out = Vec::with_capacity(REPLY_BYTES_INITIAL);
+    write_canonical(value, &mut out)?;
+    // aura_jcs writes ASCII punctuation and serde_json's UTF-8 strings only.
+    String::from_utf8(out).map_err(|_| ToolError::failed("result is not UTF-8"))
 }
 
+/// Appends the canonical text of `value` to `out` (see [`to_canonical`]).
+fn write_canonical(value: &impl Serialize, out: &mut Vec<u8>) -> Result<(), ToolError> {
+    aura_jcs::write_serialized(value, out)
+        .map_err(|e| ToolError::failed(format!("result is not serializable as JSON: {e}")))
+}
+
+/// A tool's result as its canonical text, ready for the reply ([`run_tool`] writes it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResultText(Vec<u8>);
+
 /// Runs one typed tool on the call's args, as they appear in the call's text: deserialize
-/// straight from that text (no intermediate `Value` tree), call, serialize.
-pub fn run_tool<A, R>(args: &str, tool: impl FnOnce(A) -> ToolResult<R>) -> ToolResult<Value>
+/// straight from that text (no intermediate `Value` tree), call, and write the result's
+/// canonical text straight from the typed result.
+pub fn run_tool<A, R>(args: &str, tool: impl FnOnce(A) -> ToolResult<R>) -> ToolResult<ResultText>
 where
     A: DeserializeOwned,
     R: Serialize,
@@ -137,29 +150,29 @@ where
     let args: A = serde_json::from_str(args)
         .map_err(|e| ToolError::invalid_args(format!("args do not match the tool: {e}")))?;
     let result = tool(args)?;
-    serde_json::to_value(result)
-        .map_err(|e| ToolError::failed(format!("result is not serializable as JSON: {e}")))
+    let mut out = Vec::with_capacity(REPLY_BYTES_INITIAL);
+    write_canonical(&result, &mut out)?;
+    Ok(ResultText(out))
 }
 
 /// Encodes a reply (`reply.v1`): `{"ok":true,"result":..}` or `{"ok":false,"error":..}`,
 /// written around the result's canonical text (members already in RFC 8785 order: `error` <
 /// `ok` < `result`) rather than by building and copying a wrapper object.
-pub fn reply_json(outcome: ToolResult<Value>) -> String {
+pub fn reply_json(outcome: ToolResult<ResultText>) -> String {
     let mut out = Vec::with_capacity(REPLY_BYTES_INITIAL);
     match outcome {
-        Ok(result) => {
+        Ok(ResultText(result)) => {
             out.extend_from_slice(br#"{"ok":true,"result":"#);
-            aura_jcs::write_value(&result, &mut out);
+            out.extend_from_slice(&result);
             out.push(b'}');
         }
-        Err(error) => match serde_json::to_value(&error) {
-            Ok(error) => {
-                out.extend_from_slice(br#"{"error":"#);
-                aura_jcs::write_value(&error, &mut out);
-                out.extend_from_slice(br#","ok":false}"#);
+        Err(error) => {
+            out.extend_from_slice(br#"{"error":"#);
+            if write_canonical(&error, &mut out).is_err() {
+                return REPLY_NOT_ENCODED.into();
             }
-            Err(_) => return REPLY_NOT_ENCODED.into(),
-        },
+            out.extend_from_slice(br#","ok":false}"#);
+        }
     }
     // Only ASCII punctuation and aura_jcs's UTF-8 output were written.
     String::from_utf8(out).unwrap_or_else(|_| REPLY_NOT_ENCODED.into())
@@ -183,7 +196,10 @@ struct CallText<'a> {
 
 /// Handles the `invoke` export: takes the toolcall.v1 envelope, dispatches by tool name with
 /// the args' text (`{}` when the call has none).
-pub fn invoke_json(call: &str, dispatch: impl FnOnce(&str, &str) -> ToolResult<Value>) -> String {
+pub fn invoke_json(
+    call: &str,
+    dispatch: impl FnOnce(&str, &str) -> ToolResult<ResultText>,
+) -> String {
     let outcome = serde_json::from_str::<CallText<'_>>(call)
         .map_err(|e| ToolError::invalid_args(format!("call is not a toolcall envelope: {e}")))
         .and_then(|call| dispatch(&call.tool, call.args.map_or("{}", RawValue::get)));
