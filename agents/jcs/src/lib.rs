@@ -55,7 +55,7 @@ pub fn write_value(value: &Value, out: &mut Vec<u8>) {
         }
         Value::Object(members) => {
             let mut keys: Vec<&String> = members.keys().collect();
-            keys.sort_unstable_by(|a, b| a.encode_utf16().cmp(b.encode_utf16()));
+            keys.sort_unstable_by(|a, b| key_order(a, b));
             out.push(b'{');
             for (i, key) in keys.into_iter().enumerate() {
                 if i > 0 {
@@ -92,7 +92,34 @@ fn write_f64(f: f64, out: &mut Vec<u8>) {
     out.extend_from_slice(ryu_js::Buffer::new().format_finite(f).as_bytes());
 }
 
+/// RFC 8785's order of member names: by their UTF-16 code units, worked out from the UTF-8
+/// bytes without encoding them. UTF-8's byte order is code point order, and so is UTF-16's
+/// except that a character past U+FFFF (a surrogate pair, from 0xD800) sorts before
+/// U+E000..U+FFFF. The first differing bytes are at the same place in a character of each
+/// (the bytes before are equal), so only two lead bytes can fall on either side of that: 0xEE
+/// or 0xEF (U+E000..U+FFFF) against 0xF0..0xF4 (past U+FFFF).
+fn key_order(a: &str, b: &str) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    match a.iter().zip(b).find(|(x, y)| x != y) {
+        None => a.len().cmp(&b.len()),
+        Some((0xEE..=0xEF, 0xF0..=0xF4)) => Ordering::Greater,
+        Some((0xF0..=0xF4, 0xEE..=0xEF)) => Ordering::Less,
+        Some((x, y)) => x.cmp(y),
+    }
+}
+
+/// A JSON string as ECMAScript's JSON.stringify writes it (RFC 8785 §3.2.2.2): text with
+/// nothing to escape (no control character, quote or backslash: most keys and values) as it
+/// is, anything else through serde_json, whose escapes are exactly those.
 fn write_string(text: &str, out: &mut Vec<u8>) {
+    if !text.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') {
+        out.reserve(text.len() + 2);
+        out.push(b'"');
+        out.extend_from_slice(text.as_bytes());
+        out.push(b'"');
+        return;
+    }
     // Writing a &str into a Vec cannot fail.
     let _ = serde_json::to_writer(&mut *out, text);
 }
@@ -154,6 +181,67 @@ mod tests {
     fn es6_number_serialization() {
         for (f, expected) in es6_numbers() {
             assert_eq!(to_canonical_string(&Value::from(f)), expected, "{f:e}");
+        }
+    }
+
+    #[test]
+    fn member_names_sort_by_utf16_code_units() {
+        // Worked out by hand from the code units: U+007F < U+00E9 < U+D800 U+DC00 (U+10000) <
+        // U+D83D U+DE00 (the emoji) < U+E000 < U+FFFD < U+FFFF; a prefix sorts first.
+        let names = [
+            "\u{ffff}",
+            "\u{e000}a",
+            "\u{10000}",
+            "\u{fffd}",
+            "\u{e000}",
+            "\u{1f600}",
+            "\u{e9}",
+            "\u{7f}",
+            "a",
+            "ab",
+            "",
+        ];
+        let mut sorted = names;
+        sorted.sort_unstable_by(|a, b| key_order(a, b));
+        let expected = [
+            "",
+            "a",
+            "ab",
+            "\u{7f}",
+            "\u{e9}",
+            "\u{10000}",
+            "\u{1f600}",
+            "\u{e000}",
+            "\u{e000}a",
+            "\u{fffd}",
+            "\u{ffff}",
+        ];
+        assert_eq!(sorted, expected);
+        for a in names {
+            for b in names {
+                assert_eq!(
+                    key_order(a, b),
+                    a.encode_utf16().cmp(b.encode_utf16()),
+                    "{a:?} {b:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn strings_with_nothing_to_escape_are_written_as_they_are() {
+        for text in [
+            "",
+            "plain",
+            "ö 😀 \u{2028} \u{7f}",
+            "a\"b",
+            "a\\b",
+            "\u{1f}",
+            "\n",
+        ] {
+            let mut out = Vec::new();
+            write_string(text, &mut out);
+            assert_eq!(out, serde_json::to_vec(text).unwrap(), "{text:?}");
         }
     }
 

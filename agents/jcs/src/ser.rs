@@ -19,7 +19,7 @@ use std::fmt::Display;
 use serde::Serialize;
 use serde::ser::{self, Impossible};
 
-use crate::{write_f64, write_i64, write_string, write_u64, write_value};
+use crate::{key_order, write_f64, write_i64, write_string, write_u64, write_value};
 
 /// The struct name serde_json serializes its raw values by (`serde_json::value::RawValue`).
 const RAW_VALUE_TOKEN: &str = "$serde_json::private::RawValue";
@@ -368,8 +368,7 @@ impl<'a> Object<'a> {
     }
 
     fn close(mut self) -> Result<(), Unhandled> {
-        self.members
-            .sort_unstable_by(|a, b| a.0.encode_utf16().cmp(b.0.encode_utf16()));
+        self.members.sort_unstable_by(|a, b| key_order(&a.0, &b.0));
         // A repeated key: serde_json keeps the last one; left to it.
         if self.members.windows(2).any(|pair| pair[0].0 == pair[1].0) {
             return Err(Unhandled);
