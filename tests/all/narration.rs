@@ -447,6 +447,10 @@ fn a_session_stopped_mid_narration_resumes_it_and_narrates_each_case_once() {
         .status()
         .unwrap();
     assert!(killed.success());
+    // Stdin is closed only after the SIGTERM has had time to reach the session: closed at
+    // once, its end could come first on a loaded machine, and the day would run to its end,
+    // narrations and all (the session only exits once its stdin has ended).
+    std::thread::sleep(std::time::Duration::from_millis(1000));
     drop(stdin);
     let output = child.wait_with_output().unwrap();
     assert!(
