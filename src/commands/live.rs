@@ -93,7 +93,8 @@ impl LiveCommand {
     pub fn execute(self, globals: Globals) -> anyhow::Result<ExitCode> {
         let mut config = globals.host_config();
         config.guest_seed = self.seed;
-        runtime()?.block_on(async {
+        let runtime = runtime()?;
+        let lived = runtime.block_on(async {
             let (host, events) = open_host(config, globals.nats.as_ref(), Some(self.seed)).await?;
             warn_load_failures(&host);
             if let Some(out) = &self.export {
@@ -186,7 +187,14 @@ impl LiveCommand {
                 events.await;
             }
             anyhow::Ok(ExitCode::SUCCESS)
-        })
+        });
+        // The stdin reader's blocking read cannot be cancelled (tokio::io::stdin): a runtime
+        // dropped as usual waits for it, and a session stopped while its stdin stayed open
+        // (a terminal, a parent holding the pipe) would not exit until the next line came.
+        runtime.shutdown_timeout(std::time::Duration::from_millis(
+            aura_contract::limits::LIVE_STOP_WAIT_MS,
+        ));
+        lived
     }
 }
 

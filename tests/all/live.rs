@@ -183,6 +183,32 @@ fn urgent_signals_tick_at_once_and_the_journal_is_the_scenario_aura_run_repeats(
 }
 
 /// Reads stdout lines of `child` until one has `key` and satisfies `wanted`.
+/// Sends SIGTERM to a session whose stdin stays open (a terminal, a parent holding the pipe),
+/// and waits for it to exit: it must, with 0, without the end of its input. Its stdin is
+/// closed only then. A session still running a minute later fails the test (it would hang).
+pub(crate) fn sigterm_with_stdin_open(mut child: Child, stdin: std::process::ChildStdin) -> Output {
+    let killed = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let sent = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        assert!(
+            sent.elapsed() < std::time::Duration::from_secs(60),
+            "still running a minute after SIGTERM, its stdin open"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    drop(stdin);
+    let output = child.wait_with_output().unwrap();
+    assert!(
+        output.status.success(),
+        "SIGTERM ends it with 0: {output:?}"
+    );
+    output
+}
+
 pub(crate) fn read_until(
     lines: &mut impl Iterator<Item = std::io::Result<String>>,
     key: &str,
@@ -957,18 +983,8 @@ fn on_the_machine_s_clock_sigterm_ends_it_cleanly_and_it_resumes_where_it_stood(
         child
     };
     let terminate = |mut child: Child| -> Output {
-        let killed = Command::new("kill")
-            .args(["-TERM", &child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(killed.success());
-        drop(child.stdin.take());
-        let output = child.wait_with_output().unwrap();
-        assert!(
-            output.status.success(),
-            "SIGTERM ends it with 0: {output:?}"
-        );
-        output
+        let stdin = child.stdin.take().unwrap();
+        sigterm_with_stdin_open(child, stdin)
     };
     let mut child = start_session("starts");
     let stdin = child.stdin.as_mut().unwrap();

@@ -442,21 +442,10 @@ fn a_session_stopped_mid_narration_resumes_it_and_narrates_each_case_once() {
     let mut lines = std::io::BufReader::new(child.stdout.as_mut().unwrap()).lines();
     crate::live::read_until(&mut lines, "narration", |_| true);
     drop(lines);
-    let killed = std::process::Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
-    // Stdin is closed only after the SIGTERM has had time to reach the session: closed at
-    // once, its end could come first on a loaded machine, and the day would run to its end,
-    // narrations and all (the session only exits once its stdin has ended).
-    std::thread::sleep(std::time::Duration::from_millis(1000));
-    drop(stdin);
-    let output = child.wait_with_output().unwrap();
-    assert!(
-        output.status.success(),
-        "SIGTERM ends it with 0: {output:?}"
-    );
+    // Its stdin stays open until it has exited: closed at once, the end of its input could
+    // reach it before the SIGTERM on a loaded machine, and the day would run to its end,
+    // narrations and all.
+    crate::live::sigterm_with_stdin_open(child, stdin);
     // Again, with nothing more to take: the day runs to its end and its narrations with it.
     crate::live::run(&live, &args, b"");
     let weekend = weekend.to_str().unwrap();
