@@ -9,7 +9,7 @@
 
 use std::fmt::Display;
 
-use aura_sdk::args::check_chars_at;
+use aura_sdk::args::{Item, check_chars};
 use aura_sdk::time::{local_minute_of_day, parse_time, parse_time_of_day, try_parse_time};
 use aura_sdk::{ToolError, ToolResult};
 use serde::{Deserialize, Serialize};
@@ -45,15 +45,30 @@ impl Message {
     /// Checks the bounds of one message and parses its time; `list` and `index` name it in
     /// error messages (e.g. "messages[3].id"; formatted only on error).
     pub fn check(&self, list: &str, index: usize) -> ToolResult<i64> {
-        let at = |key: &str| format!("{list}[{index}].{key}");
-        check_chars_at(&self.id, 1, MAX_ID_CHARS, || at("id"))?;
-        check_chars_at(&self.thread_id, 1, MAX_ID_CHARS, || at("thread_id"))?;
-        check_chars_at(&self.sender, 1, MAX_ADDRESS_CHARS, || at("sender"))?;
-        check_chars_at(&self.subject, 0, MAX_SUBJECT_CHARS, || at("subject"))?;
-        check_chars_at(&self.body, 0, MAX_BODY_CHARS, || at("body"))?;
+        let at = Item(list, index);
+        check_chars(&self.id, format_args!("{at}.id"), 1, MAX_ID_CHARS)?;
+        check_chars(
+            &self.thread_id,
+            format_args!("{at}.thread_id"),
+            1,
+            MAX_ID_CHARS,
+        )?;
+        check_chars(
+            &self.sender,
+            format_args!("{at}.sender"),
+            1,
+            MAX_ADDRESS_CHARS,
+        )?;
+        check_chars(
+            &self.subject,
+            format_args!("{at}.subject"),
+            0,
+            MAX_SUBJECT_CHARS,
+        )?;
+        check_chars(&self.body, format_args!("{at}.body"), 0, MAX_BODY_CHARS)?;
         match try_parse_time(&self.received_at) {
             Some(t) => Ok(t),
-            None => parse_time(&self.received_at, at("received_at")),
+            None => parse_time(&self.received_at, format_args!("{at}.received_at")),
         }
     }
 }

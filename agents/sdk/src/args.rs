@@ -51,20 +51,9 @@ pub fn check_len<T>(items: &[T], field: impl Display, max: usize) -> ToolResult<
     Ok(())
 }
 
-/// Checks that `s` has between `min` and `max` characters.
+/// Checks that `s` has between `min` and `max` characters; `field` is formatted only on error.
 #[inline]
 pub fn check_chars(s: &str, field: impl Display, min: usize, max: usize) -> ToolResult<()> {
-    check_chars_at(s, min, max, || field.to_string())
-}
-
-/// [`check_chars`] with the field name built only on error (hot loops over many items).
-#[inline]
-pub fn check_chars_at(
-    s: &str,
-    min: usize,
-    max: usize,
-    field: impl FnOnce() -> String,
-) -> ToolResult<()> {
     // A string has at most as many characters as bytes, and is non-empty iff it has one:
     // the common case needs no count.
     if min <= 1 && s.len() <= max && (min == 0 || !s.is_empty()) {
@@ -73,8 +62,7 @@ pub fn check_chars_at(
     let n = s.chars().count();
     if n < min || n > max {
         return Err(ToolError::invalid_args(format!(
-            "{}: must have {min} to {max} characters, has {n}",
-            field()
+            "{field}: must have {min} to {max} characters, has {n}"
         )));
     }
     Ok(())
@@ -147,14 +135,23 @@ mod tests {
         assert!(check_chars("a", "id", 1, 1).is_ok());
         assert!(check_chars("ab", "id", 2, 3).is_ok());
         assert!(check_chars("a", "id", 2, 3).is_err());
+        let sender = Item("messages", 7);
         let error =
-            check_chars_at(&"x".repeat(321), 1, 320, || "messages[7].sender".into()).unwrap_err();
+            check_chars(&"x".repeat(321), format_args!("{sender}.sender"), 1, 320).unwrap_err();
         assert_eq!(error.kind, ToolErrorKind::InvalidArgs);
         assert_eq!(
             error.message,
             "messages[7].sender: must have 1 to 320 characters, has 321"
         );
-        assert!(check_chars_at(&"x".repeat(320), 1, 320, || unreachable!()).is_ok());
+        // A check that passes never formats its field's name.
+        struct Unformatted;
+        impl Display for Unformatted {
+            fn fmt(&self, _: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                unreachable!("a passing check formatted its field's name")
+            }
+        }
+        assert!(check_chars(&"x".repeat(320), Unformatted, 1, 320).is_ok());
+        assert!(check_chars(&"x".repeat(320), Unformatted, 2, 320).is_ok());
     }
 
     #[test]

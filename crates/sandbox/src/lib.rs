@@ -522,19 +522,14 @@ impl Sandbox {
         let backstop = Duration::from_millis(self.tuning.backstop_ms(&call.budget()));
         let served = call.served();
         let run = async {
+            let instance = match export {
+                Export::Tick(_) => call.instantiate_for_tick().await?,
+                Export::Manifest | Export::Invoke(_) => call.instantiate().await?,
+            };
             match export {
-                Export::Manifest => {
-                    let instance = call.instantiate().await?;
-                    call.manifest(&instance).await
-                }
-                Export::Invoke(text) => {
-                    let instance = call.instantiate().await?;
-                    call.invoke(&instance, text).await
-                }
-                Export::Tick(context) => {
-                    let instance = call.instantiate_for_tick().await?;
-                    call.tick(&instance, context).await
-                }
+                Export::Manifest => call.manifest(&instance).await,
+                Export::Invoke(text) => call.invoke(&instance, text).await,
+                Export::Tick(context) => call.tick(&instance, context).await,
             }
         };
         // Epochs interrupt running wasm; a guest parked in a host import (a WASI poll) runs

@@ -261,17 +261,21 @@ impl CallStore<'_> {
     /// Instantiates the agent in this store (a fresh instance from the pool), for `invoke` or
     /// `manifest`.
     pub async fn instantiate(&mut self) -> Result<Instance, CrossingError> {
-        let pre = &self.agent.pre;
-        match pre.instantiate_async(&mut self.store).await {
-            Ok(agent) => Ok(Instance(agent)),
-            Err(error) => Err(self.classify(error)),
-        }
+        let agent = self.agent;
+        self.instantiate_from(&agent.pre).await
     }
 
     /// Instantiates the agent for `tick`: from its tick twin, so in pool slots its calls do not
     /// use ([`PreparedAgent`]).
     pub async fn instantiate_for_tick(&mut self) -> Result<Instance, CrossingError> {
-        let pre = &self.agent.tick_pre;
+        let agent = self.agent;
+        self.instantiate_from(&agent.tick_pre).await
+    }
+
+    async fn instantiate_from(
+        &mut self,
+        pre: &bindings::AgentPre<CallState>,
+    ) -> Result<Instance, CrossingError> {
         match pre.instantiate_async(&mut self.store).await {
             Ok(agent) => Ok(Instance(agent)),
             Err(error) => Err(self.classify(error)),
