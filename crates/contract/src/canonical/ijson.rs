@@ -2,7 +2,7 @@
 //! through a visitor that refuses what I-JSON (RFC 7493) forbids and `serde_json` accepts.
 //!
 //! It owns the visitor (duplicate keys, nesting beyond the bound, each refused at its JSON
-//! Pointer) and the lexical pre-scan that finds integer literals outside ±(2^53−1), which reach
+//! Pointer) and the lexical scan that finds integer literals outside ±(2^53−1), which reach
 //! a visitor as doubles indistinguishable from `1E30`. It must not canonicalize (the parent
 //! module does) nor know what the JSON means.
 
@@ -20,8 +20,9 @@ use crate::limits::{JSON_DEPTH_MAX, LITERAL_SHOWN_MAX};
 /// One pass of `serde_json` builds the value; a custom visitor rejects duplicate keys, integers
 /// outside ±(2^53−1) and nesting beyond [`JSON_DEPTH_MAX`], reporting the first problem in
 /// document order. Integer literals too long for `u64`/`i64` reach the visitor as doubles,
-/// indistinguishable from exponent literals like `1E30`, so a cheap lexical pre-scan of the text
-/// finds them first and the visitor reports them at their place.
+/// indistinguishable from exponent literals like `1E30`, so when a double beyond the exact range
+/// arrives, a lexical scan of the text tells which its literal was (the scan runs only then:
+/// nearly every text has no such number, and scanning each one cost ~3 % of a crossing).
 ///
 /// # Errors
 ///
@@ -37,7 +38,8 @@ pub fn parse_i_json(input: &str, input_bytes_max: usize) -> Result<Value, JsonEr
     }
     let context = Context {
         input,
-        unsafe_integer: first_unsafe_integer(input.as_bytes()),
+        // A noncharacter is either raw (its UTF-8 starts with 0xEF or more) or escaped.
+        may_hold_noncharacter: input.bytes().any(|byte| byte >= 0xEF || byte == b'\\'),
         numbers_seen: Cell::new(0),
         error: Cell::new(None),
     };
@@ -86,7 +88,7 @@ pub(super) struct UnsafeInteger {
     pub(super) end: usize,
 }
 
-/// Lexical pre-scan for integer literals (no `.`, `e`, `E`) outside ±(2^53−1).
+/// Lexical scan for integer literals (no `.`, `e`, `E`) outside ±(2^53−1).
 ///
 /// Outside strings, a JSON text holds digits and `-` only inside number tokens (`true`, `false`,
 /// `null`, whitespace and punctuation have none), and a string is skipped by honouring `\`
@@ -172,7 +174,8 @@ pub(super) fn first_noncharacter(text: &str) -> Option<u32> {
 /// Shared by every level of one parse.
 struct Context<'i> {
     input: &'i str,
-    unsafe_integer: Option<UnsafeInteger>,
+    /// Whether any string may hold a noncharacter; when not, strings are not scanned one by one.
+    may_hold_noncharacter: bool,
     /// Numbers handed to the visitor so far, in document order.
     numbers_seen: Cell<usize>,
     /// The structured error behind a visitor's abort (serde only carries a message).
@@ -182,6 +185,9 @@ struct Context<'i> {
 impl Context<'_> {
     /// Refuses a string (a value or a member name at `path`) that holds a noncharacter.
     fn check_characters<E: de::Error>(&self, text: &str, path: &Path<'_>) -> Result<(), E> {
+        if !self.may_hold_noncharacter {
+            return Ok(());
+        }
         match first_noncharacter(text) {
             None => Ok(()),
             Some(code_point) => Err(self.fail(JsonError::Noncharacter {
@@ -198,11 +204,18 @@ impl Context<'_> {
         E::custom(message)
     }
 
-    /// Counts a number and reports it if the pre-scan found it to be an out-of-range integer.
-    fn check_number<E: de::Error>(&self, path: &Path<'_>) -> Result<(), E> {
+    /// Counts a number, returning its ordinal in document order.
+    fn count_number(&self) -> usize {
         let ordinal = self.numbers_seen.get();
         self.numbers_seen.set(ordinal + 1);
-        match self.unsafe_integer {
+        ordinal
+    }
+
+    /// Reports the number at `ordinal` if its literal is an integer out of range. Called only for
+    /// a double beyond the exact range: any earlier out-of-range integer has already ended the
+    /// parse (in `visit_u64`, `visit_i64` or here), so the text's first one is this or a later one.
+    fn check_literal<E: de::Error>(&self, ordinal: usize, path: &Path<'_>) -> Result<(), E> {
+        match first_unsafe_integer(self.input.as_bytes()) {
             Some(found) if found.ordinal == ordinal => {
                 let literal = self.input.get(found.start..found.end).unwrap_or("");
                 let literal_or_value = if literal.len() > LITERAL_SHOWN_MAX {
@@ -319,8 +332,8 @@ impl<'de> Visitor<'de> for ValueSeed<'_, '_, '_> {
     }
 
     fn visit_u64<E: de::Error>(self, value: u64) -> Result<Value, E> {
-        self.context.check_number(self.path)?;
-        // Redundant with the pre-scan for literals; kept so the rule holds on its own here.
+        self.context.count_number();
+        // JSON has no leading zeros, so the value's decimal is its literal.
         if value > I_JSON_INTEGER_MAX {
             return Err(self.integer_out_of_range(value));
         }
@@ -328,7 +341,7 @@ impl<'de> Visitor<'de> for ValueSeed<'_, '_, '_> {
     }
 
     fn visit_i64<E: de::Error>(self, value: i64) -> Result<Value, E> {
-        self.context.check_number(self.path)?;
+        self.context.count_number();
         if value.unsigned_abs() > I_JSON_INTEGER_MAX {
             return Err(self.integer_out_of_range(value));
         }
@@ -336,8 +349,11 @@ impl<'de> Visitor<'de> for ValueSeed<'_, '_, '_> {
     }
 
     fn visit_f64<E: de::Error>(self, value: f64) -> Result<Value, E> {
-        // Float literals, `-0`, and integer literals beyond u64/i64 (caught by the pre-scan).
-        self.context.check_number(self.path)?;
+        // Float literals, `-0`, and integer literals beyond u64/i64 (told apart by their text).
+        let ordinal = self.context.count_number();
+        if value.abs() > I_JSON_INTEGER_MAX as f64 {
+            self.context.check_literal(ordinal, self.path)?;
+        }
         // A float literal with an integral value in the exact range (`1e1`, `10.0`, `-0`) is
         // the integer its canonical text spells ("10", "0"): hold it as that integer, so the
         // value the schemas check is the value an agent parses from the canonical text. (Found

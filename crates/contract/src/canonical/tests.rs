@@ -288,7 +288,7 @@ fn integer_range_pointer_follows_document_order() {
 }
 
 #[test]
-fn pre_scan_is_lexical() {
+fn the_literal_scan_is_lexical() {
     assert_eq!(first_unsafe_integer(br#"["9007199254740992"]"#), None);
     assert_eq!(first_unsafe_integer(b"[1e30, 4.50, -0, 0]"), None);
     assert_eq!(
