@@ -256,7 +256,7 @@ impl Crossing {
 
     fn check_envelope(
         &self,
-        value: Value,
+        mut value: Value,
         canonical: String,
     ) -> Result<CheckedCall, CrossingError> {
         self.schemas
@@ -265,15 +265,22 @@ impl Crossing {
                 phase: Phase::Envelope,
                 violation,
             })?;
+        // The args are moved into the call as they are: read through serde, a `Value` is built
+        // again node by node.
+        let args = value.get_mut("args").map(Value::take);
         // toolcall.v1 guarantees every field's type, so this cannot fail; map it anyway.
-        let call: ToolCall = serde_json::from_value(value).map_err(|e| CrossingError::Json {
-            phase: Phase::Envelope,
-            error: crate::canonical::JsonError::Malformed {
-                line: 0,
-                column: 0,
-                message: e.to_string(),
-            },
-        })?;
+        let mut call: ToolCall =
+            serde_json::from_value(value).map_err(|e| CrossingError::Json {
+                phase: Phase::Envelope,
+                error: crate::canonical::JsonError::Malformed {
+                    line: 0,
+                    column: 0,
+                    message: e.to_string(),
+                },
+            })?;
+        if let Some(args) = args {
+            call.args = args;
+        }
         let Some(agent) = catalogue::agent(&call.agent) else {
             return Err(CrossingError::UnknownAgent { agent: call.agent });
         };
