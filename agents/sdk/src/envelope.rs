@@ -7,11 +7,17 @@
 //! are present only when set. A [`Proposal`] is a call, its [`Signals`] and a priority; a tick
 //! answers with [`answer`].
 //!
+//! It also reads the one envelope an agent is handed, the call to answer ([`read_call`]).
+//!
 //! This module owns the shape of those envelopes and the bounds proposals.v1 and toolcall.v1
 //! set. It must not decide what an agent proposes, with which signals or priority (the agents'
 //! ticks do), and it must not validate args (the host checks them against the tool's schema).
 
-use serde::Serialize;
+use std::borrow::Cow;
+
+use serde::de::IgnoredAny;
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::{ToolError, ToolResult, call_id_from};
@@ -245,6 +251,87 @@ pub fn answer(proposals: Vec<Proposal>) -> Value {
     Value::Object(object)
 }
 
+/// What an agent reads of the toolcall.v1 envelope it is handed: the tool's name and the text of
+/// its args (`{}` when the call has none); the host has validated the rest.
+#[derive(Debug, PartialEq, Eq)]
+pub struct CallParts<'a> {
+    pub tool: Cow<'a, str>,
+    pub args: &'a str,
+}
+
+/// Reads a call's tool and args, scanning the args' text only once, in the tool's typed parse.
+///
+/// The host hands every agent its call in canonical form (RFC 8785), whose members are in order:
+/// `agent`, `args`, `call_id`, … `tool`, `ts`. So the tool comes after the args, and reading the
+/// envelope by serde alone scans the args twice: once to capture their text, once more in the
+/// tool's parse (a fifth of a small call's guest work). Here the args' text is cut out by where
+/// the members around it start:
+/// - the text opens with `{"agent":"<a name without escapes>","args":`;
+/// - the args end where the last `,"call_id":` starts (no string can hold `"call_id":`, since
+///   every `"` inside a string is escaped; `call_id` is required, and no member after it is an
+///   object);
+/// - what follows, read as an object, must parse, and holds `tool` but not `args` again.
+///
+/// When the whole text is valid JSON and those hold, the cut is the parse: the members after the
+/// cut close exactly the one object they are in, so the args between are one whole value. Any
+/// text that is not so (another order, no `call_id`, no args) is read by serde as before. Only on
+/// invalid JSON can the two ways differ, and then only in the message of their `invalid_args`
+/// error: a cut whose args do not parse fails in the tool's parse.
+///
+/// # Errors
+///
+/// The serde error of a text that is not a toolcall envelope.
+pub fn read_call(call: &str) -> Result<CallParts<'_>, serde_json::Error> {
+    if let Some(parts) = cut_canonical_call(call) {
+        return Ok(parts);
+    }
+    let call: CallText<'_> = serde_json::from_str(call)?;
+    Ok(CallParts {
+        tool: call.tool,
+        args: call.args.map_or("{}", RawValue::get),
+    })
+}
+
+/// [`read_call`]'s cut of a canonical call, or `None` when the text is not laid out so.
+fn cut_canonical_call(call: &str) -> Option<CallParts<'_>> {
+    let agent_and_rest = call.strip_prefix(r#"{"agent":""#)?;
+    let agent_end = agent_and_rest.find('"')?;
+    if agent_and_rest[..agent_end].contains('\\') {
+        return None;
+    }
+    let args_and_rest = agent_and_rest[agent_end + 1..].strip_prefix(r#","args":"#)?;
+    let args_start = call.len() - args_and_rest.len();
+    let args_end = call
+        .rfind(r#","call_id":"#)
+        .filter(|&end| end > args_start)?;
+    let rest = format!("{{{}", &call[args_end + 1..]);
+    let rest: CallRest<'_> = serde_json::from_str(&rest).ok()?;
+    if rest.args.is_some() {
+        return None;
+    }
+    Some(CallParts {
+        tool: Cow::Owned(rest.tool.into_owned()),
+        args: call[args_start..args_end].trim_matches(|c| matches!(c, ' ' | '\t' | '\n' | '\r')),
+    })
+}
+
+/// The members of a toolcall.v1 envelope an agent reads, read by serde.
+#[derive(Deserialize)]
+struct CallText<'a> {
+    #[serde(borrow)]
+    tool: Cow<'a, str>,
+    #[serde(borrow)]
+    args: Option<&'a RawValue>,
+}
+
+/// The members after a canonical call's args: `tool` is read, `args` must be absent.
+#[derive(Deserialize)]
+struct CallRest<'a> {
+    #[serde(borrow)]
+    tool: Cow<'a, str>,
+    args: Option<IgnoredAny>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -384,5 +471,76 @@ mod tests {
                                   "signals": ["over:food/EUR"], "priority": 65}]})
         );
         assert_eq!(answer(Vec::new()), json!({"proposals": []}));
+    }
+
+    /// read_call's answer, and whether the cut gave it (else serde did).
+    fn read(call: &str) -> (Result<(String, String), String>, bool) {
+        let parts = read_call(call)
+            .map(|parts| (parts.tool.into_owned(), parts.args.to_owned()))
+            .map_err(|e| e.to_string());
+        (parts, cut_canonical_call(call).is_some())
+    }
+
+    fn parts(tool: &str, args: &str) -> Result<(String, String), String> {
+        Ok((tool.to_owned(), args.to_owned()))
+    }
+
+    #[test]
+    fn a_canonical_call_is_cut_around_its_args_even_when_they_hold_its_keys() {
+        // Nested members named call_id, tool, agent and args, and a string that spells
+        // `","call_id":"` with its quotes escaped: the args end at the top level's call_id.
+        let args = r#"{"agent":"x","args":{"tool":"x"},"n":[1,{"a":0,"call_id":"t_0000000000"}],"s":"\",\"call_id\":\"y"}"#;
+        let call = format!(
+            r#"{{"agent":"calendar","args":{args},"call_id":"t_bench00001","confirm_required":false,"deadline_ms":500,"expected_surface":"WATCH","tool":"detect_conflicts","ts":"2026-11-23T08:00:00Z"}}"#
+        );
+        assert_eq!(read(&call), (parts("detect_conflicts", args), true));
+        // A tool name with an escape is read as serde reads it.
+        let call = r#"{"agent":"calendar","args":{},"call_id":"t_1","tool":"a\u0062"}"#;
+        assert_eq!(read(call), (parts("ab", "{}"), true));
+        // Whitespace around the args is not theirs.
+        let call =
+            "{\"agent\":\"calendar\",\"args\": {\"a\":1}\n,\"call_id\":\"t_1\",\"tool\":\"t\"}";
+        assert_eq!(read(call), (parts("t", r#"{"a":1}"#), true));
+    }
+
+    #[test]
+    fn a_call_laid_out_otherwise_is_read_by_serde() {
+        // Another member order, where the args' own call_id is the last one in the text.
+        let call =
+            r#"{"agent":"calendar","args":{"k":1,"call_id":"x","tool":"evil"},"tool":"real"}"#;
+        assert_eq!(
+            read(call),
+            (
+                parts("real", r#"{"k":1,"call_id":"x","tool":"evil"}"#),
+                false
+            )
+        );
+        let call = r#"{"tool":"add","args":{"b":2,"a":40},"agent":"calendar","call_id":"t_1"}"#;
+        assert_eq!(read(call), (parts("add", r#"{"b":2,"a":40}"#), false));
+        // No args: `{}`.
+        let call = r#"{"agent":"calendar","call_id":"t_1","tool":"t"}"#;
+        assert_eq!(read(call), (parts("t", "{}"), false));
+        // An agent's name with an escape.
+        let call = r#"{"agent":"cal\"","args":{},"call_id":"t_1","tool":"t"}"#;
+        assert_eq!(read(call), (parts("t", "{}"), false));
+        // A second args after the call_id: serde refuses the duplicate.
+        let call = r#"{"agent":"calendar","args":{},"call_id":"t_1","tool":"t","args":{"x":1}}"#;
+        let (answer, cut) = read(call);
+        assert!(!cut);
+        assert!(answer.unwrap_err().starts_with("duplicate field `args`"));
+        // No tool at all.
+        let (answer, cut) = read(r#"{"agent":"calendar","args":{},"call_id":"t_1"}"#);
+        assert!(!cut);
+        assert!(answer.unwrap_err().starts_with("missing field `tool`"));
+    }
+
+    #[test]
+    fn invalid_args_in_a_canonical_layout_fail_in_the_tools_parse() {
+        // The one difference the doc states: the cut hands on args that are not JSON, and the
+        // tool's typed parse refuses them (serde alone would have refused the envelope).
+        let call = r#"{"agent":"calendar","args":{"a":,"call_id":"t_1","tool":"t"}"#;
+        assert_eq!(read(call), (parts("t", r#"{"a":"#), true));
+        assert!(serde_json::from_str::<Value>(r#"{"a":"#).is_err());
+        assert!(serde_json::from_str::<Value>(call).is_err());
     }
 }

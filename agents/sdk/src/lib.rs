@@ -185,24 +185,15 @@ const REPLY_NOT_ENCODED: &str =
 /// First capacity of a reply's buffer: most replies fit, larger ones grow it.
 const REPLY_BYTES_INITIAL: usize = 1024;
 
-/// The parts of a toolcall.v1 envelope an agent reads; the host has validated the rest.
-#[derive(serde::Deserialize)]
-struct CallText<'a> {
-    #[serde(borrow)]
-    tool: std::borrow::Cow<'a, str>,
-    #[serde(borrow)]
-    args: Option<&'a RawValue>,
-}
-
 /// Handles the `invoke` export: takes the toolcall.v1 envelope, dispatches by tool name with
-/// the args' text (`{}` when the call has none).
+/// the args' text (`{}` when the call has none; see [`envelope::read_call`]).
 pub fn invoke_json(
     call: &str,
     dispatch: impl FnOnce(&str, &str) -> ToolResult<ResultText>,
 ) -> String {
-    let outcome = serde_json::from_str::<CallText<'_>>(call)
+    let outcome = envelope::read_call(call)
         .map_err(|e| ToolError::invalid_args(format!("call is not a toolcall envelope: {e}")))
-        .and_then(|call| dispatch(&call.tool, call.args.map_or("{}", RawValue::get)));
+        .and_then(|call| dispatch(&call.tool, call.args));
     reply_json(outcome)
 }
 
