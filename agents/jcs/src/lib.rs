@@ -113,7 +113,7 @@ fn key_order(a: &str, b: &str) -> std::cmp::Ordering {
 /// nothing to escape (no control character, quote or backslash: most keys and values) as it
 /// is, anything else through serde_json, whose escapes are exactly those.
 fn write_string(text: &str, out: &mut Vec<u8>) {
-    if !text.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') {
+    if !needs_escape(text.as_bytes()) {
         out.reserve(text.len() + 2);
         out.push(b'"');
         out.extend_from_slice(text.as_bytes());
@@ -122,6 +122,33 @@ fn write_string(text: &str, out: &mut Vec<u8>) {
     }
     // Writing a &str into a Vec cannot fail.
     let _ = serde_json::to_writer(&mut *out, text);
+}
+
+/// Whether `bytes` hold a control character, a quote or a backslash: eight bytes at a time (in
+/// wasm, which has no vector instructions here, that is 8x fewer steps than byte by byte).
+///
+/// Per 64-bit word, `(w - 0x01..01 * n) & !w & 0x80..80` is non-zero exactly when some byte of
+/// `w` is below `n` (for `n` <= 0x80); a byte equal to `c` is a byte of `w ^ c..c` below 1.
+fn needs_escape(bytes: &[u8]) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let below = |word: u64, n: u64| word.wrapping_sub(ONES * n) & !word & HIGHS;
+    let mut words = bytes.chunks_exact(8);
+    for word in &mut words {
+        let word = u64::from_le_bytes([
+            word[0], word[1], word[2], word[3], word[4], word[5], word[6], word[7],
+        ]);
+        let found = below(word, 0x20)
+            | below(word ^ (ONES * u64::from(b'"')), 1)
+            | below(word ^ (ONES * u64::from(b'\\')), 1);
+        if found != 0 {
+            return true;
+        }
+    }
+    words
+        .remainder()
+        .iter()
+        .any(|&b| b < 0x20 || b == b'"' || b == b'\\')
 }
 
 #[cfg(test)]
@@ -168,6 +195,23 @@ mod tests {
             .collect();
         assert_eq!(cases.len(), 20_000);
         cases
+    }
+
+    #[test]
+    fn needs_escape_finds_each_byte_to_escape_at_every_place_and_nothing_else() {
+        // Every byte value, at each place of a 17-byte text (two words and one byte more),
+        // among bytes that never need one: exactly 0x00..0x1F, '"' and '\\' are found.
+        for byte in 0..=255u8 {
+            let expected = byte < 0x20 || byte == b'"' || byte == b'\\';
+            for place in 0..17 {
+                let mut text = [b'a'; 17];
+                text[place] = byte;
+                assert_eq!(needs_escape(&text), expected, "{byte:#04x} at {place}");
+            }
+        }
+        // Bytes next to those the tricks compare against, and UTF-8's high bytes.
+        assert!(!needs_escape(" !#[]^\x7f\u{80}é😀".as_bytes()));
+        assert!(!needs_escape(b""));
     }
 
     #[test]

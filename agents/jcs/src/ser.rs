@@ -4,8 +4,8 @@
 //! Why: an agent's reply was its result turned into a `Value` (an allocation per member, per
 //! key and per string, members sorted into a map) and that tree then written by
 //! [`crate::write_value`]; both steps together were ~40 % of a small call's own work. Here each
-//! object's members are written to a scratch buffer as they come and copied out in RFC 8785
-//! order when the object ends.
+//! object's members are written out as they come; an object whose members did not come in
+//! RFC 8785 order is put in that order when it ends.
 //!
 //! It owns that writing only, and it must give exactly the text `write_value(&to_value(v)?)`
 //! gives. What it does not handle the same way itself (a map key that is not a string, a
@@ -330,13 +330,18 @@ array_kind!(
     SerializeTupleVariant::serialize_field
 );
 
-/// An object being written: each member's value goes to `scratch` as it comes, and the
-/// members are copied to `out` in RFC 8785 order (keys by UTF-16 code units) at its end.
+/// An object's members, written to `out` as they come (`"key":value`, after a comma from the
+/// second on). Members that came in RFC 8785 order (struct fields declared so, a `BTreeMap`'s
+/// keys) are then already in place; otherwise the object's text is copied out once and written
+/// back in that order when the object ends.
 struct Object<'a> {
     out: &'a mut Vec<u8>,
-    scratch: Vec<u8>,
-    /// Each member's key and where its value's text lies in `scratch`.
+    /// Where the first member starts in `out`, just after the `{`.
+    base: usize,
+    /// Each member's key and where its `"key":value` lies in `out`.
     members: Vec<(Cow<'static, str>, usize, usize)>,
+    /// Whether every key so far came after the one before it in RFC 8785 order.
+    in_order: bool,
     /// A map's key, given before its value.
     key: Option<String>,
     /// Inside a struct variant's `{"variant":`, closed with the object.
@@ -345,10 +350,13 @@ struct Object<'a> {
 
 impl<'a> Object<'a> {
     fn new(out: &'a mut Vec<u8>, in_variant: bool) -> Self {
+        out.push(b'{');
+        let base = out.len();
         Self {
             out,
-            scratch: Vec::new(),
+            base,
             members: Vec::new(),
+            in_order: true,
             key: None,
             in_variant,
         }
@@ -359,28 +367,36 @@ impl<'a> Object<'a> {
         key: Cow<'static, str>,
         value: &T,
     ) -> Result<(), Unhandled> {
-        let start = self.scratch.len();
+        if let Some((last, ..)) = self.members.last() {
+            self.out.push(b',');
+            // Equal keys are out of order too: the repeat is found when sorting.
+            self.in_order &= key_order(last, &key).is_lt();
+        }
+        let start = self.out.len();
+        write_string(&key, self.out);
+        self.out.push(b':');
         value.serialize(Writer {
-            out: &mut self.scratch,
+            out: &mut *self.out,
         })?;
-        self.members.push((key, start, self.scratch.len()));
+        self.members.push((key, start, self.out.len()));
         Ok(())
     }
 
     fn close(mut self) -> Result<(), Unhandled> {
-        self.members.sort_unstable_by(|a, b| key_order(&a.0, &b.0));
-        // A repeated key: serde_json keeps the last one; left to it.
-        if self.members.windows(2).any(|pair| pair[0].0 == pair[1].0) {
-            return Err(Unhandled);
-        }
-        self.out.push(b'{');
-        for (i, (key, start, end)) in self.members.iter().enumerate() {
-            if i > 0 {
-                self.out.push(b',');
+        if !self.in_order {
+            self.members.sort_unstable_by(|a, b| key_order(&a.0, &b.0));
+            // A repeated key: serde_json keeps the last one; left to it.
+            if self.members.windows(2).any(|pair| pair[0].0 == pair[1].0) {
+                return Err(Unhandled);
             }
-            write_string(key, self.out);
-            self.out.push(b':');
-            self.out.extend_from_slice(&self.scratch[*start..*end]);
+            let written = self.out.split_off(self.base);
+            for (i, (_, start, end)) in self.members.iter().enumerate() {
+                if i > 0 {
+                    self.out.push(b',');
+                }
+                self.out
+                    .extend_from_slice(&written[start - self.base..end - self.base]);
+            }
         }
         self.out.push(b'}');
         if self.in_variant {
