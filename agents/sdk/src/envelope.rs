@@ -301,9 +301,7 @@ fn cut_canonical_call(call: &str) -> Option<CallParts<'_>> {
     }
     let args_and_rest = agent_and_rest[agent_end + 1..].strip_prefix(r#","args":"#)?;
     let args_start = call.len() - args_and_rest.len();
-    let args_end = call
-        .rfind(r#","call_id":"#)
-        .filter(|&end| end > args_start)?;
+    let args_end = last_call_id(call.as_bytes()).filter(|&end| end > args_start)?;
     let rest = format!("{{{}", &call[args_end + 1..]);
     let rest: CallRest<'_> = serde_json::from_str(&rest).ok()?;
     if rest.args.is_some() {
@@ -313,6 +311,20 @@ fn cut_canonical_call(call: &str) -> Option<CallParts<'_>> {
         tool: Cow::Owned(rest.tool.into_owned()),
         args: call[args_start..args_end].trim_matches(|c| matches!(c, ' ' | '\t' | '\n' | '\r')),
     })
+}
+
+/// Where the last `,"call_id":` in `text` starts: commas found from the end, a few members back
+/// (`str::rfind` sets up a substring searcher on each call, which cost more than this scan).
+fn last_call_id(text: &[u8]) -> Option<usize> {
+    const MEMBER: &[u8] = br#","call_id":"#;
+    let mut end = text.len();
+    while let Some(comma) = text[..end].iter().rposition(|&byte| byte == b',') {
+        if text[comma..].starts_with(MEMBER) {
+            return Some(comma);
+        }
+        end = comma;
+    }
+    None
 }
 
 /// The members of a toolcall.v1 envelope an agent reads, read by serde.
