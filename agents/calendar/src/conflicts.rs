@@ -53,12 +53,12 @@ pub struct ConflictPair {
 pub struct TightTransition {
     /// Id of the event left.
     pub from: String,
-    /// Id of the next event.
-    pub to: String,
-    /// Gap from `from`'s end to `to`'s start, in minutes rounded down.
-    pub gap_minutes: i64,
     /// Trimmed location of `from`.
     pub from_location: String,
+    /// Gap from `from`'s end to `to`'s start, in minutes rounded down.
+    pub gap_minutes: i64,
+    /// Id of the next event.
+    pub to: String,
     /// Trimmed location of `to`.
     pub to_location: String,
 }
@@ -66,10 +66,10 @@ pub struct TightTransition {
 /// Result of `detect_conflicts`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct DetectConflictsResult {
-    /// Partly overlapping pairs.
-    pub overlaps: Vec<ConflictPair>,
     /// Pairs where one event lies within the other.
     pub double_bookings: Vec<ConflictPair>,
+    /// Partly overlapping pairs.
+    pub overlaps: Vec<ConflictPair>,
     /// Consecutive events at different places with too little time between them.
     pub tight_transitions: Vec<TightTransition>,
     /// Whether any list was cut at [`FINDINGS_PER_LIST_MAX`].
