@@ -130,7 +130,8 @@ pub fn parse_time(s: &str, field: impl Display) -> ToolResult<i64> {
 /// shows the time as the sender wrote it); [`parse_time`] is this in Unix seconds.
 #[inline]
 pub fn parse_date_time(s: &str, field: impl Display) -> ToolResult<OffsetDateTime> {
-    if s.chars().count() > TIME_CHARS_MAX {
+    // A text has at most as many characters as bytes: nearly every one needs no count.
+    if s.len() > TIME_CHARS_MAX && s.chars().count() > TIME_CHARS_MAX {
         return Err(ToolError::invalid_args(format!(
             "{field}: longer than {TIME_CHARS_MAX} characters"
         )));
@@ -336,6 +337,14 @@ mod tests {
         );
         assert_eq!(try_parse_time(&over), None);
         assert!(parse_time(&"9".repeat(41), "t").is_err());
+        // The bound is in characters: 40 two-byte ones (80 bytes) are not too long, just not
+        // a date-time.
+        let message = parse_time(&"é".repeat(40), "t").unwrap_err().message;
+        assert!(message.starts_with("t: \"éé"), "{message}");
+        assert!(
+            message.contains("is not an RFC 3339 date-time"),
+            "{message}"
+        );
     }
 
     #[test]
