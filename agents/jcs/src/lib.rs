@@ -54,20 +54,36 @@ pub fn write_value(value: &Value, out: &mut Vec<u8>) {
             out.push(b']');
         }
         Value::Object(members) => {
-            let mut keys: Vec<&String> = members.keys().collect();
-            keys.sort_unstable_by(|a, b| key_order(a, b));
-            out.push(b'{');
-            for (i, key) in keys.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                write_string(key, out);
-                out.push(b':');
-                write_value(&members[key], out);
+            // A map iterates its keys in byte order, RFC 8785's order but for keys that differ
+            // first at a character past U+DFFF (see `key_order`): checked in one pass, then
+            // written as they come; only otherwise are the members sorted.
+            let keys = || members.keys();
+            if keys()
+                .zip(keys().skip(1))
+                .all(|(a, b)| key_order(a, b).is_lt())
+            {
+                write_members(members.iter(), out);
+            } else {
+                let mut sorted: Vec<(&String, &Value)> = members.iter().collect();
+                sorted.sort_unstable_by(|a, b| key_order(a.0, b.0));
+                write_members(sorted.into_iter(), out);
             }
-            out.push(b'}');
         }
     }
+}
+
+/// An object's members, in the order given.
+fn write_members<'a>(members: impl Iterator<Item = (&'a String, &'a Value)>, out: &mut Vec<u8>) {
+    out.push(b'{');
+    for (i, (key, member)) in members.enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_string(key, out);
+        out.push(b':');
+        write_value(member, out);
+    }
+    out.push(b'}');
 }
 
 /// JSON numbers are IEEE doubles (RFC 8785 §3.2.2.3): an integer a double holds exactly is

@@ -264,8 +264,8 @@ pub struct CallParts<'a> {
 /// The host hands every agent its call in canonical form (RFC 8785), whose members are in order:
 /// `agent`, `args`, `call_id`, … `tool`, `ts`. So the tool comes after the args, and reading the
 /// envelope by serde alone scans the args twice: once to capture their text, once more in the
-/// tool's parse (a fifth of a small call's guest work). Here the args' text is cut out by where
-/// the members around it start:
+/// tool's parse (the first scan was 9 % of calendar's small call's fuel). Here the args' text is
+/// cut out by where the members around it start:
 /// - the text opens with `{"agent":"<a name without escapes>","args":`;
 /// - the args end where the last `,"call_id":` starts (no string can hold `"call_id":`, since
 ///   every `"` inside a string is escaped; `call_id` is required, and no member after it is an
