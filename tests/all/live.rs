@@ -182,7 +182,6 @@ fn urgent_signals_tick_at_once_and_the_journal_is_the_scenario_aura_run_repeats(
     assert_eq!(traced, traces(&ran), "byte for byte");
 }
 
-/// Reads stdout lines of `child` until one has `key` and satisfies `wanted`.
 /// Sends SIGTERM to a session whose stdin stays open (a terminal, a parent holding the pipe),
 /// and waits for it to exit: it must, with 0, without the end of its input. Its stdin is
 /// closed only then. A session still running a minute later fails the test (it would hang).
@@ -209,6 +208,7 @@ pub(crate) fn sigterm_with_stdin_open(mut child: Child, stdin: std::process::Chi
     output
 }
 
+/// Reads stdout lines of `child` until one has `key` and satisfies `wanted`.
 pub(crate) fn read_until(
     lines: &mut impl Iterator<Item = std::io::Result<String>>,
     key: &str,

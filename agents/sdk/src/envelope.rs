@@ -303,12 +303,12 @@ fn cut_canonical_call(call: &str) -> Option<CallParts<'_>> {
     let args_start = call.len() - args_and_rest.len();
     let args_end = last_call_id(call.as_bytes()).filter(|&end| end > args_start)?;
     let rest = format!("{{{}", &call[args_end + 1..]);
-    let rest: CallRest<'_> = serde_json::from_str(&rest).ok()?;
+    let rest: CallRest = serde_json::from_str(&rest).ok()?;
     if rest.args.is_some() {
         return None;
     }
     Some(CallParts {
-        tool: Cow::Owned(rest.tool.into_owned()),
+        tool: Cow::Owned(rest.tool),
         args: call[args_start..args_end].trim_matches(|c| matches!(c, ' ' | '\t' | '\n' | '\r')),
     })
 }
@@ -336,11 +336,11 @@ struct CallText<'a> {
     args: Option<&'a RawValue>,
 }
 
-/// The members after a canonical call's args: `tool` is read, `args` must be absent.
+/// The members after a canonical call's args (parsed from a copy, so `tool` is owned): `tool`
+/// is read, `args` must be absent.
 #[derive(Deserialize)]
-struct CallRest<'a> {
-    #[serde(borrow)]
-    tool: Cow<'a, str>,
+struct CallRest {
+    tool: String,
     args: Option<IgnoredAny>,
 }
 
