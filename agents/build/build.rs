@@ -5,7 +5,9 @@
 //! `wasm32-wasip2` with the `plugin` profile by a nested cargo with its own target dir
 //! (`target/plugins`). The components are copied to `plugins/<name>.wasm` and
 //! `plugins/manifest.json` records each one's size and sha256, which the host checks before it
-//! loads a component. The narrator (`agents/narrator`, the model that writes novel cases'
+//! loads a component. Each is linked as a core module (`--skip-wit-component`), the WASI imports
+//! it never needs are replaced by stubs that answer as the host does (`src/wasi_stubs.rs`), and
+//! wit-component makes it a component, as the toolchain's wasm-component-ld would have. The narrator (`agents/narrator`, the model that writes novel cases'
 //! rationales) is built with them into `plugins/narrator.wasm`, the manifest's `narrator`. The
 //! target is added with rustup first when the toolchain lacks it.
 //!
@@ -20,6 +22,7 @@ use sha2::{Digest, Sha256};
 
 include!("src/plugin_target.rs");
 include!("src/nested.rs");
+include!("src/wasi_stubs.rs");
 
 /// The cargo profile agents are built with (defined in the workspace Cargo.toml).
 const PLUGIN_PROFILE: &str = "plugin";
@@ -29,6 +32,10 @@ const NARRATOR: &str = "narrator";
 
 /// The narrator's crate (`agents/narrator`).
 const NARRATOR_PACKAGE: &str = "aura-narrator";
+
+/// The agents' linker (the toolchain's wasm-component-ld) writes the core module, not a
+/// component: the stubs go in before wit-component makes it one.
+const CORE_MODULE_FLAGS: &[&str] = &["-Clink-arg=--skip-wit-component"];
 
 fn main() {
     let started = SystemTime::now();
@@ -80,6 +87,7 @@ fn main() {
         PLUGIN_TARGET,
         PLUGIN_PROFILE,
         &packages,
+        CORE_MODULE_FLAGS,
     );
 
     std::fs::create_dir_all(&plugins_dir).expect("cannot create plugins/");
@@ -87,8 +95,10 @@ fn main() {
     // Each component copied to plugins/<name>.wasm: its manifest entry.
     let copy = |name: &str, package: &str| {
         let built = built_component(&target_dir, PLUGIN_TARGET, PLUGIN_PROFILE, package);
-        let bytes = std::fs::read(&built)
+        let core = std::fs::read(&built)
             .unwrap_or_else(|e| panic!("cannot read {}: {e}", built.display()));
+        let bytes = component_of(&core)
+            .unwrap_or_else(|e| panic!("cannot make {} a component: {e}", built.display()));
         let file = format!("{name}.wasm");
         write_backdated(&plugins_dir.join(&file), &bytes, backdated);
         let sha256: String = Sha256::digest(&bytes)
@@ -114,4 +124,15 @@ fn main() {
         text.as_bytes(),
         backdated,
     );
+}
+
+/// The component of an agent's core module: the WASI it never needs stubbed, then the module
+/// made a component from the WIT its bindings embedded (wit-component, validated).
+fn component_of(core: &[u8]) -> Result<Vec<u8>, String> {
+    let stubbed = stub_unused_wasi(core).map_err(|e| e.to_string())?;
+    wit_component::ComponentEncoder::default()
+        .validate(true)
+        .module(&stubbed.module)
+        .and_then(|mut encoder| encoder.encode())
+        .map_err(|e| format!("{e:#}"))
 }

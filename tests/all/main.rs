@@ -45,6 +45,8 @@ mod startup;
 #[cfg(all(feature = "mcp", feature = "nats", feature = "otlp"))]
 mod telemetry;
 mod telling;
+#[cfg(feature = "jit")]
+mod wasi_stubs;
 mod wellness;
 #[cfg(feature = "nats")]
 mod wire;

@@ -48,5 +48,6 @@ fn main() {
         PLUGIN_TARGET,
         GUEST_PROFILE,
         &guests,
+        &[],
     );
 }

@@ -7,12 +7,14 @@
 //! `rust-toolchain.toml` names, added with rustup when it is missing). It must not know the
 //! catalogue or the host: the host admits a component only if its manifest names exactly its
 //! catalogue entry, and a test here checks that the crates built are the catalogue's agents.
-//! Its three modules are the build scripts' own code (`include!`d by them), compiled here too so
-//! they are checked and tested like any other.
+//! Before a core module is made a component, the WASI imports it never needs are replaced by
+//! stubs that answer as the host does (`wasi_stubs`). Its four modules are the build scripts' own
+//! code (`include!`d by them), compiled here too so they are checked and tested like any other.
 
 pub mod model;
 pub mod nested;
 pub mod plugin_target;
+pub mod wasi_stubs;
 
 /// The plugins dir the build writes: the source tree's `plugins/`.
 pub const PLUGINS_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../plugins");

@@ -36,13 +36,15 @@ pub fn crates_under(dir: &std::path::Path, suffix: &str) -> Vec<(String, String)
 }
 
 /// Builds `packages` of `workspace` for `target` with `profile`, by a nested cargo with its own
-/// target dir (the pattern of wasmtime's `crates/test-programs/artifacts/build.rs`).
+/// target dir (the pattern of wasmtime's `crates/test-programs/artifacts/build.rs`), with
+/// `rustflags` for the target's crates (none of the outer build's).
 pub fn nested_build(
     workspace: &std::path::Path,
     target_dir: &std::path::Path,
     target: &str,
     profile: &str,
     packages: &[(String, String)],
+    rustflags: &[&str],
 ) {
     if packages.is_empty() {
         return;
@@ -73,11 +75,15 @@ pub fn nested_build(
     ] {
         build.env_remove(var);
     }
+    if !rustflags.is_empty() {
+        build.env("CARGO_ENCODED_RUSTFLAGS", rustflags.join("\x1f"));
+    }
     let status = build.status().expect("cannot run cargo for the components");
     assert!(status.success(), "building the {profile} components failed");
 }
 
-/// The component a nested build wrote for `package`.
+/// The `.wasm` a nested build wrote for `package`: a component, or the core module when linked
+/// with `--skip-wit-component`.
 pub fn built_component(
     target_dir: &std::path::Path,
     target: &str,

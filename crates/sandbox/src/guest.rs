@@ -201,4 +201,38 @@ mod tests {
         assert_ne!(guest_seed(0, "calendar"), guest_seed(0, "comms"));
         assert_ne!(guest_seed(0, "calendar"), guest_seed(1, "calendar"));
     }
+
+    /// agents/build replaces the agents' imports of these by stubs that answer as this
+    /// context does (`agents/build/src/wasi_stubs.rs`): an empty environment, and no terminal
+    /// for stdin, stdout or stderr. If the context ever gives a guest more, this fails and the
+    /// stubs must go.
+    #[test]
+    fn the_context_answers_as_the_agents_wasi_stubs_do() {
+        use wasmtime_wasi::p2::bindings::cli::{
+            environment, terminal_stderr, terminal_stdin, terminal_stdout,
+        };
+        let (stdout, stderr) = (MemoryOutputPipe::new(64), MemoryOutputPipe::new(64));
+        let mut wasi = guest_wasi(7, 0, &stdout, &stderr, &Arc::new(AtomicU64::new(0)));
+        let mut table = wasmtime_wasi::ResourceTable::new();
+        let mut view = wasmtime_wasi::cli::WasiCliCtxView {
+            ctx: wasi.cli(),
+            table: &mut table,
+        };
+        assert_eq!(environment::Host::get_environment(&mut view).unwrap(), []);
+        assert!(
+            terminal_stdin::Host::get_terminal_stdin(&mut view)
+                .unwrap()
+                .is_none()
+        );
+        assert!(
+            terminal_stdout::Host::get_terminal_stdout(&mut view)
+                .unwrap()
+                .is_none()
+        );
+        assert!(
+            terminal_stderr::Host::get_terminal_stderr(&mut view)
+                .unwrap()
+                .is_none()
+        );
+    }
 }

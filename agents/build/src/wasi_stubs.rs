@@ -1,0 +1,672 @@
+// The WASI imports an agent's core module references but never needs, replaced by functions of
+// its own that answer exactly as the host's deny-by-default WASI does.
+//
+// It owns rewriting the core module (before it is made a component): the imports below leave
+// it, a function for each is appended, and every reference to the import (calls, the table's
+// elements, exports, names) is moved to that function. It must not stub anything whose answer
+// depends on the host's state or on the call: only what the host answers the same way to every
+// guest on every call (`crates/sandbox/src/guest.rs`, `guest_wasi`): no environment variables,
+// no terminal, a stdin that is never read.
+//
+// Why: wasmtime's instantiation works per imported function (it builds each one's trampoline
+// and looks up its place), and std and wasi-libc reference these whether or not they are ever
+// called (`isatty`, `getenv`, stdin's descriptor). An agent imports 22 functions; without these
+// 8 it imports 14, and a whole sandboxed call costs about 1 us less (BENCHMARKS.md, issue 38).
+//
+// Shared with agents/build's build script through `include!`: keep this file free of `use`.
+
+/// A stubbed import's answer, in the canonical ABI's core form.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StubAnswer {
+    /// `list<tuple<string, string>>` through a return pointer: an empty list (pointer 0,
+    /// length 0), the host's environment for a guest.
+    EmptyList,
+    /// `option<own<…>>` through a return pointer: `none` (discriminant byte 0). The host's
+    /// stdin is closed and its stdout and stderr are pipes: none is a terminal.
+    NoneOption,
+    /// A resource's drop: nothing to do, the handle was never the host's (see `StdinHandle` and
+    /// `NoneOption`).
+    Nothing,
+    /// `own<input-stream>` returned directly: [`STDIN_HANDLE`]. Stubbed only when the module
+    /// imports no function that reads, polls or splices an input stream, so the handle can only
+    /// ever be dropped (by the `Nothing` stub).
+    StdinHandle,
+}
+
+/// The handle the stubbed `get-stdin` returns. A handle is an index in the guest's handle
+/// table, which starts at 1; this one never reaches the host (see [`StubAnswer::StdinHandle`]).
+pub const STDIN_HANDLE: i32 = 1;
+
+/// One import to stub: its interface (the module name before `@`, any `0.2.x` version), its
+/// function name, its core signature (params, results; every value an `i32`) and its answer.
+#[derive(Debug, Clone, Copy)]
+pub struct Stub {
+    pub interface: &'static str,
+    pub name: &'static str,
+    pub params: usize,
+    pub results: usize,
+    pub answer: StubAnswer,
+}
+
+/// Every import this rewrite may stub.
+pub const STUBS: [Stub; 8] = [
+    Stub {
+        interface: "wasi:cli/environment",
+        name: "get-environment",
+        params: 1,
+        results: 0,
+        answer: StubAnswer::EmptyList,
+    },
+    Stub {
+        interface: "wasi:cli/terminal-stdin",
+        name: "get-terminal-stdin",
+        params: 1,
+        results: 0,
+        answer: StubAnswer::NoneOption,
+    },
+    Stub {
+        interface: "wasi:cli/terminal-stdout",
+        name: "get-terminal-stdout",
+        params: 1,
+        results: 0,
+        answer: StubAnswer::NoneOption,
+    },
+    Stub {
+        interface: "wasi:cli/terminal-stderr",
+        name: "get-terminal-stderr",
+        params: 1,
+        results: 0,
+        answer: StubAnswer::NoneOption,
+    },
+    Stub {
+        interface: "wasi:cli/terminal-input",
+        name: "[resource-drop]terminal-input",
+        params: 1,
+        results: 0,
+        answer: StubAnswer::Nothing,
+    },
+    Stub {
+        interface: "wasi:cli/terminal-output",
+        name: "[resource-drop]terminal-output",
+        params: 1,
+        results: 0,
+        answer: StubAnswer::Nothing,
+    },
+    Stub {
+        interface: "wasi:cli/stdin",
+        name: "get-stdin",
+        params: 0,
+        results: 1,
+        answer: StubAnswer::StdinHandle,
+    },
+    Stub {
+        interface: "wasi:io/streams",
+        name: "[resource-drop]input-stream",
+        params: 1,
+        results: 0,
+        answer: StubAnswer::Nothing,
+    },
+];
+
+/// Why a core module could not be rewritten.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StubError {
+    /// The module given, or the one written, is not valid WebAssembly.
+    Invalid {
+        stage: &'static str,
+        message: String,
+    },
+    /// An import named as one to stub has another signature than its interface's: a WASI this
+    /// rewrite does not know.
+    Signature {
+        module: String,
+        name: String,
+        params: usize,
+        results: usize,
+    },
+    /// An import to stub is there, and the module has no memory for its answer to go to.
+    NoMemory { module: String, name: String },
+}
+
+impl std::fmt::Display for StubError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StubError::Invalid { stage, message } => {
+                write!(
+                    f,
+                    "the {stage} core module is not valid WebAssembly: {message}"
+                )
+            }
+            StubError::Signature {
+                module,
+                name,
+                params,
+                results,
+            } => write!(
+                f,
+                "{module} {name} has {params} params and {results} results, not its \
+                 interface's signature: a WASI these stubs do not know"
+            ),
+            StubError::NoMemory { module, name } => write!(
+                f,
+                "{module} {name} answers through memory and the module has none"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for StubError {}
+
+/// What the rewrite did: the module and the imports it stubbed (`module name`), in their order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stubbed {
+    pub module: Vec<u8>,
+    pub stubbed: Vec<String>,
+}
+
+/// The stub for an import, if it is one to stub: its interface at a `0.2.x` version.
+pub fn stub_for(module: &str, name: &str) -> Option<&'static Stub> {
+    let (interface, version) = module.split_once('@')?;
+    let patch = version.strip_prefix("0.2.")?;
+    if patch.is_empty() || !patch.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    STUBS
+        .iter()
+        .find(|stub| stub.interface == interface && stub.name == name)
+}
+
+/// Whether an import of `wasi:io/streams` uses an input stream (reads, polls or splices one):
+/// then stdin's handle must be the host's, and neither `get-stdin` nor the drop is stubbed.
+fn uses_input_stream(module: &str, name: &str) -> bool {
+    module.starts_with("wasi:io/streams@")
+        && name != "[resource-drop]input-stream"
+        && (name.contains("input-stream") || name.contains("splice"))
+}
+
+/// Rewrites `core` with [`STUBS`]' imports replaced by functions that answer as the host does.
+/// A module that imports none of them comes back unchanged.
+pub fn stub_unused_wasi(core: &[u8]) -> Result<Stubbed, StubError> {
+    let invalid = |stage: &'static str| {
+        move |e: wasmparser::BinaryReaderError| StubError::Invalid {
+            stage,
+            message: e.to_string(),
+        }
+    };
+    wasmparser::Validator::new_with_features(wasmparser::WasmFeatures::all())
+        .validate_all(core)
+        .map_err(invalid("given"))?;
+
+    // First pass: the function types, the function imports, how many functions are defined,
+    // and whether there is a memory.
+    let mut types: Vec<(usize, usize)> = Vec::new();
+    let mut imports: Vec<(String, String, u32)> = Vec::new();
+    let mut defined = 0u32;
+    let mut has_memory = false;
+    for payload in wasmparser::Parser::new(0).parse_all(core) {
+        match payload.map_err(invalid("given"))? {
+            wasmparser::Payload::TypeSection(reader) => {
+                for ty in reader.into_iter_err_on_gc_types() {
+                    let ty = ty.map_err(invalid("given"))?;
+                    types.push((ty.params().len(), ty.results().len()));
+                }
+            }
+            wasmparser::Payload::ImportSection(reader) => {
+                for import in reader.into_imports() {
+                    let import = import.map_err(invalid("given"))?;
+                    match import.ty {
+                        wasmparser::TypeRef::Func(ty) | wasmparser::TypeRef::FuncExact(ty) => {
+                            imports.push((import.module.to_owned(), import.name.to_owned(), ty))
+                        }
+                        wasmparser::TypeRef::Memory(_) => has_memory = true,
+                        _ => {}
+                    }
+                }
+            }
+            wasmparser::Payload::FunctionSection(reader) => defined = reader.count(),
+            wasmparser::Payload::MemorySection(reader) => has_memory |= reader.count() > 0,
+            _ => {}
+        }
+    }
+    let keeps_stdin = imports
+        .iter()
+        .any(|(module, name, _)| uses_input_stream(module, name));
+    let mut to_stub: Vec<(usize, &'static Stub)> = Vec::new();
+    for (index, (module, name, ty)) in imports.iter().enumerate() {
+        let Some(stub) = stub_for(module, name) else {
+            continue;
+        };
+        let stdin_side = stub.answer == StubAnswer::StdinHandle
+            || (stub.answer == StubAnswer::Nothing && stub.name.ends_with("input-stream"));
+        if stdin_side && keeps_stdin {
+            continue;
+        }
+        let (params, results) = types.get(*ty as usize).copied().unwrap_or((usize::MAX, 0));
+        if (params, results) != (stub.params, stub.results) {
+            return Err(StubError::Signature {
+                module: module.clone(),
+                name: name.clone(),
+                params,
+                results,
+            });
+        }
+        let writes_memory = matches!(stub.answer, StubAnswer::EmptyList | StubAnswer::NoneOption);
+        if writes_memory && !has_memory {
+            return Err(StubError::NoMemory {
+                module: module.clone(),
+                name: name.clone(),
+            });
+        }
+        to_stub.push((index, stub));
+    }
+    if to_stub.is_empty() {
+        return Ok(Stubbed {
+            module: core.to_vec(),
+            stubbed: Vec::new(),
+        });
+    }
+
+    // The new function index of every old one: kept imports first, in order; then the defined
+    // functions; then a stub for each stubbed import, in the imports' order.
+    let kept = (imports.len() - to_stub.len()) as u32;
+    let mut map = Vec::with_capacity(imports.len() + defined as usize);
+    let mut next_kept = 0u32;
+    let mut next_stub = kept + defined;
+    for index in 0..imports.len() {
+        if to_stub.iter().any(|(stubbed, _)| *stubbed == index) {
+            map.push(next_stub);
+            next_stub += 1;
+        } else {
+            map.push(next_kept);
+            next_kept += 1;
+        }
+    }
+    map.extend((0..defined).map(|i| kept + i));
+
+    let mut stubber = Stubber {
+        map,
+        stubs: to_stub
+            .iter()
+            .map(|(index, stub)| (imports[*index].2, stub.answer))
+            .collect(),
+        stubbed: to_stub.iter().map(|(index, _)| *index).collect(),
+        import_index: 0,
+    };
+    let mut module = wasm_encoder::Module::new();
+    wasm_encoder::reencode::Reencode::parse_core_module(
+        &mut stubber,
+        &mut module,
+        wasmparser::Parser::new(0),
+        core,
+    )
+    .map_err(|e| StubError::Invalid {
+        stage: "given",
+        message: e.to_string(),
+    })?;
+    let module = module.finish();
+    wasmparser::Validator::new_with_features(wasmparser::WasmFeatures::all())
+        .validate_all(&module)
+        .map_err(invalid("rewritten"))?;
+    Ok(Stubbed {
+        module,
+        stubbed: to_stub
+            .iter()
+            .map(|(index, _)| format!("{} {}", imports[*index].0, imports[*index].1))
+            .collect(),
+    })
+}
+
+/// The reencoder: drops the stubbed imports, moves every function index, appends the stubs.
+struct Stubber {
+    /// Old function index → new.
+    map: Vec<u32>,
+    /// Each stub's type index and answer, in the order they are appended.
+    stubs: Vec<(u32, StubAnswer)>,
+    /// The stubbed imports' positions among the module's function imports.
+    stubbed: Vec<usize>,
+    /// The position of the next function import read.
+    import_index: usize,
+}
+
+impl wasm_encoder::reencode::Reencode for Stubber {
+    type Error = std::convert::Infallible;
+
+    fn function_index(
+        &mut self,
+        func: u32,
+    ) -> Result<u32, wasm_encoder::reencode::Error<Self::Error>> {
+        // The module was validated: every index it uses is in the map.
+        Ok(self.map.get(func as usize).copied().unwrap_or(func))
+    }
+
+    fn parse_import_section(
+        &mut self,
+        section_out: &mut wasm_encoder::ImportSection,
+        section: wasmparser::ImportSectionReader<'_>,
+    ) -> Result<(), wasm_encoder::reencode::Error<Self::Error>> {
+        for import in section.into_imports() {
+            let import = import?;
+            let is_func = matches!(
+                import.ty,
+                wasmparser::TypeRef::Func(_) | wasmparser::TypeRef::FuncExact(_)
+            );
+            if is_func {
+                let index = self.import_index;
+                self.import_index += 1;
+                if self.stubbed.contains(&index) {
+                    continue;
+                }
+            }
+            wasm_encoder::reencode::utils::parse_import(self, section_out, import)?;
+        }
+        Ok(())
+    }
+
+    fn parse_function_section(
+        &mut self,
+        functions: &mut wasm_encoder::FunctionSection,
+        section: wasmparser::FunctionSectionReader<'_>,
+    ) -> Result<(), wasm_encoder::reencode::Error<Self::Error>> {
+        wasm_encoder::reencode::utils::parse_function_section(self, functions, section)?;
+        for (ty, _) in &self.stubs {
+            functions.function(*ty);
+        }
+        Ok(())
+    }
+
+    fn parse_code_section(
+        &mut self,
+        code: &mut wasm_encoder::CodeSection,
+        section: wasmparser::CodeSectionReader<'_>,
+    ) -> Result<(), wasm_encoder::reencode::Error<Self::Error>> {
+        wasm_encoder::reencode::utils::parse_code_section(self, code, section)?;
+        for (_, answer) in &self.stubs {
+            code.function(&stub_body(*answer));
+        }
+        Ok(())
+    }
+
+    fn parse_custom_name_subsection(
+        &mut self,
+        names: &mut wasm_encoder::NameSection,
+        section: wasmparser::Name<'_>,
+    ) -> Result<(), wasm_encoder::reencode::Error<Self::Error>> {
+        // A name map must be in index order, and the stubs moved from the front to the end.
+        match section {
+            wasmparser::Name::Function(map) => {
+                let mut sorted = Vec::new();
+                for naming in map {
+                    let naming = naming?;
+                    let index =
+                        wasm_encoder::reencode::Reencode::function_index(self, naming.index)?;
+                    sorted.push((index, naming.name));
+                }
+                sorted.sort_by_key(|(index, _)| *index);
+                let mut out = wasm_encoder::NameMap::new();
+                for (index, name) in sorted {
+                    out.append(index, name);
+                }
+                names.functions(&out);
+            }
+            wasmparser::Name::Local(map) => names.locals(&self.indirect(map)?),
+            wasmparser::Name::Label(map) => names.labels(&self.indirect(map)?),
+            other => {
+                wasm_encoder::reencode::utils::parse_custom_name_subsection(self, names, other)?
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Stubber {
+    /// A per-function name map (locals, labels) with the functions moved, in index order.
+    fn indirect(
+        &mut self,
+        map: wasmparser::IndirectNameMap<'_>,
+    ) -> Result<
+        wasm_encoder::IndirectNameMap,
+        wasm_encoder::reencode::Error<std::convert::Infallible>,
+    > {
+        let mut sorted = Vec::new();
+        for naming in map {
+            let naming = naming?;
+            let mut inner = wasm_encoder::NameMap::new();
+            for name in naming.names {
+                let name = name?;
+                inner.append(name.index, name.name);
+            }
+            let index = wasm_encoder::reencode::Reencode::function_index(self, naming.index)?;
+            sorted.push((index, inner));
+        }
+        sorted.sort_by_key(|(index, _)| *index);
+        let mut out = wasm_encoder::IndirectNameMap::new();
+        for (index, inner) in &sorted {
+            out.append(*index, inner);
+        }
+        Ok(out)
+    }
+}
+
+/// A stub's body: its answer written where the canonical ABI reads it.
+fn stub_body(answer: StubAnswer) -> wasm_encoder::Function {
+    let mut body = wasm_encoder::Function::new([]);
+    let at_return_pointer = |align: u32| wasm_encoder::MemArg {
+        offset: 0,
+        align,
+        memory_index: 0,
+    };
+    match answer {
+        StubAnswer::EmptyList => {
+            // The list's pointer and length, two i32s at the return pointer (4-aligned).
+            body.instruction(&wasm_encoder::Instruction::LocalGet(0));
+            body.instruction(&wasm_encoder::Instruction::I64Const(0));
+            body.instruction(&wasm_encoder::Instruction::I64Store(at_return_pointer(2)));
+        }
+        StubAnswer::NoneOption => {
+            body.instruction(&wasm_encoder::Instruction::LocalGet(0));
+            body.instruction(&wasm_encoder::Instruction::I32Const(0));
+            body.instruction(&wasm_encoder::Instruction::I32Store8(at_return_pointer(0)));
+        }
+        StubAnswer::Nothing => {}
+        StubAnswer::StdinHandle => {
+            body.instruction(&wasm_encoder::Instruction::I32Const(STDIN_HANDLE));
+        }
+    }
+    body.instruction(&wasm_encoder::Instruction::End);
+    body
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every import of `module` (module name, name), in order.
+    fn imports_of(module: &[u8]) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        for payload in wasmparser::Parser::new(0).parse_all(module) {
+            if let wasmparser::Payload::ImportSection(reader) = payload.unwrap() {
+                for import in reader.into_imports() {
+                    let import = import.unwrap();
+                    out.push((import.module.to_owned(), import.name.to_owned()));
+                }
+            }
+        }
+        out
+    }
+
+    /// The name the name section gives the function that `export` exports, and the names of
+    /// the functions in the element segments, in order.
+    fn names_of(module: &[u8]) -> (std::collections::BTreeMap<String, String>, Vec<String>) {
+        let mut names = std::collections::BTreeMap::new();
+        let mut exports = Vec::new();
+        let mut elements = Vec::new();
+        for payload in wasmparser::Parser::new(0).parse_all(module) {
+            match payload.unwrap() {
+                wasmparser::Payload::ExportSection(reader) => {
+                    for export in reader {
+                        let export = export.unwrap();
+                        exports.push((export.name.to_owned(), export.index));
+                    }
+                }
+                wasmparser::Payload::ElementSection(reader) => {
+                    for element in reader {
+                        if let wasmparser::ElementItems::Functions(funcs) = element.unwrap().items {
+                            elements.extend(funcs.into_iter().map(Result::unwrap));
+                        }
+                    }
+                }
+                wasmparser::Payload::CustomSection(reader) => {
+                    if let wasmparser::KnownCustom::Name(section) = reader.as_known() {
+                        for sub in section {
+                            if let wasmparser::Name::Function(map) = sub.unwrap() {
+                                let mut last = None;
+                                for naming in map {
+                                    let naming = naming.unwrap();
+                                    assert!(last < Some(naming.index), "names out of order");
+                                    last = Some(naming.index);
+                                    names.insert(naming.index, naming.name.to_owned());
+                                }
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let exported = exports
+            .into_iter()
+            .map(|(export, index)| (export, names[&index].clone()))
+            .collect();
+        let elements = elements.iter().map(|index| names[index].clone()).collect();
+        (exported, elements)
+    }
+
+    /// A module with all eight, between two imports that stay, each called by an exported
+    /// function, and the environment's in the table.
+    const EVERY_STUB: &str = r#"(module
+      (import "wasi:cli/exit@0.2.0" "exit" (func $exit (param i32)))
+      (import "wasi:cli/environment@0.2.0" "get-environment" (func $env (param i32)))
+      (import "wasi:cli/terminal-stdin@0.2.0" "get-terminal-stdin" (func $tin (param i32)))
+      (import "wasi:cli/terminal-stdout@0.2.0" "get-terminal-stdout" (func $tout (param i32)))
+      (import "wasi:cli/terminal-stderr@0.2.0" "get-terminal-stderr" (func $terr (param i32)))
+      (import "wasi:cli/terminal-input@0.2.0" "[resource-drop]terminal-input" (func $din (param i32)))
+      (import "wasi:cli/terminal-output@0.2.0" "[resource-drop]terminal-output" (func $dout (param i32)))
+      (import "wasi:io/streams@0.2.0" "[method]output-stream.check-write" (func $check (param i32 i32)))
+      (import "wasi:cli/stdin@0.2.0" "get-stdin" (func $stdin (result i32)))
+      (import "wasi:io/streams@0.2.0" "[resource-drop]input-stream" (func $dstdin (param i32)))
+      (memory 1)
+      (table 2 funcref)
+      (elem (i32.const 0) func $env $exit)
+      (func $call_exit (export "call_exit") (call $exit (i32.const 0)))
+      (func $call_env (export "call_env") (call $env (i32.const 8)))
+      (func $call_terminals (export "call_terminals")
+        (call $tin (i32.const 8)) (call $tout (i32.const 8)) (call $terr (i32.const 8))
+        (call $din (i32.const 1)) (call $dout (i32.const 1)))
+      (func $call_check (export "call_check") (call $check (i32.const 1) (i32.const 8)))
+      (func $call_stdin (export "call_stdin") (call $dstdin (call $stdin)))
+      (export "env" (func $env)))"#;
+
+    #[test]
+    fn every_stub_leaves_the_imports_and_every_reference_follows_its_function() {
+        let core = wat::parse_str(EVERY_STUB).unwrap();
+        let out = stub_unused_wasi(&core).unwrap();
+        let kept = vec![
+            ("wasi:cli/exit@0.2.0".to_owned(), "exit".to_owned()),
+            (
+                "wasi:io/streams@0.2.0".to_owned(),
+                "[method]output-stream.check-write".to_owned(),
+            ),
+        ];
+        assert_eq!(imports_of(&out.module), kept);
+        assert_eq!(out.stubbed.len(), 8);
+        assert_eq!(out.stubbed[0], "wasi:cli/environment@0.2.0 get-environment");
+        assert_eq!(
+            out.stubbed[7],
+            "wasi:io/streams@0.2.0 [resource-drop]input-stream"
+        );
+        // Each export still names its own function, the exported import is its stub, and the
+        // table holds the environment's stub, then exit.
+        let (exported, elements) = names_of(&out.module);
+        let (before, before_elements) = names_of(&core);
+        assert_eq!(exported, before);
+        assert_eq!(exported["env"], "env");
+        assert_eq!(exported["call_stdin"], "call_stdin");
+        assert_eq!(elements, before_elements);
+        assert_eq!(elements, ["env", "exit"]);
+    }
+
+    #[test]
+    fn stdin_stays_the_hosts_when_an_input_stream_is_read() {
+        let core = wat::parse_str(
+            r#"(module
+              (import "wasi:cli/stdin@0.2.3" "get-stdin" (func $stdin (result i32)))
+              (import "wasi:io/streams@0.2.3" "[resource-drop]input-stream" (func (param i32)))
+              (import "wasi:io/streams@0.2.3" "[method]input-stream.read" (func (param i32 i64 i32)))
+              (import "wasi:cli/environment@0.2.3" "get-environment" (func (param i32)))
+              (memory 1)
+              (func (export "stdin") (result i32) (call $stdin)))"#,
+        )
+        .unwrap();
+        let out = stub_unused_wasi(&core).unwrap();
+        assert_eq!(out.stubbed, ["wasi:cli/environment@0.2.3 get-environment"]);
+        assert_eq!(imports_of(&out.module).len(), 3);
+    }
+
+    #[test]
+    fn a_signature_other_than_the_interfaces_is_refused() {
+        let core = wat::parse_str(
+            r#"(module
+              (import "wasi:cli/environment@0.2.0" "get-environment" (func (param i32 i32)))
+              (memory 1))"#,
+        )
+        .unwrap();
+        assert_eq!(
+            stub_unused_wasi(&core),
+            Err(StubError::Signature {
+                module: "wasi:cli/environment@0.2.0".to_owned(),
+                name: "get-environment".to_owned(),
+                params: 2,
+                results: 0,
+            })
+        );
+    }
+
+    #[test]
+    fn an_answer_through_memory_needs_a_memory() {
+        let core = wat::parse_str(
+            r#"(module (import "wasi:cli/terminal-stdout@0.2.0" "get-terminal-stdout" (func (param i32))))"#,
+        )
+        .unwrap();
+        assert!(matches!(
+            stub_unused_wasi(&core),
+            Err(StubError::NoMemory { .. })
+        ));
+    }
+
+    #[test]
+    fn a_module_without_them_comes_back_as_it_was() {
+        let core = wat::parse_str(
+            r#"(module (import "wasi:cli/exit@0.2.0" "exit" (func (param i32))) (memory 1))"#,
+        )
+        .unwrap();
+        let out = stub_unused_wasi(&core).unwrap();
+        assert_eq!(out.module, core);
+        assert!(out.stubbed.is_empty());
+        assert!(matches!(
+            stub_unused_wasi(b"\0asm\x01\0\0\0\x01"),
+            Err(StubError::Invalid { stage: "given", .. })
+        ));
+    }
+
+    #[test]
+    fn only_wasi_0_2_is_stubbed() {
+        let env = |module| stub_for(module, "get-environment").is_some();
+        assert!(env("wasi:cli/environment@0.2.0"));
+        assert!(env("wasi:cli/environment@0.2.12"));
+        assert!(!env("wasi:cli/environment@0.3.0"));
+        assert!(!env("wasi:cli/environment@0.2."));
+        assert!(!env("wasi:cli/environment@0.2.0-rc"));
+        assert!(!env("wasi:cli/environment"));
+        assert!(stub_for("wasi:cli/environment@0.2.0", "get-arguments").is_none());
+    }
+}
