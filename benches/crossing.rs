@@ -7,6 +7,11 @@
 //! `bench/reference.py` reads too. Run one group with e.g. `cargo bench --bench crossing --
 //! crossing/`.
 
+/// The binary's allocator (its `mimalloc` feature), so these figures are the binary's.
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod common;
 
 use std::hint::black_box;

@@ -10,6 +10,11 @@
 //! sections and writes `rust-partial.json` instead. It owns the timing; the pieces it times
 //! are in `common`.
 
+/// The binary's allocator (its `mimalloc` feature), so these figures are the binary's.
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod common;
 // The day's sections: its ticks, and crossings per second on both cores.
 #[path = "percentiles/day.rs"]

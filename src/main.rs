@@ -13,6 +13,12 @@ use aura_contract::visible::visible;
 
 mod commands;
 
+/// The binary's allocator: mimalloc (the default `mimalloc` feature; the phone builds keep
+/// their libc's). Why: Cargo.toml, the feature.
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use commands::{EXIT_HOST_ERROR, Globals};
 
 #[derive(Parser, Debug)]
