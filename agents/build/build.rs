@@ -5,9 +5,10 @@
 //! `wasm32-wasip2` with the `plugin` profile by a nested cargo with its own target dir
 //! (`target/plugins`). The components are copied to `plugins/<name>.wasm` and
 //! `plugins/manifest.json` records each one's size and sha256, which the host checks before it
-//! loads a component. Each is linked as a core module (`--skip-wit-component`), the WASI imports
-//! it never needs are replaced by stubs that answer as the host does (`src/wasi_stubs.rs`), and
-//! wit-component makes it a component, as the toolchain's wasm-component-ld would have. The narrator (`agents/narrator`, the model that writes novel cases'
+//! loads a component. Each is linked as a core module (`--skip-wit-component`), the WASI
+//! imports it never needs are replaced by stubs that answer as the host does
+//! (`src/wasi_stubs.rs`), and wit-component makes it a component, as the toolchain's
+//! wasm-component-ld would have. The narrator (`agents/narrator`, the model that writes novel cases'
 //! rationales) is built with them into `plugins/narrator.wasm`, the manifest's `narrator`. The
 //! target is added with rustup first when the toolchain lacks it.
 //!
@@ -36,6 +37,9 @@ const NARRATOR_PACKAGE: &str = "aura-narrator";
 /// The agents' linker (the toolchain's wasm-component-ld) writes the core module, not a
 /// component: the stubs go in before wit-component makes it one.
 const CORE_MODULE_FLAGS: &[&str] = &["-Clink-arg=--skip-wit-component"];
+
+/// WASI preview 1's import module, which only wasm-component-ld's adapter could serve.
+const WASI_PREVIEW1: &str = "wasi_snapshot_preview1";
 
 fn main() {
     let started = SystemTime::now();
@@ -94,7 +98,7 @@ fn main() {
     let backdated = started - OUTPUT_MTIME_BACKDATE;
     // Each component copied to plugins/<name>.wasm: its manifest entry.
     let copy = |name: &str, package: &str| {
-        let built = built_component(&target_dir, PLUGIN_TARGET, PLUGIN_PROFILE, package);
+        let built = built_wasm(&target_dir, PLUGIN_TARGET, PLUGIN_PROFILE, package);
         let core = std::fs::read(&built)
             .unwrap_or_else(|e| panic!("cannot read {}: {e}", built.display()));
         let bytes = component_of(&core)
@@ -129,6 +133,21 @@ fn main() {
 /// The component of an agent's core module: the WASI it never needs stubbed, then the module
 /// made a component from the WIT its bindings embedded (wit-component, validated).
 fn component_of(core: &[u8]) -> Result<Vec<u8>, String> {
+    // wasm-component-ld adapts WASI preview 1 imports with its own adapter; this build has
+    // none, so a crate that pulls preview 1 in is named here rather than by wit-component.
+    for payload in wasmparser::Parser::new(0).parse_all(core) {
+        if let Ok(wasmparser::Payload::ImportSection(reader)) = payload {
+            for import in reader.into_imports().flatten() {
+                if import.module == WASI_PREVIEW1 {
+                    return Err(format!(
+                        "it imports {WASI_PREVIEW1} {} (a dependency built for WASI preview \
+                         1); agents are built for {PLUGIN_TARGET} without the preview 1 adapter",
+                        import.name
+                    ));
+                }
+            }
+        }
+    }
     let stubbed = stub_unused_wasi(core).map_err(|e| e.to_string())?;
     wit_component::ComponentEncoder::default()
         .validate(true)

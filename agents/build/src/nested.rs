@@ -37,7 +37,8 @@ pub fn crates_under(dir: &std::path::Path, suffix: &str) -> Vec<(String, String)
 
 /// Builds `packages` of `workspace` for `target` with `profile`, by a nested cargo with its own
 /// target dir (the pattern of wasmtime's `crates/test-programs/artifacts/build.rs`), with
-/// `rustflags` for the target's crates (none of the outer build's).
+/// `rustflags` added for the target's crates (through `--config`, so they join any the user's
+/// cargo config gives the target rather than replace them; none of the outer build's).
 pub fn nested_build(
     workspace: &std::path::Path,
     target_dir: &std::path::Path,
@@ -76,7 +77,10 @@ pub fn nested_build(
         build.env_remove(var);
     }
     if !rustflags.is_empty() {
-        build.env("CARGO_ENCODED_RUSTFLAGS", rustflags.join("\x1f"));
+        let quoted: Vec<String> = rustflags.iter().map(|flag| format!("{flag:?}")).collect();
+        build
+            .arg("--config")
+            .arg(format!("target.{target}.rustflags=[{}]", quoted.join(", ")));
     }
     let status = build.status().expect("cannot run cargo for the components");
     assert!(status.success(), "building the {profile} components failed");
@@ -84,7 +88,7 @@ pub fn nested_build(
 
 /// The `.wasm` a nested build wrote for `package`: a component, or the core module when linked
 /// with `--skip-wit-component`.
-pub fn built_component(
+pub fn built_wasm(
     target_dir: &std::path::Path,
     target: &str,
     profile: &str,

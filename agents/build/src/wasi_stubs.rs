@@ -11,15 +11,17 @@
 // Why: wasmtime's instantiation works per imported function (it builds each one's trampoline
 // and looks up its place), and std and wasi-libc reference these whether or not they are ever
 // called (`isatty`, `getenv`, stdin's descriptor). An agent imports 22 functions; without these
-// 8 it imports 14, and a whole sandboxed call costs about 1 us less (BENCHMARKS.md, issue 38).
+// 8 it imports 14, and a whole sandboxed call costs 0.7-1.05 us less (BENCHMARKS.md, issue 38).
 //
 // Shared with agents/build's build script through `include!`: keep this file free of `use`.
 
 /// A stubbed import's answer, in the canonical ABI's core form.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StubAnswer {
-    /// `list<tuple<string, string>>` through a return pointer: an empty list (pointer 0,
-    /// length 0), the host's environment for a guest.
+    /// `list<tuple<string, string>>` through a return pointer: an empty list, the host's
+    /// environment for a guest. As the host lowers it: the pointer is what the module's own
+    /// import realloc (`cabi_import_realloc`, else `cabi_realloc`) returns for 0 bytes at
+    /// alignment 4, called as the host calls it, and the length is 0.
     EmptyList,
     /// `option<own<…>>` through a return pointer: `none` (discriminant byte 0). The host's
     /// stdin is closed and its stdout and stderr are pipes: none is a terminal.
@@ -28,14 +30,26 @@ pub enum StubAnswer {
     /// `NoneOption`).
     Nothing,
     /// `own<input-stream>` returned directly: [`STDIN_HANDLE`]. Stubbed only when the module
-    /// imports no function that reads, polls or splices an input stream, so the handle can only
-    /// ever be dropped (by the `Nothing` stub).
+    /// imports no function that reads, polls or splices an input stream, and nothing that could
+    /// hand it another input stream (files, sockets, HTTP): then the only input stream it can
+    /// hold is stdin's, which it can only drop (by the `Nothing` stub).
     StdinHandle,
 }
 
 /// The handle the stubbed `get-stdin` returns. A handle is an index in the guest's handle
 /// table, which starts at 1; this one never reaches the host (see [`StubAnswer::StdinHandle`]).
 pub const STDIN_HANDLE: i32 = 1;
+
+/// The alignment the host asks the realloc for when it lowers the environment's empty list: a
+/// `tuple<string, string>`'s, two pointers and two lengths of 4 bytes.
+pub const ENVIRONMENT_ALIGN_BYTES: i32 = 4;
+
+/// The custom sections (by name prefix) that refer to functions by index or to code by offset,
+/// which the rewrite does not move: DWARF and the branch-hinting proposal's.
+pub const INDEXED_CUSTOM_SECTIONS: [&str; 2] = [".debug_", "metadata.code."];
+
+/// The exports the host lowers imports' lists through, in wit-component's order of preference.
+pub const IMPORT_REALLOCS: [&str; 2] = ["cabi_import_realloc", "cabi_realloc"];
 
 /// One import to stub: its interface (the module name before `@`, any `0.2.x` version), its
 /// function name, its core signature (params, results; every value an `i32`) and its answer.
@@ -126,6 +140,14 @@ pub enum StubError {
     },
     /// An import to stub is there, and the module has no memory for its answer to go to.
     NoMemory { module: String, name: String },
+    /// An import to stub returns a list, and the module exports no realloc to put it in (the
+    /// host could not lower it either).
+    NoRealloc { module: String, name: String },
+    /// Imports to stub are there, and the module defines no function to append the stubs to.
+    NoFunctions,
+    /// A custom section that holds function indices or code offsets the rewrite would not
+    /// move (DWARF, branch hints): it would be left wrong.
+    IndexedCustomSection { name: String },
 }
 
 impl std::fmt::Display for StubError {
@@ -150,6 +172,19 @@ impl std::fmt::Display for StubError {
             StubError::NoMemory { module, name } => write!(
                 f,
                 "{module} {name} answers through memory and the module has none"
+            ),
+            StubError::NoRealloc { module, name } => write!(
+                f,
+                "{module} {name} returns a list and the module exports neither {}",
+                IMPORT_REALLOCS.join(" nor ")
+            ),
+            StubError::NoFunctions => {
+                write!(f, "the module defines no function to append the stubs to")
+            }
+            StubError::IndexedCustomSection { name } => write!(
+                f,
+                "its custom section {name} holds indices or code offsets these stubs would \
+                 leave wrong (build without debug info)"
             ),
         }
     }
@@ -176,12 +211,18 @@ pub fn stub_for(module: &str, name: &str) -> Option<&'static Stub> {
         .find(|stub| stub.interface == interface && stub.name == name)
 }
 
-/// Whether an import of `wasi:io/streams` uses an input stream (reads, polls or splices one):
-/// then stdin's handle must be the host's, and neither `get-stdin` nor the drop is stubbed.
+/// Whether an import uses an input stream (reads, polls or splices one) or could hand the
+/// module one other than stdin's (a file's, a socket's, an HTTP body's): then stdin's handle
+/// must be the host's, and neither `get-stdin` nor the input stream's drop is stubbed.
 fn uses_input_stream(module: &str, name: &str) -> bool {
-    module.starts_with("wasi:io/streams@")
+    let reads = module.starts_with("wasi:io/streams@")
         && name != "[resource-drop]input-stream"
-        && (name.contains("input-stream") || name.contains("splice"))
+        && (name.contains("input-stream") || name.contains("splice"));
+    let other_sources = ["wasi:filesystem/", "wasi:sockets/", "wasi:http/"];
+    reads
+        || other_sources
+            .iter()
+            .any(|source| module.starts_with(source))
 }
 
 /// Rewrites `core` with [`STUBS`]' imports replaced by functions that answer as the host does.
@@ -197,18 +238,26 @@ pub fn stub_unused_wasi(core: &[u8]) -> Result<Stubbed, StubError> {
         .validate_all(core)
         .map_err(invalid("given"))?;
 
-    // First pass: the function types, the function imports, how many functions are defined,
-    // and whether there is a memory.
-    let mut types: Vec<(usize, usize)> = Vec::new();
+    // First pass: the function types (params, results, whether every value is an i32), the
+    // function imports, how many functions are defined, whether there is a memory, and the
+    // import realloc's index.
+    let mut types: Vec<(usize, usize, bool)> = Vec::new();
     let mut imports: Vec<(String, String, u32)> = Vec::new();
     let mut defined = 0u32;
     let mut has_memory = false;
+    let mut reallocs: Vec<(usize, u32)> = Vec::new();
+    let mut indexed_custom: Option<String> = None;
     for payload in wasmparser::Parser::new(0).parse_all(core) {
         match payload.map_err(invalid("given"))? {
             wasmparser::Payload::TypeSection(reader) => {
                 for ty in reader.into_iter_err_on_gc_types() {
                     let ty = ty.map_err(invalid("given"))?;
-                    types.push((ty.params().len(), ty.results().len()));
+                    let all_i32 = ty
+                        .params()
+                        .iter()
+                        .chain(ty.results())
+                        .all(|t| *t == wasmparser::ValType::I32);
+                    types.push((ty.params().len(), ty.results().len(), all_i32));
                 }
             }
             wasmparser::Payload::ImportSection(reader) => {
@@ -225,6 +274,24 @@ pub fn stub_unused_wasi(core: &[u8]) -> Result<Stubbed, StubError> {
             }
             wasmparser::Payload::FunctionSection(reader) => defined = reader.count(),
             wasmparser::Payload::MemorySection(reader) => has_memory |= reader.count() > 0,
+            wasmparser::Payload::CustomSection(reader)
+                if INDEXED_CUSTOM_SECTIONS
+                    .iter()
+                    .any(|prefix| reader.name().starts_with(prefix)) =>
+            {
+                indexed_custom = Some(reader.name().to_owned());
+            }
+            wasmparser::Payload::ExportSection(reader) => {
+                for export in reader {
+                    let export = export.map_err(invalid("given"))?;
+                    let preference = IMPORT_REALLOCS.iter().position(|n| *n == export.name);
+                    if let (wasmparser::ExternalKind::Func, Some(preference)) =
+                        (export.kind, preference)
+                    {
+                        reallocs.push((preference, export.index));
+                    }
+                }
+            }
             _ => {}
         }
     }
@@ -241,8 +308,12 @@ pub fn stub_unused_wasi(core: &[u8]) -> Result<Stubbed, StubError> {
         if stdin_side && keeps_stdin {
             continue;
         }
-        let (params, results) = types.get(*ty as usize).copied().unwrap_or((usize::MAX, 0));
-        if (params, results) != (stub.params, stub.results) {
+        let (params, results, all_i32) =
+            types
+                .get(*ty as usize)
+                .copied()
+                .unwrap_or((usize::MAX, 0, false));
+        if (params, results, all_i32) != (stub.params, stub.results, true) {
             return Err(StubError::Signature {
                 module: module.clone(),
                 name: name.clone(),
@@ -257,6 +328,12 @@ pub fn stub_unused_wasi(core: &[u8]) -> Result<Stubbed, StubError> {
                 name: name.clone(),
             });
         }
+        if stub.answer == StubAnswer::EmptyList && reallocs.is_empty() {
+            return Err(StubError::NoRealloc {
+                module: module.clone(),
+                name: name.clone(),
+            });
+        }
         to_stub.push((index, stub));
     }
     if to_stub.is_empty() {
@@ -264,6 +341,12 @@ pub fn stub_unused_wasi(core: &[u8]) -> Result<Stubbed, StubError> {
             module: core.to_vec(),
             stubbed: Vec::new(),
         });
+    }
+    if defined == 0 {
+        return Err(StubError::NoFunctions);
+    }
+    if let Some(name) = indexed_custom {
+        return Err(StubError::IndexedCustomSection { name });
     }
 
     // The new function index of every old one: kept imports first, in order; then the defined
@@ -282,6 +365,12 @@ pub fn stub_unused_wasi(core: &[u8]) -> Result<Stubbed, StubError> {
         }
     }
     map.extend((0..defined).map(|i| kept + i));
+    // The import realloc, moved: the empty list's stub calls it as the host does. The module
+    // was validated, so an exported function's index is in the map.
+    reallocs.sort();
+    let realloc = reallocs
+        .first()
+        .map(|(_, old)| map.get(*old as usize).copied().unwrap_or(*old));
 
     let mut stubber = Stubber {
         map,
@@ -291,6 +380,7 @@ pub fn stub_unused_wasi(core: &[u8]) -> Result<Stubbed, StubError> {
             .collect(),
         stubbed: to_stub.iter().map(|(index, _)| *index).collect(),
         import_index: 0,
+        realloc,
     };
     let mut module = wasm_encoder::Module::new();
     wasm_encoder::reencode::Reencode::parse_core_module(
@@ -300,7 +390,7 @@ pub fn stub_unused_wasi(core: &[u8]) -> Result<Stubbed, StubError> {
         core,
     )
     .map_err(|e| StubError::Invalid {
-        stage: "given",
+        stage: "rewriting the",
         message: e.to_string(),
     })?;
     let module = module.finish();
@@ -326,6 +416,8 @@ struct Stubber {
     stubbed: Vec<usize>,
     /// The position of the next function import read.
     import_index: usize,
+    /// The import realloc's new index, if the module exports one.
+    realloc: Option<u32>,
 }
 
 impl wasm_encoder::reencode::Reencode for Stubber {
@@ -381,7 +473,7 @@ impl wasm_encoder::reencode::Reencode for Stubber {
     ) -> Result<(), wasm_encoder::reencode::Error<Self::Error>> {
         wasm_encoder::reencode::utils::parse_code_section(self, code, section)?;
         for (_, answer) in &self.stubs {
-            code.function(&stub_body(*answer));
+            code.function(&stub_body(*answer, self.realloc));
         }
         Ok(())
     }
@@ -447,25 +539,39 @@ impl Stubber {
     }
 }
 
-/// A stub's body: its answer written where the canonical ABI reads it.
-fn stub_body(answer: StubAnswer) -> wasm_encoder::Function {
+/// A stub's body: its answer written where the canonical ABI reads it. `realloc` is the import
+/// realloc's index (checked present when an `EmptyList` stub is made).
+fn stub_body(answer: StubAnswer, realloc: Option<u32>) -> wasm_encoder::Function {
     let mut body = wasm_encoder::Function::new([]);
-    let at_return_pointer = |align: u32| wasm_encoder::MemArg {
-        offset: 0,
+    let at_return_pointer = |offset: u64, align: u32| wasm_encoder::MemArg {
+        offset,
         align,
         memory_index: 0,
     };
     match answer {
         StubAnswer::EmptyList => {
-            // The list's pointer and length, two i32s at the return pointer (4-aligned).
+            // The list's pointer, from realloc(0, 0, 4, 0) as the host calls it, then its
+            // length 0: two i32s at the return pointer (4-aligned).
             body.instruction(&wasm_encoder::Instruction::LocalGet(0));
-            body.instruction(&wasm_encoder::Instruction::I64Const(0));
-            body.instruction(&wasm_encoder::Instruction::I64Store(at_return_pointer(2)));
+            for arg in [0, 0, ENVIRONMENT_ALIGN_BYTES, 0] {
+                body.instruction(&wasm_encoder::Instruction::I32Const(arg));
+            }
+            body.instruction(&wasm_encoder::Instruction::Call(realloc.unwrap_or(0)));
+            body.instruction(&wasm_encoder::Instruction::I32Store(at_return_pointer(
+                0, 2,
+            )));
+            body.instruction(&wasm_encoder::Instruction::LocalGet(0));
+            body.instruction(&wasm_encoder::Instruction::I32Const(0));
+            body.instruction(&wasm_encoder::Instruction::I32Store(at_return_pointer(
+                4, 2,
+            )));
         }
         StubAnswer::NoneOption => {
             body.instruction(&wasm_encoder::Instruction::LocalGet(0));
             body.instruction(&wasm_encoder::Instruction::I32Const(0));
-            body.instruction(&wasm_encoder::Instruction::I32Store8(at_return_pointer(0)));
+            body.instruction(&wasm_encoder::Instruction::I32Store8(at_return_pointer(
+                0, 0,
+            )));
         }
         StubAnswer::Nothing => {}
         StubAnswer::StdinHandle => {
@@ -541,8 +647,45 @@ mod tests {
         (exported, elements)
     }
 
+    /// Each function's index and the functions its body calls, in order, by the function's
+    /// index (imported functions have no body), and each export's index.
+    fn layout_of(
+        module: &[u8],
+    ) -> (
+        std::collections::BTreeMap<u32, Vec<u32>>,
+        std::collections::BTreeMap<String, u32>,
+    ) {
+        let mut imported = 0;
+        let mut calls = std::collections::BTreeMap::new();
+        let mut exports = std::collections::BTreeMap::new();
+        for payload in wasmparser::Parser::new(0).parse_all(module) {
+            match payload.unwrap() {
+                wasmparser::Payload::ImportSection(reader) => {
+                    imported = reader.into_imports().count() as u32;
+                }
+                wasmparser::Payload::ExportSection(reader) => {
+                    for export in reader {
+                        let export = export.unwrap();
+                        exports.insert(export.name.to_owned(), export.index);
+                    }
+                }
+                wasmparser::Payload::CodeSectionEntry(body) => {
+                    let mut targets = Vec::new();
+                    for op in body.get_operators_reader().unwrap() {
+                        if let wasmparser::Operator::Call { function_index } = op.unwrap() {
+                            targets.push(function_index);
+                        }
+                    }
+                    calls.insert(imported + calls.len() as u32, targets);
+                }
+                _ => {}
+            }
+        }
+        (calls, exports)
+    }
+
     /// A module with all eight, between two imports that stay, each called by an exported
-    /// function, and the environment's in the table.
+    /// function, the environment's in the table, and a realloc.
     const EVERY_STUB: &str = r#"(module
       (import "wasi:cli/exit@0.2.0" "exit" (func $exit (param i32)))
       (import "wasi:cli/environment@0.2.0" "get-environment" (func $env (param i32)))
@@ -564,6 +707,7 @@ mod tests {
         (call $din (i32.const 1)) (call $dout (i32.const 1)))
       (func $call_check (export "call_check") (call $check (i32.const 1) (i32.const 8)))
       (func $call_stdin (export "call_stdin") (call $dstdin (call $stdin)))
+      (func $realloc (export "cabi_realloc") (param i32 i32 i32 i32) (result i32) (local.get 2))
       (export "env" (func $env)))"#;
 
     #[test]
@@ -593,6 +737,51 @@ mod tests {
         assert_eq!(exported["call_stdin"], "call_stdin");
         assert_eq!(elements, before_elements);
         assert_eq!(elements, ["env", "exit"]);
+        // Worked out by hand: the two kept imports are 0 (exit) and 1 (check-write); the six
+        // defined functions follow at 2..=7 (call_exit … cabi_realloc); then the eight stubs in
+        // the imports' order at 8..=15 (environment 8, the terminal getters 9-11, the terminal
+        // drops 12-13, get-stdin 14, the input stream's drop 15).
+        let (calls, exports) = layout_of(&out.module);
+        let expected_exports = [
+            ("call_exit", 2),
+            ("call_env", 3),
+            ("call_terminals", 4),
+            ("call_check", 5),
+            ("call_stdin", 6),
+            ("cabi_realloc", 7),
+            ("env", 8),
+        ];
+        assert_eq!(
+            exports,
+            expected_exports
+                .iter()
+                .map(|(name, index)| (name.to_string(), *index))
+                .collect()
+        );
+        let expected_calls: [(u32, &[u32]); 14] = [
+            (2, &[0]),
+            (3, &[8]),
+            (4, &[9, 10, 11, 12, 13]),
+            (5, &[1]),
+            (6, &[14, 15]),
+            (7, &[]),
+            // The environment's stub asks the module's realloc for its list, as the host does.
+            (8, &[7]),
+            (9, &[]),
+            (10, &[]),
+            (11, &[]),
+            (12, &[]),
+            (13, &[]),
+            (14, &[]),
+            (15, &[]),
+        ];
+        assert_eq!(
+            calls,
+            expected_calls
+                .iter()
+                .map(|(index, targets)| (*index, targets.to_vec()))
+                .collect()
+        );
     }
 
     #[test]
@@ -604,12 +793,56 @@ mod tests {
               (import "wasi:io/streams@0.2.3" "[method]input-stream.read" (func (param i32 i64 i32)))
               (import "wasi:cli/environment@0.2.3" "get-environment" (func (param i32)))
               (memory 1)
-              (func (export "stdin") (result i32) (call $stdin)))"#,
+              (func (export "stdin") (result i32) (call $stdin))
+              (func (export "cabi_realloc") (param i32 i32 i32 i32) (result i32) (local.get 2)))"#,
         )
         .unwrap();
         let out = stub_unused_wasi(&core).unwrap();
         assert_eq!(out.stubbed, ["wasi:cli/environment@0.2.3 get-environment"]);
         assert_eq!(imports_of(&out.module).len(), 3);
+    }
+
+    #[test]
+    fn stdin_stays_the_hosts_when_anything_else_could_hold_an_input_stream() {
+        for (module, name, signature) in [
+            (
+                "wasi:io/streams@0.2.0",
+                "[method]input-stream.subscribe",
+                "(param i32) (result i32)",
+            ),
+            (
+                "wasi:io/streams@0.2.0",
+                "[method]output-stream.splice",
+                "(param i32 i32 i64 i32)",
+            ),
+            (
+                "wasi:filesystem/types@0.2.0",
+                "[method]descriptor.read-via-stream",
+                "(param i32 i64 i32)",
+            ),
+            (
+                "wasi:sockets/tcp@0.2.0",
+                "[method]tcp-socket.accept",
+                "(param i32 i32)",
+            ),
+        ] {
+            let core = wat::parse_str(format!(
+                r#"(module
+                  (import "wasi:cli/stdin@0.2.0" "get-stdin" (func (result i32)))
+                  (import "wasi:io/streams@0.2.0" "[resource-drop]input-stream" (func (param i32)))
+                  (import "{module}" "{name}" (func {signature}))
+                  (import "wasi:cli/terminal-stdout@0.2.0" "get-terminal-stdout" (func (param i32)))
+                  (memory 1)
+                  (func))"#
+            ))
+            .unwrap();
+            let out = stub_unused_wasi(&core).unwrap();
+            assert_eq!(
+                out.stubbed,
+                ["wasi:cli/terminal-stdout@0.2.0 get-terminal-stdout"],
+                "{name}"
+            );
+        }
     }
 
     #[test]
@@ -632,6 +865,34 @@ mod tests {
     }
 
     #[test]
+    fn an_i64_where_the_interface_has_an_i32_is_refused() {
+        let core = wat::parse_str(
+            r#"(module
+              (import "wasi:cli/terminal-stdin@0.2.0" "get-terminal-stdin" (func (param i64)))
+              (memory 1) (func))"#,
+        )
+        .unwrap();
+        assert!(matches!(
+            stub_unused_wasi(&core),
+            Err(StubError::Signature { params: 1, .. })
+        ));
+    }
+
+    #[test]
+    fn the_environment_needs_a_realloc() {
+        let core = wat::parse_str(
+            r#"(module
+              (import "wasi:cli/environment@0.2.0" "get-environment" (func (param i32)))
+              (memory 1) (func))"#,
+        )
+        .unwrap();
+        assert!(matches!(
+            stub_unused_wasi(&core),
+            Err(StubError::NoRealloc { .. })
+        ));
+    }
+
+    #[test]
     fn an_answer_through_memory_needs_a_memory() {
         let core = wat::parse_str(
             r#"(module (import "wasi:cli/terminal-stdout@0.2.0" "get-terminal-stdout" (func (param i32))))"#,
@@ -641,6 +902,30 @@ mod tests {
             stub_unused_wasi(&core),
             Err(StubError::NoMemory { .. })
         ));
+        let core = wat::parse_str(
+            r#"(module
+              (import "wasi:cli/terminal-stdout@0.2.0" "get-terminal-stdout" (func (param i32)))
+              (memory 1))"#,
+        )
+        .unwrap();
+        assert_eq!(stub_unused_wasi(&core), Err(StubError::NoFunctions));
+    }
+
+    #[test]
+    fn debug_info_would_be_left_wrong_so_it_is_refused() {
+        let core = wat::parse_str(
+            r#"(module
+              (import "wasi:cli/terminal-stdout@0.2.0" "get-terminal-stdout" (func (param i32)))
+              (memory 1) (func)
+              (@custom ".debug_info" "x"))"#,
+        )
+        .unwrap();
+        assert_eq!(
+            stub_unused_wasi(&core),
+            Err(StubError::IndexedCustomSection {
+                name: ".debug_info".to_owned()
+            })
+        );
     }
 
     #[test]

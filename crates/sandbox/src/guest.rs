@@ -211,7 +211,9 @@ mod tests {
         use wasmtime_wasi::p2::bindings::cli::{
             environment, terminal_stderr, terminal_stdin, terminal_stdout,
         };
-        let (stdout, stderr) = (MemoryOutputPipe::new(64), MemoryOutputPipe::new(64));
+        const PIPE_BYTES: usize = 64;
+        let pipe = || MemoryOutputPipe::new(PIPE_BYTES);
+        let (stdout, stderr) = (pipe(), pipe());
         let mut wasi = guest_wasi(7, 0, &stdout, &stderr, &Arc::new(AtomicU64::new(0)));
         let mut table = wasmtime_wasi::ResourceTable::new();
         let mut view = wasmtime_wasi::cli::WasiCliCtxView {
