@@ -389,8 +389,10 @@ pub fn stub_unused_wasi(core: &[u8]) -> Result<Stubbed, StubError> {
         wasmparser::Parser::new(0),
         core,
     )
+    // Writing cannot fail (the reencoder's error is `Infallible`): only reading the given
+    // module can.
     .map_err(|e| StubError::Invalid {
-        stage: "rewriting the",
+        stage: "given",
         message: e.to_string(),
     })?;
     let module = module.finish();
