@@ -110,17 +110,27 @@ impl Roster {
         sandbox: &Sandbox,
         agent: &str,
     ) -> Result<Arc<PreparedAgent>, CrossingError> {
-        let unavailable = || CrossingError::AgentUnavailable {
+        let reached = match self.cells.get(agent).map(OnceCell::get) {
+            // Every call after the first: the agent was tried, and (callees are tried before
+            // the agent itself, below) so was everything it can reach.
+            Some(Some(admitted)) => admitted.clone().ok(),
+            // The first call only. Admission compiles and asks for the manifest, a state larger
+            // than a whole call's; boxed, so that every call's state does not carry its size.
+            Some(None) => Box::pin(self.reach_first(crossing, sandbox, agent)).await,
+            None => None,
+        };
+        reached.ok_or_else(|| CrossingError::AgentUnavailable {
             agent: agent.to_owned(),
-        };
-        let Some(cell) = self.cells.get(agent) else {
-            return Err(unavailable());
-        };
-        // Every call after the first: the agent was tried, and (callees are tried before the
-        // agent itself, below) so was everything it can reach.
-        if let Some(admitted) = cell.get() {
-            return admitted.clone().map_err(|_| unavailable());
-        }
+        })
+    }
+
+    /// [`Roster::reach`] for an agent not tried yet: `None` if its admission failed.
+    async fn reach_first(
+        &self,
+        crossing: &Crossing,
+        sandbox: &Sandbox,
+        agent: &str,
+    ) -> Option<Arc<PreparedAgent>> {
         let mut target = None;
         for name in catalogue::reachable_from(agent).into_iter().rev() {
             let (Some(cell), Some(spec)) = (self.cells.get(name), catalogue::agent(name)) else {
@@ -132,8 +142,8 @@ impl Roster {
             }
         }
         match target {
-            Some(Ok(prepared)) => Ok(prepared.clone()),
-            _ => Err(unavailable()),
+            Some(Ok(prepared)) => Some(prepared.clone()),
+            _ => None,
         }
     }
 

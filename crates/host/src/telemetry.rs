@@ -36,10 +36,18 @@ tokio::task_local! {
 }
 
 /// Runs `work` as part of `trace` (if any): [`current`] inside it answers `trace`.
-pub async fn in_trace<F: std::future::Future>(trace: Option<TraceContext>, work: F) -> F::Output {
+///
+/// A plain function, not an `async fn`: an `async fn` keeps its argument `work` in its state
+/// beside the future it awaits, so each call's state would be twice `work`'s, and the whole
+/// crossing's (which nests two of these) four times its own (see [`crate::dispatch`]).
+pub fn in_trace<F: std::future::Future>(
+    trace: Option<TraceContext>,
+    work: F,
+) -> futures_util::future::Either<tokio::task::futures::TaskLocalFuture<TraceContext, F>, F> {
+    use futures_util::future::Either;
     match trace {
-        Some(trace) => CALL_TRACE.scope(trace, work).await,
-        None => work.await,
+        Some(trace) => Either::Left(CALL_TRACE.scope(trace, work)),
+        None => Either::Right(work),
     }
 }
 

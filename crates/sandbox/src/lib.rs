@@ -521,20 +521,24 @@ impl Sandbox {
         let mut call = self.call_store(agent, call_id, frame, imports)?;
         let backstop = Duration::from_millis(self.tuning.backstop_ms(&call.budget()));
         let served = call.served();
-        let run = async {
-            let instance = match export {
-                Export::Tick(_) => call.instantiate_for_tick().await?,
-                Export::Manifest | Export::Invoke(_) => call.instantiate().await?,
-            };
-            match export {
-                Export::Manifest => call.manifest(&instance).await,
-                Export::Invoke(text) => call.invoke(&instance, text).await,
-                Export::Tick(context) => call.tick(&instance, context).await,
-            }
-        };
         // Epochs interrupt running wasm; a guest parked in a host import (a WASI poll) runs
-        // none, so the same backstop also bounds the whole call's served time.
-        let outcome = served::bounded(&served, backstop, run).await;
+        // none, so the same backstop also bounds the whole call's served time. The run is
+        // pinned here, in this call's state, and dropped (its borrow of `call` with it) before
+        // the output is logged.
+        let outcome = {
+            let run = std::pin::pin!(async {
+                let instance = match export {
+                    Export::Tick(_) => call.instantiate_for_tick().await?,
+                    Export::Manifest | Export::Invoke(_) => call.instantiate().await?,
+                };
+                match export {
+                    Export::Manifest => call.manifest(&instance).await,
+                    Export::Invoke(text) => call.invoke(&instance, text).await,
+                    Export::Tick(context) => call.tick(&instance, context).await,
+                }
+            });
+            served::bounded(&served, backstop, run).await
+        };
         call.log_output();
         match outcome {
             Ok(Ok(output)) => Ok(Invocation {

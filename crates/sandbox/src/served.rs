@@ -12,6 +12,7 @@
 //! not decide a call's outcome on its own: it only says how long the call has been served.
 
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Wake, Waker};
@@ -110,12 +111,15 @@ pub struct BackstopElapsed;
 
 /// Runs `call` until it ends or it has been served `backstop` on `clock` (its waits for a core
 /// not counted).
-pub async fn bounded<F: Future>(
+///
+/// `call` comes pinned where the caller keeps it: taken by value, it would sit in this
+/// function's state twice (the argument and its pinned copy), and a call's state is the
+/// sandbox's largest.
+pub async fn bounded<F: Future + ?Sized>(
     clock: &Arc<ServedClock>,
     backstop: Duration,
-    call: F,
+    mut call: Pin<&mut F>,
 ) -> Result<F::Output, BackstopElapsed> {
-    let mut call = std::pin::pin!(call);
     let mut alarm = std::pin::pin!(tokio::time::sleep(backstop));
     let waker = Waker::from(clock.clone());
     std::future::poll_fn(|cx| {
@@ -159,6 +163,7 @@ mod tests {
             tokio::task::yield_now().await;
             std::thread::sleep(Duration::from_millis(400));
         };
+        let call = std::pin::pin!(call);
         let (answer, ()) = tokio::join!(bounded(&clock, backstop, call), hog);
         assert_eq!(answer, Ok("answered"));
         assert!(clock.served() < backstop, "{:?}", clock.served());
@@ -170,7 +175,7 @@ mod tests {
         let backstop = Duration::from_millis(100);
         let call = tokio::time::sleep(Duration::from_secs(30));
         let started = Instant::now();
-        let outcome = bounded(&clock, backstop, call).await;
+        let outcome = bounded(&clock, backstop, std::pin::pin!(call)).await;
         assert_eq!(outcome, Err(BackstopElapsed));
         let waited = started.elapsed();
         assert!(waited >= backstop, "{waited:?}");
