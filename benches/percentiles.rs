@@ -155,7 +155,7 @@ fn crossing(b: &Bench, figures: &mut Figures) {
     let (rt, host, small) = (&b.rt, &b.host, &b.small);
     let schemas = host.crossing().schemas();
     // What a front's `await` of one call moves around: an async fn's state holds its
-    // callees' states, and each level is written in place of the one above.
+    // callees' states, each nested in, and moved into, the one above.
     figures.record(
         "dispatch_future_bytes",
         json!(std::mem::size_of_val(&host.dispatch(small.text.as_str()))),

@@ -423,7 +423,7 @@ impl SimWire {
         let worker = self.workers.lock().unwrap()[w].clone();
         let body = request.body.as_bytes();
         let key = request_key(subject, sent, body);
-        let make = async {
+        let make = || async {
             *worker.made.lock().unwrap().entry(key).or_default() += 1;
             match request.work {
                 RemoteWork::Call { tool } => {

@@ -114,7 +114,7 @@ impl Roster {
             // Every call after the first: the agent was tried, and (callees are tried before
             // the agent itself, below) so was everything it can reach.
             Some(Some(admitted)) => admitted.clone().ok(),
-            // The first call only. Admission compiles and asks for the manifest, a state larger
+            // The first calls only (before its admission ends). Admission compiles and asks for the manifest, a state larger
             // than a whole call's; boxed, so that every call's state does not carry its size.
             Some(None) => Box::pin(self.reach_first(crossing, sandbox, agent)).await,
             None => None,

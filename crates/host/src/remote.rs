@@ -247,9 +247,13 @@ struct Kept {
 
 impl AnswerCache {
     /// The answer to the request `key`: kept, or being made by an earlier copy of it (waited
-    /// for), or made now by `make`.
-    pub async fn answer<F>(&self, key: [u8; 32], make: F) -> Arc<str>
+    /// for), or made now by the future `make` returns.
+    ///
+    /// `make` makes the future rather than being it: a future taken by value would sit in this
+    /// call's state beside the copy awaited, and a call's future is the largest a worker runs.
+    pub async fn answer<M, F>(&self, key: [u8; 32], make: M) -> Arc<str>
     where
+        M: FnOnce() -> F,
         F: std::future::Future<Output = String>,
     {
         let cell = {
@@ -268,7 +272,7 @@ impl AnswerCache {
         let answer = cell
             .get_or_init(|| async {
                 made = true;
-                Arc::from(make.await)
+                Arc::from(make().await)
             })
             .await
             .clone();

@@ -38,12 +38,12 @@ tokio::task_local! {
 /// Runs `work` as part of `trace` (if any): [`current`] inside it answers `trace`.
 ///
 /// A plain function, not an `async fn`: an `async fn` keeps its argument `work` in its state
-/// beside the future it awaits, so each call's state would be twice `work`'s, and the whole
-/// crossing's (which nests two of these) four times its own (see [`crate::dispatch`]).
+/// beside the future it awaits, so its state would be twice `work`'s, and a crossing nests two
+/// of these around the sandbox's call.
 pub fn in_trace<F: std::future::Future>(
     trace: Option<TraceContext>,
     work: F,
-) -> futures_util::future::Either<tokio::task::futures::TaskLocalFuture<TraceContext, F>, F> {
+) -> impl std::future::Future<Output = F::Output> {
     use futures_util::future::Either;
     match trace {
         Some(trace) => Either::Left(CALL_TRACE.scope(trace, work)),
@@ -92,5 +92,22 @@ mod tests {
         let seen = in_trace(Some(trace), async { current() }).await;
         assert_eq!(seen, Some(trace));
         assert_eq!(in_trace(None, async { current() }).await, None);
+    }
+
+    #[tokio::test]
+    async fn no_trace_inside_a_trace_leaves_the_outer_one() {
+        let outer = TraceContext::for_call("t_outer");
+        let inner = TraceContext::for_call("t_inner");
+        let seen = in_trace(Some(outer), in_trace(None, async { current() })).await;
+        assert_eq!(seen, Some(outer));
+        let seen = in_trace(Some(outer), in_trace(Some(inner), async { current() })).await;
+        assert_eq!(seen, Some(inner));
+        // The outer trace again once the inner work is done.
+        let seen = in_trace(Some(outer), async {
+            in_trace(Some(inner), async {}).await;
+            current()
+        })
+        .await;
+        assert_eq!(seen, Some(outer));
     }
 }

@@ -114,7 +114,7 @@ pub struct BackstopElapsed;
 ///
 /// `call` comes pinned where the caller keeps it: taken by value, it would sit in this
 /// function's state twice (the argument and its pinned copy), and a call's state is the
-/// sandbox's largest.
+/// sandbox's largest. So the caller also drops it: past the backstop, it is left unfinished.
 pub async fn bounded<F: Future + ?Sized>(
     clock: &Arc<ServedClock>,
     backstop: Duration,

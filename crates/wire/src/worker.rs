@@ -133,7 +133,7 @@ impl Worker {
             let (host, answers, provenance) = (host.clone(), answers.clone(), provenance.clone());
             tasks.spawn(async move {
                 let key = request_key(&request.message);
-                let made = answer_request(&host, &request.message);
+                let made = || answer_request(&host, &request.message);
                 let answer = Bytes::from_owner(Answer(answers.answer(key, made).await));
                 let message = &request.message;
                 let request_id = message

@@ -252,15 +252,15 @@ async fn a_repeated_request_is_answered_once_and_its_copies_wait_for_it() {
         }
     };
     let (first, copy) = tokio::join!(
-        cache.answer(key, make("first")),
-        cache.answer(key, make("second"))
+        cache.answer(key, || make("first")),
+        cache.answer(key, || make("second"))
     );
     assert_eq!((&*first, &*copy), ("first", "first"));
     assert_eq!(made.get(), 1);
     // Another frame is another request.
     let other = request_key("aura.tool.wellness.stress_score", &sent_with_fuel(9), b"{}");
     assert_ne!(key, other);
-    assert_eq!(&*cache.answer(other, make("third")).await, "third");
+    assert_eq!(&*cache.answer(other, || make("third")).await, "third");
     assert_eq!(made.get(), 2);
 }
 
