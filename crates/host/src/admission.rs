@@ -102,8 +102,8 @@ impl Roster {
     }
 
     /// The agent a call to `agent` runs, after admitting every agent it can reach (callees
-    /// first, then the agent) that was not tried yet. An agent this host does not serve, or whose plugin was
-    /// refused, is unavailable.
+    /// first, then the agent) that was not tried yet. An agent this host does not serve, or
+    /// whose plugin was refused, is unavailable.
     pub(crate) async fn reach(
         &self,
         crossing: &Crossing,
@@ -114,8 +114,9 @@ impl Roster {
             // Every call after the first: the agent was tried, and (callees are tried before
             // the agent itself, below) so was everything it can reach.
             Some(Some(admitted)) => admitted.clone().ok(),
-            // The first calls only (before its admission ends). Admission compiles and asks for the manifest, a state larger
-            // than a whole call's; boxed, so that every call's state does not carry its size.
+            // The first calls only (before its admission ends). Admission compiles and asks for
+            // the manifest, a state larger than a whole call's; boxed, so that every call's
+            // state does not carry its size.
             Some(None) => Box::pin(self.reach_first(crossing, sandbox, agent)).await,
             None => None,
         };
