@@ -225,11 +225,12 @@ fn rfc3339_unix_secs(s: &[u8]) -> Option<i64> {
 }
 
 /// Whether the instant `unix_secs` (a second 60 read as 59) is where a leap second may be, as
-/// `time` allows one: 23:59:59 UTC on the last day of a month, within its years ±9999.
+/// `time` allows one: 23:59:59 UTC on the last day of a month. (`time` also needs that UTC
+/// date within its years ±9999; from local years 0000..9999 and offsets under a day, a
+/// 23:59:59 in UTC falls in the years -1..9999, so that never decides.)
 fn is_leap_second_stand_in(unix_secs: i64) -> bool {
     let (year, month, day) = crate::date::civil_from_days(unix_secs.div_euclid(SECS_PER_DAY));
     unix_secs.rem_euclid(SECS_PER_DAY) == SECS_PER_DAY - 1
-        && (-9999..=9999).contains(&year)
         && day == crate::date::days_in_month(year, month)
 }
 
@@ -340,7 +341,7 @@ mod tests {
             "2016-12-30T23:59:60Z",      // not a month's last day
             "2016-12-31T23:58:60Z",      // not its last minute
             "2016-12-31T23:59:60+01:00", // 22:59:60 UTC
-            "9999-12-31T23:59:60-01:00", // in UTC, the year 10000
+            "9999-12-31T23:59:60-01:00", // 00:59:59 UTC, not a month's last second
             "2026-02-29T09:00:00Z",
             "2026-11-31T09:00:00Z",
             "2026-13-01T09:00:00Z",
@@ -363,6 +364,41 @@ mod tests {
             assert_eq!(rfc3339_unix_secs(text.as_bytes()), None, "{text}");
             assert_eq!(time_crate(text), None, "{text}");
         }
+    }
+
+    #[test]
+    fn leap_seconds_are_read_at_every_offset() {
+        // For a month's last second in UTC (a leap second's place), the same instant written at
+        // each offset with second 60 is accepted, as that instant; a day earlier it is not.
+        let mut accepted = 0;
+        for (year, month) in [(2016, 12), (2015, 6), (2024, 2), (0, 1), (9999, 12)] {
+            let last = crate::date::days_in_month(year, month);
+            for (day, leap) in [(last, true), (last - 1, false)] {
+                let utc = crate::date::days_from_civil(year, month, day) * SECS_PER_DAY
+                    + SECS_PER_DAY
+                    - 1;
+                for offset_minutes in (-1439..=1439_i64).step_by(7).chain([-1439, 0, 1439]) {
+                    let local = utc + offset_minutes * SECS_PER_MINUTE;
+                    let (y, m, d) = crate::date::civil_from_days(local.div_euclid(SECS_PER_DAY));
+                    let time_of_day = local.rem_euclid(SECS_PER_DAY);
+                    if !(0..=9999).contains(&y) {
+                        continue;
+                    }
+                    let (hh, mm) = (time_of_day / SECS_PER_HOUR, time_of_day % 3600 / 60);
+                    let sign = if offset_minutes < 0 { '-' } else { '+' };
+                    let (oh, om) = (offset_minutes.abs() / 60, offset_minutes.abs() % 60);
+                    let text =
+                        format!("{y:04}-{m:02}-{d:02}T{hh:02}:{mm:02}:60{sign}{oh:02}:{om:02}");
+                    let want = leap.then_some(utc);
+                    assert_eq!(rfc3339_unix_secs(text.as_bytes()), want, "{text}");
+                    assert_eq!(time_crate(&text), want, "{text}");
+                    accepted += usize::from(leap);
+                }
+            }
+        }
+        // 415 offsets (412 stepped from -1439 to 1438, and -1439, 0, 1439) for each month; for
+        // 9999-12 the 207 positive ones write the year 10000 and are skipped: 4·415 + 208.
+        assert_eq!(accepted, 1_868);
     }
 
     #[test]
@@ -419,7 +455,7 @@ mod tests {
             .into_bytes();
             if next(4) == 0 {
                 let at = next(text.len() as u64) as usize;
-                text[at] = b"0123456789:-+.TZ \xff"[next(17) as usize];
+                text[at] = b"0123456789:-+.TZ "[next(17) as usize];
             }
             let Ok(text) = String::from_utf8(text) else {
                 continue;

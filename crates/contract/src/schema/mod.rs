@@ -261,9 +261,10 @@ impl SchemaRegistry {
             }),
             violated: Box::default(),
         })?;
-        // A valid instance, nearly every one, takes the validator's yes-or-no walk: it tracks
-        // no location and builds no error, where `validate` returns a `Result` carrying one
-        // from every keyword. Only a refused instance is walked again for its violations.
+        // A valid instance, nearly every one, takes the validator's yes-or-no walk: no
+        // location pushed and no nested `Result` passed up, as `validate` does at every level.
+        // A refused instance is walked twice more, by `validate` and `iter_errors`, for its
+        // violations.
         if validator.is_valid(instance) {
             return Ok(());
         }
