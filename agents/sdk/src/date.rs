@@ -111,7 +111,13 @@ pub fn date_parts(s: &str) -> Option<(i64, u32, u32)> {
     }
     let (y, m, d) = (digits(&b[..4])?, digits(&b[5..7])?, digits(&b[8..])?);
     let y = i64::from(y);
-    ((1..=12).contains(&m) && d >= 1 && d <= days_in_month(y, m)).then_some((y, m, d))
+    is_calendar_day(y, m, d).then_some((y, m, d))
+}
+
+/// Whether month `month` (1..12) of `year` has a day `day`.
+#[inline]
+pub fn is_calendar_day(year: i64, month: u32, day: u32) -> bool {
+    (1..=12).contains(&month) && day >= 1 && day <= days_in_month(year, month)
 }
 
 #[cfg(test)]

@@ -211,8 +211,7 @@ fn rfc3339_unix_secs(s: &[u8]) -> Option<i64> {
         _ => return None,
     };
     let year = i64::from(year);
-    let day_ok =
-        (1..=12).contains(&month) && day >= 1 && day <= crate::date::days_in_month(year, month);
+    let day_ok = crate::date::is_calendar_day(year, month, day);
     if !day_ok || hour > 23 || minute > 59 || second > 60 {
         return None;
     }
