@@ -9,9 +9,9 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 
 use super::bindings;
-use super::store::CallState;
 use aura_contract::error::CrossingError;
 use aura_contract::limits::{EMITS_PER_CALL_MAX, HOST_CALLS_PER_CALL_MAX};
 
@@ -71,7 +71,49 @@ pub trait HostImports: Send + Sync {
     fn emit(&self, caller: &Caller, event: String);
 }
 
-impl bindings::aura::agent::host::Host for CallState {
+/// What one call's imports keep: who calls, who answers, how often each import was used, and
+/// the fuel the store's call hook hands over (the caller's at an import, the callees' to charge
+/// back when it returns). A call's store holds one (`store::CallState`).
+pub struct ImportState {
+    /// Who calls.
+    pub caller: Caller,
+    /// Who answers.
+    pub imports: Arc<dyn HostImports>,
+    host_calls: u32,
+    emits: u32,
+    /// The import bound the guest went past, if it did: the trap that ended the call is
+    /// reported as [`CrossingError::ImportLimit`].
+    pub limit_hit: Option<(&'static str, u32)>,
+    /// The guest's fuel when it last entered the host (set by the call hook).
+    pub fuel_at_import: u64,
+    /// Fuel callees burned during the current import, taken from the guest's fuel when the
+    /// import returns (by the call hook).
+    pub fuel_charge: u64,
+}
+
+impl ImportState {
+    /// A call's imports, none used yet.
+    pub fn new(caller: Caller, imports: Arc<dyn HostImports>) -> Self {
+        Self {
+            caller,
+            imports,
+            host_calls: 0,
+            emits: 0,
+            limit_hit: None,
+            fuel_at_import: 0,
+            fuel_charge: 0,
+        }
+    }
+
+    /// Records that a guest went past an import bound and returns the trap that ends the call.
+    fn import_limit(&mut self, import: &'static str, limit: u32) -> wasmtime::Error {
+        let reason = format!("{import} called more than {limit} times in one call");
+        self.limit_hit = Some((import, limit));
+        wasmtime::Error::msg(reason)
+    }
+}
+
+impl bindings::aura::agent::host::Host for ImportState {
     async fn call(&mut self, call: String) -> wasmtime::Result<String> {
         self.host_calls += 1;
         if self.host_calls > HOST_CALLS_PER_CALL_MAX {
@@ -99,15 +141,6 @@ impl bindings::aura::agent::host::Host for CallState {
         }
         self.imports.emit(&self.caller, event);
         Ok(())
-    }
-}
-
-impl CallState {
-    /// Records that a guest went past an import bound and returns the trap that ends the call.
-    fn import_limit(&mut self, import: &'static str, limit: u32) -> wasmtime::Error {
-        let reason = format!("{import} called more than {limit} times in one call");
-        self.import_limit_hit = Some((import, limit));
-        wasmtime::Error::msg(reason)
     }
 }
 

@@ -51,6 +51,7 @@ pub use engine::{
     WASMTIME_VERSION, engine_config, engine_config_for, narrator_config_for, precompile,
     precompile_narrator, runnable_targets,
 };
+use imports::ImportState;
 pub use imports::{Caller, HostCall, HostCallAnswer, HostImports, ImportFuture, NoImports};
 pub use narrator::{NarrateError, NarratorAnswer, NarratorSandbox, PreparedNarrator};
 pub use store::{CallStore, Instance};
@@ -306,8 +307,11 @@ impl Sandbox {
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)
             .map_err(|e| SandboxError::Link(format!("{e:#}")))?;
-        bindings::Agent::add_to_linker::<_, HasSelf<_>>(&mut linker, |state| state)
-            .map_err(|e| SandboxError::Link(format!("{e:#}")))?;
+        bindings::Agent::add_to_linker::<_, HasSelf<ImportState>>(
+            &mut linker,
+            |state: &mut CallState| &mut state.imports,
+        )
+        .map_err(|e| SandboxError::Link(format!("{e:#}")))?;
         let ticker = EpochTicker::start(engine.clone());
         Ok(Self {
             engine,

@@ -18,7 +18,7 @@ use wasmtime::{ResourceLimiter, Store, Trap, UpdateDeadline};
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
-use super::imports::{Caller, HostImports};
+use super::imports::{Caller, HostImports, ImportState};
 use super::served::ServedClock;
 use super::{Budget, Frame, PreparedAgent, Sandbox, bindings, guest};
 use aura_contract::error::CrossingError;
@@ -29,16 +29,8 @@ pub struct CallState {
     wasi: WasiCtx,
     table: ResourceTable,
     limiter: CallLimiter,
-    pub(super) caller: Caller,
-    pub(super) imports: Arc<dyn HostImports>,
-    pub(super) host_calls: u32,
-    pub(super) emits: u32,
-    pub(super) import_limit_hit: Option<(&'static str, u32)>,
-    /// The guest's fuel when it last entered the host (set by the call hook).
-    pub(super) fuel_at_import: u64,
-    /// Fuel callees burned during the current import, taken from the guest's fuel when the
-    /// import returns (by the call hook).
-    pub(super) fuel_charge: u64,
+    /// The guest's imports: who calls, who answers, the import bounds and the fuel handed over.
+    pub(super) imports: ImportState,
     /// Bytes the guest's random generators produced since the last charge, charged at
     /// [`FUEL_PER_RANDOM_BYTE`] when an import returns (by the call hook).
     random_produced: Arc<AtomicU64>,
@@ -240,13 +232,7 @@ impl Sandbox {
             wasi,
             table: ResourceTable::new(),
             limiter: CallLimiter::new(agent.memory_bytes_max),
-            caller,
-            imports,
-            host_calls: 0,
-            emits: 0,
-            import_limit_hit: None,
-            fuel_at_import: 0,
-            fuel_charge: 0,
+            imports: ImportState::new(caller, imports),
             random_produced,
             fuel_metering: self.tuning.fuel_metering,
             host_depth: 0,
@@ -388,7 +374,7 @@ impl CallStore<'_> {
         if let Some(error) = self.host_work_refused(&message) {
             return error;
         }
-        if let Some((import, limit)) = state.import_limit_hit {
+        if let Some((import, limit)) = state.imports.limit_hit {
             return CrossingError::ImportLimit {
                 agent,
                 import,
@@ -474,7 +460,7 @@ fn share_fuel_with_callees(
             if state.host_depth == 1 {
                 // Without fuel metering there is nothing to share (get_fuel fails): 0.
                 let fuel = store.get_fuel().unwrap_or(0);
-                store.data_mut().fuel_at_import = fuel;
+                store.data_mut().imports.fuel_at_import = fuel;
             }
         }
         wasmtime::CallHook::ReturningFromHost => {
@@ -483,7 +469,7 @@ fn share_fuel_with_callees(
                 return Ok(());
             }
             let random_bytes = state.random_produced.swap(0, Ordering::Relaxed);
-            let charge = std::mem::take(&mut state.fuel_charge)
+            let charge = std::mem::take(&mut state.imports.fuel_charge)
                 .saturating_add(random_bytes.saturating_mul(FUEL_PER_RANDOM_BYTE));
             if charge > 0 && state.fuel_metering {
                 let fuel = store.get_fuel()?;
