@@ -940,44 +940,57 @@ fn check(world: &World, dirs: &[PathBuf], step: u64) {
     }
 }
 
-/// Runs seeds `first..first + count`, each twice (the same event log both times).
-fn run_seeds(first: u64, count: u64) {
+/// What a run of seeds covers: each kind of fault and check, and the needle its events carry.
+const KINDS: &[(&str, &str)] = &[
+    ("call faults", "fault Some"),
+    ("out of fuel", "OutOfFuel"),
+    ("traps", "fault Some(Trap)"),
+    ("refused", "fault Some(Refused)"),
+    ("not found", "fault Some(NotFound)"),
+    ("busy", "fault Some(Busy)"),
+    ("nested calls", ">"),
+    ("cycles refused", "cycle_detected acknowledged"),
+    ("storage faults", "storage fault"),
+    ("refusals not durable", "acknowledged false"),
+    ("restarts", "restart"),
+    ("runs stopped", "run stopped"),
+    ("runs completed", "run ok"),
+    ("runs resumed at the end", "resumed to the end"),
+    ("seeds over the wire", "wire to "),
+    ("requests lost", "request lost"),
+    ("replies lost", " reply lost"),
+    ("requests delivered twice", " copy w"),
+    ("requests delayed", " delayed "),
+    ("partitions", "partition ["),
+    ("attempts with no responder", "no responders"),
+    ("retries", "pause after"),
+    ("workers restarted", "restart w"),
+];
+
+/// Seeds from `first`, each twice (the same event log both times), until `enough` says the
+/// run has done what it must, given the seeds run and how often each of [`KINDS`] happened;
+/// at most `max` seeds. Returns the seeds run and the counts.
+fn run_seeds(
+    first: u64,
+    max: u64,
+    enough: impl Fn(u64, &BTreeMap<&str, usize>) -> bool,
+) -> (u64, BTreeMap<&'static str, usize>) {
     let started = std::time::Instant::now();
     let mut events = 0;
-    // How often each kind of fault and check happened, to say what the seeds covered.
-    let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
-    let kinds = [
-        ("call faults", "fault Some"),
-        ("out of fuel", "OutOfFuel"),
-        ("traps", "fault Some(Trap)"),
-        ("refused", "fault Some(Refused)"),
-        ("not found", "fault Some(NotFound)"),
-        ("busy", "fault Some(Busy)"),
-        ("nested calls", ">"),
-        ("cycles refused", "cycle_detected acknowledged"),
-        ("storage faults", "storage fault"),
-        ("refusals not durable", "acknowledged false"),
-        ("restarts", "restart"),
-        ("runs stopped", "run stopped"),
-        ("runs completed", "run ok"),
-        ("runs resumed at the end", "resumed to the end"),
-        ("seeds over the wire", "wire to "),
-        ("requests lost", "request lost"),
-        ("replies lost", " reply lost"),
-        ("requests delivered twice", " copy w"),
-        ("requests delayed", " delayed "),
-        ("partitions", "partition ["),
-        ("attempts with no responder", "no responders"),
-        ("retries", "pause after"),
-        ("workers restarted", "restart w"),
-    ];
-    for seed in first..first + count {
+    let mut seen: BTreeMap<&'static str, usize> =
+        KINDS.iter().map(|(name, _)| (*name, 0)).collect();
+    let mut count = 0;
+    for seed in first..first + max {
+        if enough(count, &seen) {
+            break;
+        }
+        count += 1;
         let once = simulate(seed);
         match &once {
             Ok(log) => {
                 events += log.len();
-                for (name, needle) in kinds {
-                    *seen.entry(name).or_default() +=
+                for (name, needle) in KINDS {
+                    *seen.get_mut(name).unwrap() +=
                         log.iter().filter(|e| e.contains(needle)).count();
                 }
                 let again = simulate(seed);
@@ -996,7 +1009,7 @@ fn run_seeds(first: u64, count: u64) {
                         .position(|(a, b)| a != b)
                         .unwrap_or(log.len().min(other.len()));
                     panic!(
-                        "DST seed {seed}: the same seed gave another event log, from event {at}:\nfirst:  {:?}\nsecond: {:?}\nreplay: DST_SEED={seed} cargo test -p aura-host --test all dst::replay -- --ignored --nocapture",
+                        "DST seed {seed}: the same seed gave another event log, from event {at}:\nfirst:  {:?}\nsecond: {:?}\nreplay: DST_SEED={seed} cargo test -p aura --test all dst::replay -- --ignored --nocapture",
                         log.get(at),
                         other.get(at)
                     );
@@ -1005,7 +1018,7 @@ fn run_seeds(first: u64, count: u64) {
             Err((violations, log)) => {
                 let tail: Vec<&String> = log.iter().rev().take(40).rev().collect();
                 panic!(
-                    "DST seed {seed} violated: {violations:#?}\nlast events:\n{}\nreplay: DST_SEED={seed} cargo test -p aura-host --test all dst::replay -- --ignored --nocapture",
+                    "DST seed {seed} violated: {violations:#?}\nlast events:\n{}\nreplay: DST_SEED={seed} cargo test -p aura --test all dst::replay -- --ignored --nocapture",
                     tail.iter()
                         .map(|e| e.as_str())
                         .collect::<Vec<_>>()
@@ -1019,20 +1032,38 @@ fn run_seeds(first: u64, count: u64) {
         started.elapsed().as_secs_f64()
     );
     eprintln!("DST: {seen:?}");
+    (count, seen)
 }
 
-/// CI's share: a few hundred seeds (`DST_SEEDS` to change it).
+/// Each kind of fault and check [`KINDS`] names happens at least this often in CI's share.
+const DST_KIND_COVERAGE_MIN: usize = 1;
+/// Seeds CI runs at least, whatever the coverage.
+const DST_SEEDS_MIN: u64 = 100;
+/// Seeds CI runs at most: a run that has not covered every kind by then fails.
+const DST_SEEDS_MAX: u64 = 300;
+
+/// CI's share: seeds from 1 until every kind of fault and check has happened at least
+/// [`DST_KIND_COVERAGE_MIN`] times (and [`DST_SEEDS_MIN`] seeds have run), each seed's
+/// invariants held after every step; failing if [`DST_SEEDS_MAX`] seeds do not cover them.
+/// `DST_SEEDS=N` runs exactly N seeds (`just dst N`; from `DST_FIRST_SEED`).
 #[test]
 fn dst_seeds_hold_the_invariants() {
-    let count = std::env::var("DST_SEEDS")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(300);
     let first = std::env::var("DST_FIRST_SEED")
         .ok()
         .and_then(|n| n.parse().ok())
         .unwrap_or(1);
-    run_seeds(first, count);
+    if let Some(count) = std::env::var("DST_SEEDS").ok().and_then(|n| n.parse().ok()) {
+        run_seeds(first, count, |_, _| false);
+        return;
+    }
+    let covered = |seen: &BTreeMap<&str, usize>| seen.values().all(|n| *n >= DST_KIND_COVERAGE_MIN);
+    let (count, seen) = run_seeds(first, DST_SEEDS_MAX, |count, seen| {
+        count >= DST_SEEDS_MIN && covered(seen)
+    });
+    assert!(
+        covered(&seen),
+        "{count} seeds left kinds under {DST_KIND_COVERAGE_MIN}: {seen:?}"
+    );
 }
 
 /// One seed with its event log printed: `DST_SEED=N`.

@@ -375,6 +375,27 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     files
 }
 
+/// The weekend through `aura run --narrate` (seed 7, every novel case narrated), run once for
+/// the tests that compare a live session's narrations with it: its data dir.
+fn weekend_run_narrated() -> &'static std::path::Path {
+    static RAN: OnceLock<std::path::PathBuf> = OnceLock::new();
+    RAN.get_or_init(|| {
+        let ran = crate::support::temp_dir("weekend-run-narrated");
+        let weekend =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/weekend.json");
+        let args = [
+            "run",
+            weekend.to_str().unwrap(),
+            "--seed",
+            "7",
+            "--narrate",
+            "--json",
+        ];
+        crate::live::run(&ran, &args, b"");
+        ran
+    })
+}
+
 /// `aura live --narrate` narrates as the day goes on, in the background of its ticks: the
 /// weekend's signals fed at a replayed clock leave the traces and the narrations.jsonl of
 /// `aura run --narrate` byte for byte (the same novel cases in the same order, each narrated
@@ -385,26 +406,18 @@ fn aura_live_narrates_as_the_day_goes_on_and_leaves_aura_runs_narrations() {
     let work = crate::support::temp_dir("live-narrate");
     let weekend = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/weekend.json");
     let input = crate::live::signal_lines(&weekend);
-    let (live, ran) = (work.join("live"), work.join("run"));
+    let live = work.join("live");
     let args = crate::live::replayed(&["--seed", "7", "--narrate", "--narrations", "2"], &weekend);
     let output = crate::live::run(&live, &args, input.as_bytes());
-    let weekend = weekend.to_str().unwrap();
-    let args = [
-        "run",
-        weekend,
-        "--seed",
-        "7",
-        "--narrate",
-        "--narrations",
-        "2",
-        "--json",
-    ];
-    crate::live::run(&ran, &args, b"");
-    assert_eq!(crate::live::traces(&live), crate::live::traces(&ran));
+    // `aura run --narrate`'s: every case narrated, each in a fresh instance, so its first two
+    // records are what `--narrations 2` writes.
+    let ran = weekend_run_narrated();
+    assert_eq!(crate::live::traces(&live), crate::live::traces(ran));
     let narrations = |data: &std::path::Path| {
         std::fs::read_to_string(data.join(aura_host::journal::NARRATIONS_PATH)).unwrap()
     };
-    assert_eq!(narrations(&live), narrations(&ran), "byte for byte");
+    let first_two: String = narrations(ran).split_inclusive('\n').take(2).collect();
+    assert_eq!(narrations(&live), first_two, "byte for byte");
     let written: Vec<serde_json::Value> = narrations(&live)
         .lines()
         .map(|line| serde_json::from_str(line).unwrap())
@@ -428,7 +441,7 @@ fn a_session_stopped_mid_narration_resumes_it_and_narrates_each_case_once() {
     use std::io::{BufRead, Write};
     let work = crate::support::temp_dir("live-narrate-stop");
     let weekend = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/weekend.json");
-    let (live, ran) = (work.join("live"), work.join("run"));
+    let live = work.join("live");
     let args = crate::live::replayed(&["--seed", "7", "--narrate"], &weekend);
     let mut child = crate::support::aura_command(&live)
         .args(&args)
@@ -448,12 +461,7 @@ fn a_session_stopped_mid_narration_resumes_it_and_narrates_each_case_once() {
     crate::live::sigterm_with_stdin_open(child, stdin);
     // Again, with nothing more to take: the day runs to its end and its narrations with it.
     crate::live::run(&live, &args, b"");
-    let weekend = weekend.to_str().unwrap();
-    crate::live::run(
-        &ran,
-        &["run", weekend, "--seed", "7", "--narrate", "--json"],
-        b"",
-    );
+    let ran = weekend_run_narrated();
     let narrations = |data: &std::path::Path| {
         std::fs::read_to_string(data.join(aura_host::journal::NARRATIONS_PATH)).unwrap()
     };
@@ -462,8 +470,8 @@ fn a_session_stopped_mid_narration_resumes_it_and_narrates_each_case_once() {
         3,
         "the weekend's 3 novel cases"
     );
-    assert_eq!(narrations(&live), narrations(&ran), "byte for byte");
-    assert_eq!(crate::live::traces(&live), crate::live::traces(&ran));
+    assert_eq!(narrations(&live), narrations(ran), "byte for byte");
+    assert_eq!(crate::live::traces(&live), crate::live::traces(ran));
 }
 
 /// Over HTTP, `GET /narrations` streams each record as the session writes it: the weekend
