@@ -37,6 +37,7 @@ mod plugins;
 mod precompiled;
 mod privilege;
 mod python;
+mod recipes;
 mod report;
 mod resume;
 mod signing;

@@ -255,3 +255,67 @@ fn copy_tree(from: &Path, to: &Path) {
         std::fs::copy(&file, &target).unwrap();
     }
 }
+
+/// Per-call time in-process of the Python wellness against the Rust one: each tool's first
+/// schema example through the crossing, the two hosts' calls interleaved in one run (so both see
+/// the same machine), medians and p99 of each. `suggest_break` includes its call to the Rust
+/// calendar. Not a test: timings are never asserted. `just bench-python` (bench profile).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a benchmark: just bench-python"]
+async fn bench_python_against_rust_per_call() {
+    use std::time::Instant;
+    const CALLS: usize = 300;
+    const WARM_UP: usize = 20;
+    let open = |plugins: PathBuf, name: &str| {
+        let data = crate::support::temp_dir(name);
+        async move {
+            aura_host::Host::open(&crate::support::config(plugins, data))
+                .await
+                .unwrap()
+        }
+    };
+    let rust = open(plugins_dir(), "bench-py-rust").await;
+    let python = open(python_plugins("bench-py-plugins"), "bench-py-python").await;
+    let spec = aura_contract::catalogue::agent("wellness").unwrap();
+    let percentile =
+        |sorted: &[u128], p: usize| sorted[(sorted.len() * p / 100).min(sorted.len() - 1)];
+    println!(
+        "| tool | Rust p50 | Rust p99 | Python p50 | Python p99 | ratio of p50 | fuel Rust | fuel Python |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
+    for tool in spec.tools {
+        let (args, _) = aura_host::conformance::tool_examples(spec, tool)
+            .unwrap()
+            .remove(0);
+        let mut times = [Vec::new(), Vec::new()];
+        let mut fuel = [0u64; 2];
+        for i in 0..WARM_UP + CALLS {
+            for (side, host) in [&rust, &python].into_iter().enumerate() {
+                let call = aura_contract::ToolCall::new("wellness", tool.name, args.clone(), None);
+                let started = Instant::now();
+                let result = host.dispatch(&call).await.unwrap();
+                let took = started.elapsed().as_micros();
+                assert!(result.ok, "{:?}", result.error);
+                fuel[side] = result.fuel_used;
+                if i >= WARM_UP {
+                    times[side].push(took);
+                }
+            }
+        }
+        for side in &mut times {
+            side.sort_unstable();
+        }
+        let [r, p] = &times;
+        println!(
+            "| `{}` | {} µs | {} µs | {} µs | {} µs | {:.1}x | {} | {} |",
+            tool.name,
+            percentile(r, 50),
+            percentile(r, 99),
+            percentile(p, 50),
+            percentile(p, 99),
+            percentile(p, 50) as f64 / percentile(r, 50) as f64,
+            fuel[0],
+            fuel[1]
+        );
+    }
+}
