@@ -175,20 +175,30 @@ async fn a_host_that_trusts_a_key_runs_only_what_it_signed() {
 async fn precompiled_code_is_refused_unless_signed() {
     let work = temp_dir("signing-cwasm");
     let (key, public) = keygen(&work, "ours");
-    let native = CodeTarget::named(aura_sandbox::BUILD_TARGET);
-    let compiled = crate::precompiled::compiled("signed", &native);
-    let error = open(&compiled, &public, "cwasm-unsigned")
-        .await
-        .unwrap_err();
-    assert!(
-        matches!(&error, LoadError::Plugin(PluginError::Unsigned { .. })),
-        "{error}"
-    );
-    sign(&compiled, &key);
-    open(&compiled, &public, "cwasm-signed").await.unwrap();
-    flip_last_byte(&compiled.join("wellness.cwasm"));
-    let error = open(&compiled, &public, "cwasm-altered").await.unwrap_err();
-    assert_bad_signature(&error, "the component for `wellness`");
+    // Native code and Pulley's bytecode (the iOS path) alike.
+    for target in [
+        CodeTarget::named(aura_sandbox::BUILD_TARGET),
+        CodeTarget::Pulley,
+    ] {
+        let name = target.name();
+        let compiled = crate::precompiled::compiled(&format!("signed-{name}"), &target);
+        let error = open(&compiled, &public, &format!("cwasm-unsigned-{name}"))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&error, LoadError::Plugin(PluginError::Unsigned { .. })),
+            "{name}: {error}"
+        );
+        sign(&compiled, &key);
+        open(&compiled, &public, &format!("cwasm-signed-{name}"))
+            .await
+            .unwrap();
+        flip_last_byte(&compiled.join("wellness.cwasm"));
+        let error = open(&compiled, &public, &format!("cwasm-altered-{name}"))
+            .await
+            .unwrap_err();
+        assert_bad_signature(&error, "the component for `wellness`");
+    }
 }
 
 /// `aura sign` refuses a dir that does not hold what its manifest says: it signs nothing it
