@@ -60,7 +60,8 @@ fn named_recipes(text: &str) -> BTreeSet<String> {
                 .chars()
                 .take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
                 .collect();
-            if !name.is_empty() {
+            // `just --list` and the like are just's own options, not recipes.
+            if !name.is_empty() && !name.starts_with('-') {
                 named.insert(name);
             }
         }
@@ -278,7 +279,7 @@ fn the_recipe_reader_sees_names_filters_and_files() {
             ignored: false,
         })
     );
-    let page = "Run `just bench-x 3`, then:\n\n```sh\njust build   # again\naura run\n```\n\nWe just ran it.\n";
+    let page = "Run `just bench-x 3` (`just --list` lists them), then:\n\n```sh\njust build   # again\naura run\n```\n\nWe just ran it.\n";
     assert_eq!(
         named_recipes(page).into_iter().collect::<Vec<_>>(),
         ["bench-x", "build"]
