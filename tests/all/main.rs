@@ -14,6 +14,7 @@ mod comms;
 mod conformance;
 mod contract;
 mod crossing;
+mod days;
 mod dst;
 #[cfg(feature = "nats")]
 mod dst_fleet;

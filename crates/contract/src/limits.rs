@@ -2,10 +2,13 @@
 //!
 //! It owns numbers only and must not read configuration or the environment: a bound that can
 //! be overridden (per agent, per device) is overridden where that happens, and the value here
-//! stays the default. The fleet's are in [`fleet`], the narrator's in [`narrator`].
+//! stays the default. The fleet's are in [`fleet`], the narrator's in [`narrator`], a person's
+//! days' (scenarios, contexts, what a day carries) in [`days`].
 
+mod days;
 mod fleet;
 mod narrator;
+pub use days::*;
 pub use fleet::*;
 pub use narrator::*;
 
@@ -222,20 +225,6 @@ pub const GUEST_OUTPUT_BYTES_MAX: usize = 64 * 1024;
 /// Agents the host loads at once (the catalogue has four; room for the agents issue to grow).
 pub const AGENTS_MAX: usize = 16;
 
-/// Largest scenario file: a week of signals at the schema's bounds fits with room to spare,
-/// and the whole file is held in memory.
-pub const SCENARIO_BYTES_MAX: usize = 32 * 1024 * 1024;
-/// Messages in a tick's context: the latest ones (comms reads only the recent ones anyway).
-pub const CONTEXT_MESSAGES_MAX: usize = 200;
-/// Transactions in a tick's context: the latest ones (finance keeps at most 300 itself).
-pub const CONTEXT_TRANSACTIONS_MAX: usize = 2000;
-/// Sleep sessions in a tick's context: the latest ones (wellness keeps at most 100).
-pub const CONTEXT_SLEEP_SESSIONS_MAX: usize = 100;
-/// Longest scenario: seven days (at one tick a minute, 10,080 ticks).
-pub const SCENARIO_DAYS_MAX: i64 = 7;
-/// Signals in one scenario (scenario.v1's `signals` maxItems), and so in one live session's
-/// journal: what a busy week brings, held in memory whole.
-pub const SCENARIO_SIGNALS_MAX: usize = 10_000;
 /// A signal of a kind that ticks at once (scenario.v1 `tick_on`) gets its tick at its time
 /// rounded up to this many ms: signals arriving within the same 10 ms share one tick (a burst
 /// is one tick, not one each), and a person cannot tell 10 ms from at once.

@@ -1,22 +1,25 @@
 //! Scenarios: a day of signals as a timeline, and the world it describes at each tick.
 //!
 //! It owns reading a scenario file (size cap, I-JSON, `schemas/scenario.v1.json`), the tick
-//! grid, applying signals in time order, and the context snapshot each agent's tick receives
-//! (its shape is documented in the schema's description). It must not run agents or decide
-//! anything: the orchestrator does, and tells the world what executed calls changed.
+//! grid and the person's clock; the world the signals describe, applied in time order, with
+//! the context snapshot each agent's tick receives (its shape is documented in the schema's
+//! description) and what a day carries into the next, is [`world`]'s. It must not run agents
+//! or decide anything: the orchestrator does, and tells the world what executed calls
+//! changed.
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use sha2::Digest;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
 use aura_contract::canonical::parse_i_json;
-use aura_contract::catalogue::{Effect, SCENARIO_SCHEMA};
-use aura_contract::limits::{
-    CONTEXT_MESSAGES_MAX, CONTEXT_SLEEP_SESSIONS_MAX, CONTEXT_TRANSACTIONS_MAX, SCENARIO_BYTES_MAX,
-    SCENARIO_DAYS_MAX, URGENT_TICK_QUANTUM_MS,
-};
+use aura_contract::catalogue::SCENARIO_SCHEMA;
+use aura_contract::limits::{SCENARIO_BYTES_MAX, SCENARIO_DAYS_MAX, URGENT_TICK_QUANTUM_MS};
 use aura_contract::schema::{SchemaRegistry, SchemaViolation};
+
+mod world;
+pub use world::World;
+pub(crate) use world::start_of_day;
 
 /// The kind of the items the user is asked about: a pending invitation, named in answers as
 /// `invitation:<id>`.
@@ -320,18 +323,15 @@ impl Scenario {
         value
     }
 
-    /// The world before the first tick.
+    /// The world before the first tick (a closed day's record carries the day before's).
     pub fn world(&self) -> World {
-        let list = |name: &str| self.initial[name].as_array().cloned().unwrap_or_default();
-        World {
-            messages: Vec::new(),
-            events: list("events"),
-            transactions: list("transactions"),
-            readings: Map::new(),
-            sleep_sessions: list("sleep_sessions"),
-            invitations: Vec::new(),
-            next_signal: 0,
-        }
+        World::initial(&self.initial)
+    }
+
+    /// What the orchestrator remembered before the first tick (scenario.v1 `initial.memory`),
+    /// when the day was carried from another.
+    pub(crate) fn carried_memory(&self) -> Option<&Value> {
+        self.initial.get("memory")
     }
 
     /// The user's quiet hours as local minutes of the day `[start, end)`, if set and not empty.
@@ -415,122 +415,6 @@ pub fn urgent_tick(at: OffsetDateTime) -> OffsetDateTime {
     let nanos = at.unix_timestamp_nanos();
     let up = nanos + (quantum - nanos.rem_euclid(quantum)) % quantum;
     at + time::Duration::nanoseconds((up - nanos) as i64)
-}
-
-/// The state the signals so far describe. Agents never see it whole: each tick gets a
-/// bounded snapshot ([`World::context`]). A run's checkpoint keeps it whole.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct World {
-    messages: Vec<Value>,
-    events: Vec<Value>,
-    transactions: Vec<Value>,
-    readings: Map<String, Value>,
-    sleep_sessions: Vec<Value>,
-    invitations: Vec<Value>,
-    next_signal: usize,
-}
-
-impl World {
-    /// Applies every signal up to and including `now`; returns the answers among them, in
-    /// order, for the orchestrator.
-    pub fn advance(&mut self, scenario: &Scenario, now: OffsetDateTime) -> Vec<Answer> {
-        let mut answers = Vec::new();
-        while let Some(signal) = scenario.signals.get(self.next_signal) {
-            if signal.at > now {
-                break;
-            }
-            self.next_signal += 1;
-            let data = &signal.data;
-            match signal.kind.as_str() {
-                "message" => self.messages.push(data.clone()),
-                "event" => {
-                    self.events.retain(|e| e["id"] != data["id"]);
-                    self.events.push(data.clone());
-                }
-                "cancel_event" => self.events.retain(|e| e["id"] != data["id"]),
-                "transaction" => self.transactions.push(data.clone()),
-                "reading" => {
-                    for (field, value) in data.as_object().into_iter().flatten() {
-                        self.readings.insert(field.clone(), value.clone());
-                    }
-                }
-                "sleep_session" => self.sleep_sessions.push(data.clone()),
-                "invitation" => {
-                    self.invitations.retain(|i| i["id"] != data["id"]);
-                    self.invitations.push(data.clone());
-                }
-                "answer" => answers.push(Answer::of(data)),
-                // The person's clock, read from the signals by `Scenario::offset`; and the
-                // schema admits no other kind.
-                _ => {}
-            }
-        }
-        answers
-    }
-
-    /// Signals applied so far.
-    pub fn signals_applied(&self) -> usize {
-        self.next_signal
-    }
-
-    /// The user's calendar events so far, in the order they were added.
-    pub fn events(&self) -> &[Value] {
-        &self.events
-    }
-
-    /// The user's messages so far, oldest first.
-    pub fn messages(&self) -> &[Value] {
-        &self.messages
-    }
-
-    /// The user's pending items of `kind`, as the scenario gave them (each with an `id`): what
-    /// a question can be about.
-    pub fn pending(&self, kind: &str) -> &[Value] {
-        match kind {
-            INVITATION => &self.invitations,
-            _ => &[],
-        }
-    }
-
-    /// The user answered the question about `item` (`<kind>:<id>`): an invitation is no longer
-    /// pending, whatever the answer.
-    pub fn answered(&mut self, item: &str) {
-        if let Some(id) = item
-            .strip_prefix(INVITATION)
-            .and_then(|rest| rest.strip_prefix(':'))
-        {
-            self.invitations.retain(|i| i["id"] != id);
-        }
-    }
-
-    /// Applies what a call the user confirmed changed (from the tool's catalogue entry).
-    pub fn apply(&mut self, effect: Effect) {
-        match effect {
-            Effect::AddEvent(event) => {
-                self.events.retain(|e| e["id"] != event["id"]);
-                self.events.push(event);
-            }
-        }
-    }
-
-    /// The context snapshot every agent's tick receives at `now`.
-    pub fn context(&self, scenario: &Scenario, now: OffsetDateTime) -> Value {
-        fn latest(items: &[Value], max: usize) -> &[Value] {
-            &items[items.len().saturating_sub(max)..]
-        }
-        json!({
-            "now": scenario.format(now),
-            "utc_offset_minutes": scenario.offset_minutes(now),
-            "profile": scenario.profile,
-            "messages": latest(&self.messages, CONTEXT_MESSAGES_MAX),
-            "events": self.events,
-            "transactions": latest(&self.transactions, CONTEXT_TRANSACTIONS_MAX),
-            "readings": self.readings,
-            "sleep_sessions": latest(&self.sleep_sessions, CONTEXT_SLEEP_SESSIONS_MAX),
-            "invitations": self.invitations,
-        })
-    }
 }
 
 #[cfg(test)]

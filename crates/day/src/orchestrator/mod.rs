@@ -45,10 +45,12 @@
 //! machine's clock: time is the scenario's.
 
 mod arbitrate;
+mod carry;
 mod decide;
 mod digest;
 mod memory;
 mod questions;
+mod resume;
 mod state;
 mod summary;
 
@@ -61,9 +63,11 @@ use aura_host::journal::{Journal, JournalError};
 use aura_host::{Host, TraceRecordError};
 
 pub use crate::checkpoint::Start;
-use crate::checkpoint::{self, Checkpoint, CheckpointError, DayInput, RunIdentity};
-use crate::scenario::{Answer, Reply, Scenario, World};
+use crate::checkpoint::{self, CheckpointError, DayInput, RunIdentity};
+use crate::scenario::{Answer, Reply, Scenario, ScenarioError, World};
 use arbitrate::{Moment, arbitrate};
+use carry::Carried;
+pub use carry::Carry;
 use decide::TickRun;
 use digest::DigestKind;
 use memory::Memory;
@@ -145,8 +149,22 @@ pub async fn run(
     scenario: &Scenario,
     seed: u64,
     start: Start,
-    mut report: impl FnMut(RunEvent<'_>),
+    report: impl FnMut(RunEvent<'_>),
 ) -> Result<RunSummary, RunError> {
+    run_carrying(host, scenario, seed, start, report)
+        .await
+        .map(|(summary, _)| summary)
+}
+
+/// [`run`], and what the day carries into the next once its last tick ran: the `initial` of
+/// a scenario that goes on from there ([`Day::carry`]).
+pub async fn run_carrying(
+    host: &Host,
+    scenario: &Scenario,
+    seed: u64,
+    start: Start,
+    mut report: impl FnMut(RunEvent<'_>),
+) -> Result<(RunSummary, Carry), RunError> {
     let ticks = scenario.ticks();
     let input = DayInput::Scenario(scenario.sha256.clone());
     let (mut day, lock) = Day::begin(
@@ -165,9 +183,10 @@ pub async fn run(
         let last = closes && index + 1 == ticks.len();
         day.tick(*now, last, &agents, &mut report).await?;
     }
+    let carry = day.carry();
     let summary = day.finish();
     drop(lock);
-    Ok(summary)
+    Ok((summary, carry))
 }
 
 /// A run between its ticks: what it is, where it stands, and what it carries to the next tick.
@@ -196,6 +215,8 @@ pub(crate) struct Day<'a> {
     memory: Memory,
     /// Whether the last tick was in quiet hours.
     was_quiet: bool,
+    /// When the day before this run's first tick last ticked, if the run was carried from it.
+    carried_last_tick: Option<OffsetDateTime>,
     summary: RunSummary,
     /// The host's quarantine count when this process started the run, and the count the
     /// interrupted run had reached.
@@ -259,6 +280,7 @@ impl<'a> Day<'a> {
                 ..Memory::default()
             },
             was_quiet: false,
+            carried_last_tick: None,
             summary: RunSummary {
                 run: run_id,
                 scenario: scenario.name.clone(),
@@ -272,6 +294,14 @@ impl<'a> Day<'a> {
             scenario,
             _expecting: expecting,
         };
+        // A day carried from the one before starts with what that one remembered.
+        if let Some(carried) = day.scenario.carried_memory() {
+            let carried = Carried::restore(carried, host).map_err(|reason| {
+                ScenarioError::Inconsistent(format!("its initial memory: {reason}"))
+            })?;
+            (day.memory, day.was_quiet, day.carried_last_tick) =
+                (carried.memory, carried.was_quiet, carried.last_tick);
+        }
         if let Some(found) = begun.resume {
             day.restore(found)?;
         }
@@ -283,46 +313,6 @@ impl<'a> Day<'a> {
             day.checkpoint()?;
         }
         Ok((day, begun.lock))
-    }
-
-    /// Goes on from the checkpoint of the interrupted run.
-    fn restore(&mut self, found: Checkpoint) -> Result<(), RunError> {
-        let fits = match self.ticks {
-            Some(ticks) => found.ticks == ticks && found.next_tick <= ticks,
-            None => found.ticks == found.next_tick,
-        };
-        if !fits {
-            let reason = match self.ticks {
-                Some(ticks) => format!(
-                    "tick {} of {}, and the scenario has {ticks}",
-                    found.next_tick, found.ticks
-                ),
-                None => format!(
-                    "tick {} of {}, where a live session counts the ticks it ran",
-                    found.next_tick, found.ticks
-                ),
-            };
-            return Err(CheckpointError::Unreadable { reason }.into());
-        }
-        let (world, memory, was_quiet, summary) =
-            RunState::restore(found.state, self.host, found.next_tick)?;
-        let set_aside = self.summary.set_aside.take();
-        (self.world, self.memory, self.was_quiet, self.summary) =
-            (world, memory, was_quiet, summary);
-        self.summary.set_aside = set_aside;
-        self.first_tick = found.next_tick;
-        self.next_tick = found.next_tick;
-        self.last_tick = match found.day {
-            DayInput::Live { last_tick } => last_tick,
-            // A scenario's ticks are known: the last one run is the one before the next.
-            DayInput::Scenario(_) => found
-                .next_tick
-                .checked_sub(1)
-                .and_then(|last| self.scenario.ticks().get(last).copied()),
-        };
-        self.ended = found.finished;
-        self.quarantined_earlier = found.quarantined;
-        Ok(())
     }
 
     /// Reports that the run starts, or resumes.
@@ -386,32 +376,6 @@ impl<'a> Day<'a> {
         )
     }
 
-    /// Checkpoints the run as it stands before its next tick.
-    fn checkpoint(&self) -> Result<(), CheckpointError> {
-        let journal = self.host.journal();
-        let (traces, quarantine) = journal.marks();
-        let ticks = self.ticks.unwrap_or(self.next_tick);
-        let checkpoint = Checkpoint {
-            format: checkpoint::CHECKPOINT_FORMAT.to_owned(),
-            run: self.run_id.clone(),
-            identity: self.identity.clone(),
-            day: match &self.input {
-                DayInput::Scenario(digest) => DayInput::Scenario(digest.clone()),
-                DayInput::Live { .. } => DayInput::Live {
-                    last_tick: self.last_tick,
-                },
-            },
-            ticks,
-            next_tick: self.next_tick,
-            finished: self.ended || self.ticks == Some(self.next_tick),
-            traces,
-            quarantine,
-            quarantined: self.quarantined(),
-            state: RunState::save(&self.world, &self.memory, self.was_quiet, &self.summary),
-        };
-        checkpoint::save(journal, &checkpoint)
-    }
-
     /// The next tick, at `now`: the digest if one is due, the person's answers, every agent's
     /// tick, the decisions, and when it is the `last` of the day the day's last digest; then
     /// the checkpoint that seals the tick.
@@ -449,6 +413,7 @@ impl<'a> Day<'a> {
         // a live session's first after midnight).
         let new_day = self
             .last_tick
+            .or(self.carried_last_tick)
             .is_none_or(|last| last.to_offset(now.offset()).date() < now.date());
         if !quiet && (self.was_quiet || new_day) {
             memory.briefing_due = true;
@@ -548,35 +513,6 @@ impl<'a> Day<'a> {
         self.last_tick = Some(now);
         self.ended = last;
         self.checkpoint()?;
-        Ok(())
-    }
-
-    /// Before tick `index` is checkpointed: a record that could not be written (a refusal's
-    /// quarantine record) stops the run here, before the checkpoint claims the tick whole; and
-    /// the first tick of a resumed run must have produced again every trace its interrupted
-    /// run had written.
-    fn seal(&self, index: usize) -> Result<(), RunError> {
-        let journal = self.host.journal();
-        if let Some(failure) = journal.failure() {
-            return Err(RunError::Journal(failure));
-        }
-        if index == self.first_tick && self.resumed {
-            let (traces, quarantine) = journal.unmatched();
-            if traces > 0 {
-                return Err(RunError::Diverged {
-                    tick: index,
-                    traces,
-                });
-            }
-            if quarantine > 0 {
-                tracing::warn!(
-                    tick = index,
-                    records = quarantine,
-                    "quarantine records of the interrupted tick were not produced again; kept"
-                );
-            }
-            journal.expect_nothing_more();
-        }
         Ok(())
     }
 

@@ -25,7 +25,7 @@ use crate::scenario::World;
 /// checked again by the crossing when it is read back.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct SavedQuestion {
+pub(super) struct SavedQuestion {
     proposed_by: String,
     call: String,
     signals: Vec<String>,
@@ -47,6 +47,56 @@ pub(super) struct RunState {
     summary: RunSummary,
 }
 
+/// The pending questions of `memory` as a checkpoint or a next day keeps them.
+pub(super) fn saved_questions(memory: &Memory) -> Vec<SavedQuestion> {
+    memory
+        .pending
+        .iter()
+        .map(|q| SavedQuestion {
+            proposed_by: q.proposal.proposed_by.to_owned(),
+            call: q.proposal.call.canonical().to_owned(),
+            signals: q.proposal.signals.clone(),
+            priority: q.proposal.priority,
+            surface: q.surface,
+            about: q.about.clone(),
+            asked_at: q.asked_at,
+        })
+        .collect()
+}
+
+/// Puts `saved` questions back into `memory`, each call through the crossing again (a file
+/// is input like any other).
+pub(super) fn restore_questions(
+    saved: Vec<SavedQuestion>,
+    host: &Host,
+    memory: &mut Memory,
+) -> Result<(), String> {
+    for saved in saved {
+        let call = parse_i_json(&saved.call, CROSSING_BYTES_MAX)
+            .map_err(|e| format!("a pending question: {e}"))?;
+        let call = host
+            .crossing()
+            .check_proposed_call(call)
+            .map_err(|e| format!("a pending question: {e}"))?;
+        let proposed_by = catalogue::agent(&saved.proposed_by)
+            .ok_or_else(|| format!("unknown agent {}", saved.proposed_by))?
+            .name;
+        check_own_tool(proposed_by, &call).map_err(|e| format!("a pending question: {e}"))?;
+        memory.pending.push(Question {
+            proposal: Proposal {
+                proposed_by,
+                call,
+                signals: saved.signals,
+                priority: saved.priority,
+            },
+            surface: saved.surface,
+            about: saved.about,
+            asked_at: saved.asked_at,
+        });
+    }
+    Ok(())
+}
+
 impl RunState {
     /// The state as a checkpoint's JSON.
     pub(super) fn save(
@@ -55,19 +105,7 @@ impl RunState {
         was_quiet: bool,
         summary: &RunSummary,
     ) -> Value {
-        let pending: Vec<SavedQuestion> = memory
-            .pending
-            .iter()
-            .map(|q| SavedQuestion {
-                proposed_by: q.proposal.proposed_by.to_owned(),
-                call: q.proposal.call.canonical().to_owned(),
-                signals: q.proposal.signals.clone(),
-                priority: q.proposal.priority,
-                surface: q.surface,
-                about: q.about.clone(),
-                asked_at: q.asked_at,
-            })
-            .collect();
+        let pending = saved_questions(memory);
         /// [`RunState`] borrowed, to write.
         #[derive(Serialize)]
         struct Saving<'a> {
@@ -115,30 +153,7 @@ impl RunState {
         let state: RunState =
             serde_json::from_value(value).map_err(|e| unreadable(format!("state: {e}")))?;
         let mut memory = state.memory;
-        for saved in state.pending {
-            let call = parse_i_json(&saved.call, CROSSING_BYTES_MAX)
-                .map_err(|e| unreadable(format!("a pending question: {e}")))?;
-            let call = host
-                .crossing()
-                .check_proposed_call(call)
-                .map_err(|e| unreadable(format!("a pending question: {e}")))?;
-            let proposed_by = catalogue::agent(&saved.proposed_by)
-                .ok_or_else(|| unreadable(format!("unknown agent {}", saved.proposed_by)))?
-                .name;
-            check_own_tool(proposed_by, &call)
-                .map_err(|e| unreadable(format!("a pending question: {e}")))?;
-            memory.pending.push(Question {
-                proposal: Proposal {
-                    proposed_by,
-                    call,
-                    signals: saved.signals,
-                    priority: saved.priority,
-                },
-                surface: saved.surface,
-                about: saved.about,
-                asked_at: saved.asked_at,
-            });
-        }
+        restore_questions(state.pending, host, &mut memory).map_err(unreadable)?;
         Ok((state.world, memory, state.was_quiet, state.summary))
     }
 }

@@ -1,0 +1,26 @@
+//! The bounds of a person's days: a scenario (a recorded day), the context each tick gives the
+//! agents, and what one day carries into the next, so that a day's start costs the same on
+//! day 300 as on day 2. Numbers only, as the rest of `limits`.
+
+/// Largest scenario file: a week of signals at the schema's bounds fits with room to spare,
+/// and the whole file is held in memory.
+pub const SCENARIO_BYTES_MAX: usize = 32 * 1024 * 1024;
+/// Messages in a tick's context: the latest ones (comms reads only the recent ones anyway).
+pub const CONTEXT_MESSAGES_MAX: usize = 200;
+/// Transactions in a tick's context: the latest ones (finance keeps at most 300 itself).
+pub const CONTEXT_TRANSACTIONS_MAX: usize = 2000;
+/// Sleep sessions in a tick's context: the latest ones (wellness keeps at most 100).
+pub const CONTEXT_SLEEP_SESSIONS_MAX: usize = 100;
+/// Longest scenario: seven days (at one tick a minute, 10,080 ticks).
+pub const SCENARIO_DAYS_MAX: i64 = 7;
+/// Signals in one scenario (scenario.v1's `signals` maxItems), and so in one live session's
+/// journal: what a busy week brings, held in memory whole.
+pub const SCENARIO_SIGNALS_MAX: usize = 10_000;
+
+/// Calendar events a day carries from the day before (scenario.v1's `initial.events`
+/// maxItems): the ones not over, ending soonest. A person's coming weeks hold far fewer.
+pub const CARRIED_EVENTS_MAX: usize = 500;
+
+/// Unanswered invitations a day carries (scenario.v1's `initial.invitations` maxItems): those
+/// whose meeting is not over, ending soonest. One ignored a week for years stays far below.
+pub const CARRIED_INVITATIONS_MAX: usize = 500;

@@ -1,0 +1,219 @@
+//! The world a scenario's signals describe: what happened so far, applied in time order, the
+//! bounded context each tick's agents receive, and what of it a day carries into the next.
+//!
+//! It owns [`World`]. It must not read a scenario file (the scenario module does) nor decide
+//! anything (the orchestrator does, and tells the world what executed calls changed).
+
+use serde_json::{Map, Value, json};
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+
+use aura_contract::catalogue::Effect;
+use aura_contract::limits::{
+    CARRIED_EVENTS_MAX, CARRIED_INVITATIONS_MAX, CONTEXT_MESSAGES_MAX, CONTEXT_SLEEP_SESSIONS_MAX,
+    CONTEXT_TRANSACTIONS_MAX,
+};
+
+use super::{Answer, INVITATION, Scenario};
+
+/// The state the signals so far describe. Agents never see it whole: each tick gets a
+/// bounded snapshot ([`World::context`]). A run's checkpoint keeps it whole.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct World {
+    messages: Vec<Value>,
+    events: Vec<Value>,
+    transactions: Vec<Value>,
+    readings: Map<String, Value>,
+    sleep_sessions: Vec<Value>,
+    invitations: Vec<Value>,
+    next_signal: usize,
+}
+
+impl World {
+    /// The world a scenario's `initial` describes, before its first tick.
+    pub(super) fn initial(initial: &Value) -> Self {
+        let list = |name: &str| initial[name].as_array().cloned().unwrap_or_default();
+        Self {
+            messages: list("messages"),
+            events: list("events"),
+            transactions: list("transactions"),
+            readings: initial["readings"].as_object().cloned().unwrap_or_default(),
+            sleep_sessions: list("sleep_sessions"),
+            invitations: list("invitations"),
+            next_signal: 0,
+        }
+    }
+
+    /// Applies every signal up to and including `now`; returns the answers among them, in
+    /// order, for the orchestrator.
+    pub fn advance(&mut self, scenario: &Scenario, now: OffsetDateTime) -> Vec<Answer> {
+        let mut answers = Vec::new();
+        while let Some(signal) = scenario.signals.get(self.next_signal) {
+            if signal.at > now {
+                break;
+            }
+            self.next_signal += 1;
+            let data = &signal.data;
+            match signal.kind.as_str() {
+                "message" => self.messages.push(data.clone()),
+                "event" => {
+                    self.events.retain(|e| e["id"] != data["id"]);
+                    self.events.push(data.clone());
+                }
+                "cancel_event" => self.events.retain(|e| e["id"] != data["id"]),
+                "transaction" => self.transactions.push(data.clone()),
+                "reading" => {
+                    for (field, value) in data.as_object().into_iter().flatten() {
+                        self.readings.insert(field.clone(), value.clone());
+                    }
+                }
+                "sleep_session" => self.sleep_sessions.push(data.clone()),
+                "invitation" => {
+                    self.invitations.retain(|i| i["id"] != data["id"]);
+                    self.invitations.push(data.clone());
+                }
+                "answer" => answers.push(Answer::of(data)),
+                // The person's clock, read from the signals by `Scenario::offset`; and the
+                // schema admits no other kind.
+                _ => {}
+            }
+        }
+        answers
+    }
+
+    /// Signals applied so far.
+    pub fn signals_applied(&self) -> usize {
+        self.next_signal
+    }
+
+    /// The user's calendar events so far, in the order they were added.
+    pub fn events(&self) -> &[Value] {
+        &self.events
+    }
+
+    /// The user's messages so far, oldest first.
+    pub fn messages(&self) -> &[Value] {
+        &self.messages
+    }
+
+    /// The user's pending items of `kind`, as the scenario gave them (each with an `id`): what
+    /// a question can be about.
+    pub fn pending(&self, kind: &str) -> &[Value] {
+        match kind {
+            INVITATION => &self.invitations,
+            _ => &[],
+        }
+    }
+
+    /// The user answered the question about `item` (`<kind>:<id>`): an invitation is no longer
+    /// pending, whatever the answer.
+    pub fn answered(&mut self, item: &str) {
+        if let Some(id) = item
+            .strip_prefix(INVITATION)
+            .and_then(|rest| rest.strip_prefix(':'))
+        {
+            self.invitations.retain(|i| i["id"] != id);
+        }
+    }
+
+    /// The world a next day starts from (scenario.v1 `initial`, without the orchestrator's
+    /// memory): what the agents' contexts would hold of it, that is the latest messages,
+    /// transactions and sleep sessions, the readings, and the events and invitations that are
+    /// not over by `since` (the start of the person's day the last tick was in: what ended
+    /// before it is no one's today or future). At most [`CARRIED_EVENTS_MAX`] events and
+    /// [`CARRIED_INVITATIONS_MAX`] invitations, the ones ending soonest: what does not fit is
+    /// returned apart, for the caller to record, never dropped unsaid.
+    pub fn carried(&self, since: OffsetDateTime) -> (Value, Vec<Value>) {
+        fn latest(items: &[Value], max: usize) -> Vec<Value> {
+            items[items.len().saturating_sub(max)..].to_vec()
+        }
+        let not_over = |item: &&Value| not_over(item, since);
+        let mut left_out = Vec::new();
+        let mut bounded = |items: &[Value], max: usize| {
+            let mut kept: Vec<Value> = items.iter().filter(not_over).cloned().collect();
+            if kept.len() > max {
+                // The ones ending soonest stay (ties: the order they came in).
+                let end = |item: &Value| item["end"].as_str().unwrap_or_default().to_owned();
+                let mut order: Vec<usize> = (0..kept.len()).collect();
+                order.sort_by_key(|&i| (OffsetDateTime::parse(&end(&kept[i]), &Rfc3339).ok(), i));
+                let dropped: std::collections::BTreeSet<usize> =
+                    order[max..].iter().copied().collect();
+                let mut index = 0;
+                kept.retain(|item| {
+                    let keep = !dropped.contains(&index);
+                    if !keep {
+                        left_out.push(item.clone());
+                    }
+                    index += 1;
+                    keep
+                });
+            }
+            kept
+        };
+        let events = bounded(&self.events, CARRIED_EVENTS_MAX);
+        let invitations = bounded(&self.invitations, CARRIED_INVITATIONS_MAX);
+        let mut initial = json!({
+            "events": events,
+            "transactions": latest(&self.transactions, CONTEXT_TRANSACTIONS_MAX),
+            "sleep_sessions": latest(&self.sleep_sessions, CONTEXT_SLEEP_SESSIONS_MAX),
+            "messages": latest(&self.messages, CONTEXT_MESSAGES_MAX),
+            "invitations": invitations,
+        });
+        if !self.readings.is_empty() {
+            initial["readings"] = Value::Object(self.readings.clone());
+        }
+        (initial, left_out)
+    }
+
+    /// Applies what a call the user confirmed changed (from the tool's catalogue entry).
+    pub fn apply(&mut self, effect: Effect) {
+        match effect {
+            Effect::AddEvent(event) => {
+                self.events.retain(|e| e["id"] != event["id"]);
+                self.events.push(event);
+            }
+        }
+    }
+
+    /// The context snapshot every agent's tick receives at `now`.
+    pub fn context(&self, scenario: &Scenario, now: OffsetDateTime) -> Value {
+        fn latest(items: &[Value], max: usize) -> &[Value] {
+            &items[items.len().saturating_sub(max)..]
+        }
+        // Today's and coming: what ended before the person's day began is no one's now.
+        let today = start_of_day(scenario, now);
+        let current = |items: &[Value]| -> Vec<Value> {
+            items
+                .iter()
+                .filter(|item| not_over(item, today))
+                .cloned()
+                .collect()
+        };
+        json!({
+            "now": scenario.format(now),
+            "utc_offset_minutes": scenario.offset_minutes(now),
+            "profile": scenario.profile,
+            "messages": latest(&self.messages, CONTEXT_MESSAGES_MAX),
+            "events": current(&self.events),
+            "transactions": latest(&self.transactions, CONTEXT_TRANSACTIONS_MAX),
+            "readings": self.readings,
+            "sleep_sessions": latest(&self.sleep_sessions, CONTEXT_SLEEP_SESSIONS_MAX),
+            "invitations": current(&self.invitations),
+        })
+    }
+}
+
+/// Whether an event or invitation is not over by `since`: its end is at or after it (an end
+/// that does not parse counts as not over: the schema checked it as a date-time, so never).
+fn not_over(item: &Value, since: OffsetDateTime) -> bool {
+    item["end"]
+        .as_str()
+        .and_then(|end| OffsetDateTime::parse(end, &Rfc3339).ok())
+        .is_none_or(|end| end >= since)
+}
+
+/// The start of the person's day `at` is in: their local midnight.
+pub(crate) fn start_of_day(scenario: &Scenario, at: OffsetDateTime) -> OffsetDateTime {
+    scenario.local(at).replace_time(time::Time::MIDNIGHT)
+}

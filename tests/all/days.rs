@@ -1,0 +1,182 @@
+//! A person's days: what one day carries into the next. The day of `scenarios/day.json` lived
+//! whole, and the same day cut in two at a tick (the first part ending there, the second a
+//! scenario of its own that starts from what the first carried, scenario.v1 `initial`), make
+//! the same decisions: what the agents saw and what the orchestrator remembered (questions
+//! pending across the cut, what was told and held back, the budget, the quiet night) all
+//! crossed it.
+
+use serde_json::{Value, json};
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+
+use aura_day::orchestrator::{self, Start};
+use aura_day::scenario::Scenario;
+use aura_host::Host;
+
+use crate::support::{config, plugins_dir, temp_dir};
+
+/// The seed the README's day runs with.
+const SEED: u64 = 7;
+
+/// Runs the scenario `value` in a fresh data dir: its traces and what it carries on.
+async fn run(name: &str, value: &Value) -> (Vec<Value>, orchestrator::Carry) {
+    let data = temp_dir(&format!("days-{name}"));
+    let mut config = config(plugins_dir(), &data);
+    config.guest_seed = SEED;
+    config.fuel_per_ms = Some(aura_contract::limits::FUEL_PER_MS_DEFAULT);
+    let host = Host::open(&config).await.unwrap();
+    let text = serde_json::to_string(value).unwrap();
+    // A carried day is a scenario file like any other: the schema checks what it carries.
+    let scenario = Scenario::parse(&text, host.crossing().schemas()).unwrap();
+    let (_, carry) = orchestrator::run_carrying(&host, &scenario, SEED, Start::Fresh, |_| {})
+        .await
+        .unwrap();
+    let traces = std::fs::read_to_string(data.join(aura_host::journal::TRACES_PATH)).unwrap();
+    let traces = traces
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    (traces, carry)
+}
+
+/// A decision without what names its run and its place in it (each part is a run of its own,
+/// with its own id and its own tick count from 0).
+fn decision(trace: &Value) -> Value {
+    let mut trace = trace.clone();
+    for field in ["run", "trace_id", "tick"] {
+        trace.as_object_mut().unwrap().remove(field);
+    }
+    trace
+}
+
+fn time(text: &str) -> OffsetDateTime {
+    OffsetDateTime::parse(text, &Rfc3339).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_day_cut_at_any_of_its_moments_goes_on_from_what_it_carried_to_the_same_decisions() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/day.json");
+    let day: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let (whole, _) = run("whole", &day).await;
+    let schemas =
+        aura_contract::schema::SchemaRegistry::compile(aura_contract::catalogue::all_schemas())
+            .unwrap();
+    let ticks = Scenario::parse(&day.to_string(), &schemas).unwrap().ticks();
+    let whole: Vec<Value> = whole.iter().map(decision).collect();
+
+    // The cuts, each on the day's 15-minute grid (a carried day's grid starts at its first
+    // tick): at 06:45 the night is not over (the briefing waits for 07:00, after the cut); at
+    // 10:00 the go/no-go invitation, asked at 09:30, is a question pending until the 12:02
+    // answer; at 14:00 dining's overrun was told at 13:30 (and is not news again); at 22:45
+    // the 22:16 invitation's question is held for the morning (since 22:30).
+    for cut in ["06:45", "10:00", "14:00", "22:45"] {
+        let at = time(&format!("2026-11-23T{cut}:00+01:00"));
+        // The first part ends at the whole day's tick before the cut (an urgent one, when a
+        // signal of a `tick_on` kind came just before) and applies what came until then; the
+        // second starts at the cut with the rest, those that came between included.
+        let k = ticks.iter().position(|tick| *tick == at).unwrap();
+        let last_before = ticks[k - 1];
+        let signals = day["signals"].as_array().unwrap();
+        let (before, after): (Vec<Value>, Vec<Value>) = signals
+            .iter()
+            .cloned()
+            .partition(|signal| time(signal["at"].as_str().unwrap()) <= last_before);
+        let first = {
+            let mut first = day.clone();
+            first["end"] = json!(last_before.format(&Rfc3339).unwrap());
+            first["unfinished"] = json!(true);
+            first["signals"] = json!(before);
+            first
+        };
+        let (first_traces, carry) = run(&format!("first-{cut}"), &first).await;
+        assert!(
+            carry.left_out.is_empty(),
+            "the day's events fit what a day carries: {:?}",
+            carry.left_out
+        );
+        let second = {
+            let mut second = day.clone();
+            second["start"] = json!(at.format(&Rfc3339).unwrap());
+            second["initial"] = carry.initial.clone();
+            second["signals"] = json!(after);
+            second
+        };
+        let (second_traces, _) = run(&format!("second-{cut}"), &second).await;
+        let parts: Vec<Value> = first_traces
+            .iter()
+            .chain(&second_traces)
+            .map(decision)
+            .collect();
+        // The first decision that differs, with both sides, or a count that does.
+        if let Some(i) = (0..parts.len().max(whole.len())).find(|&i| parts.get(i) != whole.get(i)) {
+            panic!(
+                "cut at {cut} ({} + {} decisions, the whole day {}): decision {i} differs\n\
+                 cut:   {}\nwhole: {}",
+                first_traces.len(),
+                second_traces.len(),
+                whole.len(),
+                parts.get(i).map_or("none".to_owned(), Value::to_string),
+                whole.get(i).map_or("none".to_owned(), Value::to_string),
+            );
+        }
+        // The cut carried something to prove it: past the first tick, a memory of what was
+        // shown and told.
+        let memory = &carry.initial["memory"];
+        assert!(
+            !memory["shown"].as_array().unwrap().is_empty(),
+            "cut at {cut}: {memory}"
+        );
+        if cut == "10:00" {
+            assert_eq!(
+                memory["pending"].as_array().unwrap().len(),
+                1,
+                "the go/no-go question crosses the cut pending: {memory}"
+            );
+        }
+        if cut == "06:45" {
+            assert_eq!(memory["was_quiet"], json!(true));
+        }
+        if cut == "22:45" {
+            assert_eq!(
+                memory["held"].as_array().unwrap().len(),
+                1,
+                "the held question crosses the cut: {memory}"
+            );
+        }
+    }
+}
+
+/// The life checked in under tests/data/life is what `scenarios/gen_life.py` writes for its
+/// README's command, and `scenarios/check_life.py` finds nothing wrong with it (the generator
+/// is the input of the long-life tests: a piece edited by hand, or a generator changed without
+/// it, would test a life nobody can write again).
+#[test]
+fn the_checked_in_life_is_what_the_generator_writes_and_its_checker_passes() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = temp_dir("days-life");
+    let written = std::process::Command::new("python3")
+        .arg(root.join("scenarios/gen_life.py"))
+        .args(["--days", "3", "--start", "2026-10-24", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(written.status.success(), "{written:?}");
+    for file in ["setup.json", "signals.jsonl"] {
+        let checked_in = std::fs::read(root.join("tests/data/life").join(file)).unwrap();
+        let generated = std::fs::read(out.join(file)).unwrap();
+        assert!(
+            checked_in == generated,
+            "tests/data/life/{file} is not what gen_life.py writes"
+        );
+    }
+    let checked = std::process::Command::new("python3")
+        .arg(root.join("scenarios/check_life.py"))
+        .arg(root.join("tests/data/life"))
+        .output()
+        .unwrap();
+    assert!(
+        checked.status.success(),
+        "{}",
+        String::from_utf8_lossy(&checked.stdout)
+    );
+}
