@@ -125,34 +125,10 @@ impl World {
     /// [`CARRIED_INVITATIONS_MAX`] invitations, the ones ending soonest: what does not fit is
     /// returned apart, for the caller to record, never dropped unsaid.
     pub fn carried(&self, since: OffsetDateTime) -> (Value, Vec<Value>) {
-        fn latest(items: &[Value], max: usize) -> Vec<Value> {
-            items[items.len().saturating_sub(max)..].to_vec()
-        }
-        let not_over = |item: &&Value| not_over(item, since);
-        let mut left_out = Vec::new();
-        let mut bounded = |items: &[Value], max: usize| {
-            let mut kept: Vec<Value> = items.iter().filter(not_over).cloned().collect();
-            if kept.len() > max {
-                // The ones ending soonest stay (ties: the order they came in).
-                let end = |item: &Value| item["end"].as_str().unwrap_or_default().to_owned();
-                let mut order: Vec<usize> = (0..kept.len()).collect();
-                order.sort_by_key(|&i| (OffsetDateTime::parse(&end(&kept[i]), &Rfc3339).ok(), i));
-                let dropped: std::collections::BTreeSet<usize> =
-                    order[max..].iter().copied().collect();
-                let mut index = 0;
-                kept.retain(|item| {
-                    let keep = !dropped.contains(&index);
-                    if !keep {
-                        left_out.push(item.clone());
-                    }
-                    index += 1;
-                    keep
-                });
-            }
-            kept
-        };
-        let events = bounded(&self.events, CARRIED_EVENTS_MAX);
-        let invitations = bounded(&self.invitations, CARRIED_INVITATIONS_MAX);
+        let (events, mut left_out) = soonest(current(&self.events, since), CARRIED_EVENTS_MAX);
+        let (invitations, more) =
+            soonest(current(&self.invitations, since), CARRIED_INVITATIONS_MAX);
+        left_out.extend(more);
         let mut initial = json!({
             "events": events,
             "transactions": latest(&self.transactions, CONTEXT_TRANSACTIONS_MAX),
@@ -178,39 +154,62 @@ impl World {
 
     /// The context snapshot every agent's tick receives at `now`.
     pub fn context(&self, scenario: &Scenario, now: OffsetDateTime) -> Value {
-        fn latest(items: &[Value], max: usize) -> &[Value] {
-            &items[items.len().saturating_sub(max)..]
-        }
         // Today's and coming: what ended before the person's day began is no one's now.
         let today = start_of_day(scenario, now);
-        let current = |items: &[Value]| -> Vec<Value> {
-            items
-                .iter()
-                .filter(|item| not_over(item, today))
-                .cloned()
-                .collect()
-        };
         json!({
             "now": scenario.format(now),
             "utc_offset_minutes": scenario.offset_minutes(now),
             "profile": scenario.profile,
             "messages": latest(&self.messages, CONTEXT_MESSAGES_MAX),
-            "events": current(&self.events),
+            "events": current(&self.events, today),
             "transactions": latest(&self.transactions, CONTEXT_TRANSACTIONS_MAX),
             "readings": self.readings,
             "sleep_sessions": latest(&self.sleep_sessions, CONTEXT_SLEEP_SESSIONS_MAX),
-            "invitations": current(&self.invitations),
+            "invitations": current(&self.invitations, today),
         })
     }
 }
 
-/// Whether an event or invitation is not over by `since`: its end is at or after it (an end
-/// that does not parse counts as not over: the schema checked it as a date-time, so never).
-fn not_over(item: &Value, since: OffsetDateTime) -> bool {
+/// The latest `max` of `items`.
+fn latest(items: &[Value], max: usize) -> &[Value] {
+    &items[items.len().saturating_sub(max)..]
+}
+
+/// An event's or invitation's end (the schema checked it as a date-time).
+fn end(item: &Value) -> Option<OffsetDateTime> {
     item["end"]
         .as_str()
         .and_then(|end| OffsetDateTime::parse(end, &Rfc3339).ok())
-        .is_none_or(|end| end >= since)
+}
+
+/// The events or invitations not over by `since`: their end is at or after it (an end that
+/// does not parse counts as not over, which the schema makes never).
+fn current(items: &[Value], since: OffsetDateTime) -> Vec<Value> {
+    items
+        .iter()
+        .filter(|item| end(item).is_none_or(|end| end >= since))
+        .cloned()
+        .collect()
+}
+
+/// `items` within `max`: the ones ending soonest stay (ties: the order they came in), and the
+/// rest is returned apart; both in the order they came in.
+fn soonest(items: Vec<Value>, max: usize) -> (Vec<Value>, Vec<Value>) {
+    if items.len() <= max {
+        return (items, Vec::new());
+    }
+    let mut ranked: Vec<(Option<OffsetDateTime>, usize, Value)> = items
+        .into_iter()
+        .enumerate()
+        .map(|(i, item)| (end(&item), i, item))
+        .collect();
+    ranked.sort_by_key(|(end, i, _)| (*end, *i));
+    let over = ranked.split_off(max);
+    let in_order = |mut items: Vec<(Option<OffsetDateTime>, usize, Value)>| -> Vec<Value> {
+        items.sort_by_key(|(_, i, _)| *i);
+        items.into_iter().map(|(_, _, item)| item).collect()
+    };
+    (in_order(ranked), in_order(over))
 }
 
 /// The start of the person's day `at` is in: their local midnight.
