@@ -69,10 +69,27 @@ pub struct LiveCommand {
     /// With --narrate: narrate at most this many novel cases of the session's run.
     #[arg(long, default_value_t = aura_contract::limits::NARRATIONS_PER_RUN_MAX)]
     narrations: usize,
-    /// Write the data dir's session as a scenario (what `aura run` runs to the same traces)
-    /// to this file, and exit.
+    /// Write a day of the data dir's session as a scenario (what `aura run` runs to that
+    /// day's traces) to this file, and exit: the open day's journal so far, or `--day`'s.
     #[arg(long, value_name = "FILE")]
     export: Option<PathBuf>,
+    /// With --export: the day, `YYYY-MM-DD` (or `YYYY-MM-DD.N`, a later part of it), among
+    /// those kept under `<data-dir>/days/` [default: the open day].
+    #[arg(long, requires = "export")]
+    day: Option<String>,
+    /// Closed days kept under `<data-dir>/days/`; older ones are deleted whole as a day
+    /// closes.
+    #[arg(long, default_value_t = aura_contract::limits::LIVE_KEEP_DAYS_DEFAULT,
+        value_parser = parse_keep_days)]
+    keep_days: usize,
+}
+
+fn parse_keep_days(text: &str) -> Result<usize, String> {
+    let max = aura_contract::limits::LIVE_KEEP_DAYS_MAX;
+    match text.parse::<usize>() {
+        Ok(days) if (1..=max).contains(&days) => Ok(days),
+        _ => Err(format!("`{text}`: a number of days from 1 to {max}")),
+    }
 }
 
 fn parse_clock(text: &str) -> Result<Clock, String> {
@@ -98,12 +115,20 @@ impl LiveCommand {
             let (host, events) = open_host(config, globals.nats.as_ref(), Some(self.seed)).await?;
             warn_load_failures(&host);
             if let Some(out) = &self.export {
-                let scenario = live::export(&host)?;
+                let data_dir = host.journal().path().to_path_buf();
+                let day_dir = live::life::run_dir(&data_dir, self.day.as_deref())?;
+                let record = day_dir.join(live::life::RECORD_PATH);
+                // A closed day's record as it was written; the open day's journal so far.
+                let scenario = match record.exists() {
+                    true => serde_json::from_str(&std::fs::read_to_string(&record)?)?,
+                    false => live::export(&host.in_data_dir(&day_dir)?)?,
+                };
                 let text = aura_contract::canonical::to_canonical_string(&scenario)?;
                 std::fs::write(out, text)
                     .with_context(|| format!("cannot write {}", out.display()))?;
                 eprintln!(
-                    "aura: the session's journal as a scenario: {}",
+                    "aura: the day {} as a scenario: {}",
+                    day_dir.display(),
                     out.display()
                 );
                 return anyhow::Ok(ExitCode::SUCCESS);
@@ -115,6 +140,7 @@ impl LiveCommand {
                 .tick_on
                 .clone()
                 .map(|kinds| kinds.into_iter().filter(|kind| kind != "none").collect());
+            live_config.keep_days = self.keep_days;
             live_config.start = match self.fresh {
                 true => Start::Fresh,
                 false => Start::Resume,
@@ -253,8 +279,9 @@ fn report(event: RunEvent<'_>) {
     }
 }
 
-/// Pushes each line of `input` to the session and prints its acknowledgement or refusal,
-/// one JSON line each; a line longer than a signal may be is refused without being held.
+/// Pushes each line of `input` to the session, at the rate bound's pace, and prints its
+/// acknowledgement or refusal, one JSON line each; a line longer than a signal may be is
+/// refused without being held.
 async fn read_lines(mut input: impl AsyncBufRead + Unpin, live: &live::Live) {
     loop {
         let line = match read_bounded_line(&mut input, LIVE_SIGNAL_BYTES_MAX).await {
@@ -267,7 +294,7 @@ async fn read_lines(mut input: impl AsyncBufRead + Unpin, live: &live::Live) {
         };
         let answer = match line {
             Line::Whole(bytes) if bytes.iter().all(u8::is_ascii_whitespace) => continue,
-            Line::Whole(bytes) => live.push(&bytes).await,
+            Line::Whole(bytes) => live.push_paced(&bytes).await,
             Line::TooLong { bytes, start } => Err(live.refuse_unread(bytes, &start)),
         };
         let line = match answer {

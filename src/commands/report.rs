@@ -8,8 +8,13 @@ use std::process::ExitCode;
 /// answers, the quarantine records and the fuel per tick.
 #[derive(clap::Args, Debug)]
 pub struct ReportCommand {
-    /// The data dir of the run (its traces.jsonl and quarantine log).
+    /// The data dir of the run (its traces.jsonl and quarantine log), or of a live session
+    /// (its open day's, or `--day`'s).
     run_dir: PathBuf,
+    /// A live session's day: `YYYY-MM-DD` (or `YYYY-MM-DD.N`, a later part of it) among those
+    /// kept under `<data-dir>/days/` [default: the open day].
+    #[arg(long)]
+    day: Option<String>,
     /// Where to write the page [default: <run-dir>/report.html].
     #[arg(long)]
     out: Option<PathBuf>,
@@ -18,8 +23,9 @@ pub struct ReportCommand {
 impl ReportCommand {
     /// Writes the page and says what it holds.
     pub fn execute(self) -> anyhow::Result<ExitCode> {
-        let out = self.out.unwrap_or_else(|| self.run_dir.join("report.html"));
-        let records = aura_day::report::write(&self.run_dir, &out)?;
+        let run_dir = aura_day::live::life::run_dir(&self.run_dir, self.day.as_deref())?;
+        let out = self.out.unwrap_or_else(|| run_dir.join("report.html"));
+        let records = aura_day::report::write(&run_dir, &out)?;
         println!(
             "aura: {} decision(s), {} quarantine record(s) -> {}",
             records.traces.len(),

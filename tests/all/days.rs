@@ -180,3 +180,168 @@ fn the_checked_in_life_is_what_the_generator_writes_and_its_checker_passes() {
         String::from_utf8_lossy(&checked.stdout)
     );
 }
+
+/// The checked-in life's setup and signals.
+fn life() -> (std::path::PathBuf, Vec<String>) {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/life");
+    let signals = std::fs::read_to_string(dir.join("signals.jsonl")).unwrap();
+    (
+        dir.join("setup.json"),
+        signals.lines().map(str::to_owned).collect(),
+    )
+}
+
+/// Every file a life's days hold that a run makes (its record, setup, journal, traces), by
+/// day: what two lives of the same inputs must share byte for byte.
+fn days_of(data: &std::path::Path) -> std::collections::BTreeMap<String, Vec<(String, String)>> {
+    let mut days = std::collections::BTreeMap::new();
+    for day in std::fs::read_dir(data.join("days")).unwrap() {
+        let day = day.unwrap();
+        let name = day.file_name().to_string_lossy().into_owned();
+        // A closed day's journal may hold a line more (taken before a kill, then carried);
+        // its record is what counts.
+        let files = ["day.json", "live.json", "signals.jsonl", "traces.jsonl"]
+            .iter()
+            .map(|file| {
+                let text = std::fs::read_to_string(day.path().join(file)).unwrap_or_default();
+                (file.to_string(), text)
+            })
+            .collect();
+        days.insert(name, files);
+    }
+    days
+}
+
+/// Three days of a life (across Berlin's autumn change) fed to `aura live --stdin --clock
+/// replay`: the session closes each day at her midnight (the 25th is 25 hours long), each
+/// closed day's record run by `aura run` gives that day's traces byte for byte, and a session
+/// killed during a rollover (before its commit, after it, mid-day) and restarted, the sender
+/// sending again what had no acknowledgement, leaves the same days, file for file.
+#[test]
+fn a_life_rolls_over_at_her_midnights_and_a_kill_in_a_rollover_loses_nothing() {
+    use std::io::{BufRead, Write};
+    let work = temp_dir("days-lived");
+    let (setup, input) = life();
+    let args = [
+        "live",
+        "--stdin",
+        "--clock",
+        "replay",
+        "--seed",
+        "7",
+        setup.to_str().unwrap(),
+    ];
+    let all = input.join("\n") + "\n";
+    let reference = work.join("reference");
+    let output = crate::live::run(&reference, &args, all.as_bytes());
+    let acks = crate::live::lines_with(&output.stdout, "ack");
+    assert_eq!(acks.len(), input.len(), "every signal taken");
+    assert!(crate::live::lines_with(&output.stdout, "refused").is_empty());
+    let expected = days_of(&reference);
+    // Her three local days, the last one open.
+    assert_eq!(
+        expected.keys().collect::<Vec<_>>(),
+        ["2026-10-24", "2026-10-25", "2026-10-26"]
+    );
+    for (name, files) in &expected {
+        let record = &files[0].1;
+        if name == "2026-10-26" {
+            assert!(record.is_empty(), "the open day has no record yet");
+            continue;
+        }
+        let record: Value = serde_json::from_str(record).unwrap();
+        // Worked out from the tz database: 24 October ends at 00:00+02:00, 22:00 UTC; the
+        // 25th's last tick is 23:45 CET, after 02:00 came twice.
+        let end = time(record["end"].as_str().unwrap());
+        let last = match name.as_str() {
+            "2026-10-24" => time("2026-10-24T21:45:00Z"),
+            _ => time("2026-10-25T22:45:00Z"),
+        };
+        assert_eq!(end, last, "{name}");
+        assert_eq!(record["unfinished"], json!(true));
+        let ran = work.join(format!("run-{name}"));
+        let day = reference.join("days").join(name).join("day.json");
+        crate::live::run(&ran, &["run", day.to_str().unwrap(), "--seed", "7"], b"");
+        assert_eq!(
+            std::fs::read_to_string(ran.join("traces.jsonl")).unwrap(),
+            files[3].1,
+            "{name}: the record's run is the day's traces"
+        );
+    }
+    let autumn: Value = serde_json::from_str(&expected["2026-10-25"][0].1).unwrap();
+    let changes: Vec<&Value> = autumn["signals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["kind"] == "utc_offset")
+        .collect();
+    assert_eq!(
+        changes,
+        [
+            &json!({"at": "2026-10-25T02:00:00+01:00", "kind": "utc_offset",
+            "data": {"utc_offset_minutes": 60, "time_zone": "Europe/Berlin"}})
+        ],
+        "the change the record keeps, so it replays without a time zone database"
+    );
+    // Killed at the first rollover's commit (before life.json is renamed, after it and before
+    // its dir is synced), at the second's, and mid-day; then restarted.
+    for point in [
+        "life.json:write:1",
+        "life.json:synced:1",
+        "life.json:synced:2",
+        "signals.jsonl:synced:150",
+    ] {
+        let data = work.join(point.replace([':', '.'], "-"));
+        let mut child = crate::support::aura_command(&data)
+            .args(args)
+            .env("AURA_STOP_AT", point)
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let sent = all.clone();
+        let writer = std::thread::spawn(move || {
+            let _ = stdin.write_all(sent.as_bytes());
+        });
+        let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+        let reader = std::thread::spawn(move || {
+            stdout
+                .lines()
+                .map_while(Result::ok)
+                .filter(|line| line.starts_with("{\"ack\""))
+                .count()
+        });
+        let stopped = std::io::BufReader::new(child.stderr.take().unwrap())
+            .lines()
+            .map_while(Result::ok)
+            .any(|line| line == format!("aura: stopped at {point}"));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        writer.join().unwrap();
+        let acked = reader.join().unwrap();
+        assert!(stopped, "the session never reached {point}");
+        // The sender sends again what it had no acknowledgement for.
+        let rest = input[acked..].join("\n") + "\n";
+        let output = crate::live::run(&data, &args, rest.as_bytes());
+        assert_eq!(
+            crate::live::lines_with(&output.stdout, "ack").len(),
+            input.len() - acked,
+            "{point}"
+        );
+        let got = days_of(&data);
+        assert_eq!(
+            got.keys().collect::<Vec<_>>(),
+            expected.keys().collect::<Vec<_>>()
+        );
+        for (name, files) in &got {
+            let open = name == "2026-10-26";
+            for (i, (file, text)) in files.iter().enumerate() {
+                if file != "signals.jsonl" || open {
+                    assert!(
+                        *text == expected[name][i].1,
+                        "{point}: {name}/{file} differs"
+                    );
+                }
+            }
+        }
+    }
+}

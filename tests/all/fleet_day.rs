@@ -120,6 +120,9 @@ pub(crate) async fn single_machine(name: &str, plans: &[Plan]) -> Vec<Vec<Value>
             clock: Clock::Replay,
             start: Start::Fresh,
             narration: None,
+            keep_days: aura_contract::limits::LIVE_KEEP_DAYS_DEFAULT,
+            // The fleet's holds live one day in the person's dir: the same here.
+            layout: live::Layout::OneDay,
         };
         let session_host = person_host.clone();
         let sinks: Vec<Arc<dyn Sink>> = Vec::new();

@@ -79,8 +79,20 @@ pub(crate) fn lines_with(output: &[u8], key: &str) -> Vec<Value> {
         .collect()
 }
 
+/// Where a data dir's run is: a live session's open day (`days/<date>/`, named by
+/// `life.json`), or the data dir itself (an `aura run`'s).
+pub(crate) fn day_dir(data: &Path) -> PathBuf {
+    match std::fs::read_to_string(data.join("life.json")) {
+        Ok(life) => {
+            let life: Value = serde_json::from_str(&life).unwrap();
+            data.join("days").join(life["open"].as_str().unwrap())
+        }
+        Err(_) => data.to_path_buf(),
+    }
+}
+
 pub(crate) fn traces(data: &Path) -> String {
-    std::fs::read_to_string(data.join(aura_host::journal::TRACES_PATH)).unwrap()
+    std::fs::read_to_string(day_dir(data).join(aura_host::journal::TRACES_PATH)).unwrap()
 }
 
 #[test]
@@ -425,7 +437,7 @@ fn each_surface_s_command_gets_its_decisions_once_and_a_failing_one_is_retried_a
     assert_eq!(std::fs::read_to_string(&cards).unwrap(), expected);
     // The watch's command fails: three attempts, then a record saying why.
     let records: Vec<Value> =
-        std::fs::read_to_string(data.join(aura_host::journal::DELIVERIES_PATH))
+        std::fs::read_to_string(day_dir(&data).join(aura_host::journal::DELIVERIES_PATH))
             .unwrap()
             .lines()
             .map(|l| serde_json::from_str(l).unwrap())
@@ -461,7 +473,7 @@ fn each_surface_s_command_gets_its_decisions_once_and_a_failing_one_is_retried_a
 /// written, not synced, durable), at a checkpoint (written, renamed and the dir not synced),
 /// mid-delivery (a sink done, its record not written or written), and at the start.
 const KILL_POINTS: [&str; 13] = [
-    "live.json:write:1",
+    "live.json:write:0",
     "signals.jsonl:write:60",
     "signals.jsonl:sync:60",
     "signals.jsonl:synced:60",
@@ -513,11 +525,8 @@ fn a_session_killed_anywhere_loses_no_acknowledged_signal_and_keeps_each_effect_
     );
     let read = |path: PathBuf| std::fs::read_to_string(path).unwrap_or_default();
     let expected_traces = traces(&reference.join("data"));
-    let expected_signals = read(
-        reference
-            .join("data")
-            .join(aura_host::journal::SIGNALS_PATH),
-    );
+    let expected_signals =
+        read(day_dir(&reference.join("data")).join(aura_host::journal::SIGNALS_PATH));
     let expected_ids = read(reference.join("ids"));
     assert!(!expected_ids.is_empty(), "the day shows cards");
 
@@ -566,7 +575,7 @@ fn a_session_killed_anywhere_loses_no_acknowledged_signal_and_keeps_each_effect_
             "{point}: acknowledged in order"
         );
         // Every signal acknowledged is in the journal, at its place.
-        let journal = read(data.join(aura_host::journal::SIGNALS_PATH));
+        let journal = read(day_dir(&data).join(aura_host::journal::SIGNALS_PATH));
         assert!(
             journal.lines().count() >= acked.len(),
             "{point}: an acknowledged signal was lost"
@@ -597,7 +606,7 @@ fn a_session_killed_anywhere_loses_no_acknowledged_signal_and_keeps_each_effect_
         // The day as if never interrupted: the same journal (each signal once), the same
         // traces, and each card's effect once.
         assert_eq!(
-            read(data.join(aura_host::journal::SIGNALS_PATH)),
+            read(day_dir(&data).join(aura_host::journal::SIGNALS_PATH)),
             expected_signals,
             "{point}"
         );
@@ -926,38 +935,67 @@ fn the_earbud_speaks_each_of_its_decisions_into_sound() {
     );
 }
 
-#[test]
-fn ten_thousand_signals_in_a_second_are_refused_past_the_bound_and_the_day_goes_on() {
-    let work = temp_dir("live-flood");
-    let data = work.join("data");
+/// The rate bound where it applies: ten thousand signals pushed at once through the session's
+/// handle (what the HTTP front and an app use), each by a task of its own. stdin, one stream
+/// read in order, is read at the bound's pace instead (`Live::push_paced`), as a pipe is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ten_thousand_signals_in_a_second_are_refused_past_the_bound_and_the_day_goes_on() {
+    use aura_day::live::{self, Clock, LiveConfig};
+    let (host, data) = crate::support::host("live-flood").await;
     let short = short();
-    // 10,000 readings written at once (about a second's worth for the session, each answered
-    // in turn), then the short scenario's own signals.
-    let mut input = String::new();
-    for i in 0..10_000 {
-        input.push_str(&format!(
-            "{{\"at\":\"2026-11-23T08:41:00+01:00\",\"kind\":\"reading\",\"data\":{{\"hrv_ms\":{}}}}}\n",
-            30 + i % 50
-        ));
+    let mut config = LiveConfig::load(&short, host.crossing().schemas(), 0, Clock::Replay).unwrap();
+    // Only the grid ticks (`--tick-on none`).
+    config.tick_on = Some(Vec::new());
+    let (handle, inbox) = live::channel(&host);
+    let session = tokio::spawn({
+        let host = host.clone();
+        async move { live::live(&host, config, Vec::new(), inbox, |_| {}).await }
+    });
+    let pushes: Vec<_> = (0..10_000)
+        .map(|i| {
+            let handle = handle.clone();
+            let reading = format!(
+                "{{\"at\":\"2026-11-23T08:41:00+01:00\",\"kind\":\"reading\",\"data\":{{\"hrv_ms\":{}}}}}",
+                30 + i % 50
+            );
+            tokio::spawn(async move { handle.push(reading.as_bytes()).await })
+        })
+        .collect();
+    let (mut acks, mut refused) = (0_usize, Vec::new());
+    for push in pushes {
+        match push.await.unwrap() {
+            Ok(_) => acks += 1,
+            Err(refusal) => refused.push(refusal),
+        }
     }
-    input.push_str(&signal_lines(&short));
-    let output = run(&data, &replayed(&[], &short), input.as_bytes());
-    let acks = lines_with(&output.stdout, "ack");
-    let refused = lines_with(&output.stdout, "refused");
-    assert_eq!(acks.len() + refused.len(), 10_003, "each answered");
-    // The bucket holds 100 and refills 100 a second: most of the flood is told to retry.
-    assert!(acks.len() >= 100, "{}", acks.len());
+    // The bucket holds 100 and refills 100 a second (the queue holds 256): most of the flood
+    // is told to retry.
+    assert!(acks >= 100, "{acks}");
     assert!(refused.len() > 5_000, "{}", refused.len());
     for refusal in &refused {
-        assert_eq!(refusal["kind"], "busy");
-        assert_eq!(refusal["recovery"]["action"], "retry");
-        assert!(refusal["recovery"]["retry_after_ms"].as_u64().unwrap() >= 1);
+        assert_eq!(refusal.kind, "busy");
+        assert_eq!(
+            refusal.recovery.action,
+            aura_contract::recovery::Action::Retry
+        );
+        assert!(refusal.recovery.retry_after_ms.unwrap() >= 1);
     }
+    // Then the day's own signals, sent in order at the bound's pace: none refused.
+    for line in signal_lines(&short).lines() {
+        handle.push_paced(line.as_bytes()).await.unwrap();
+        acks += 1;
+    }
+    handle.close().await;
+    let summary = session.await.unwrap().unwrap();
     // Each refusal quarantined, each acknowledged signal applied, and the day ran to its end.
-    assert_eq!(quarantine_lines(&data).len(), refused.len());
-    let summary = &lines_with(&output.stdout, "summary")[0];
-    assert_eq!(summary["ticks"], 3);
-    assert_eq!(summary["signals"].as_u64(), Some(acks.len() as u64));
+    // (Those refused before the session opened its day are in the data dir's own.)
+    let before = std::fs::read_to_string(data.join(aura_host::journal::QUARANTINE_PATH))
+        .unwrap_or_default()
+        .lines()
+        .count();
+    assert_eq!(quarantine_lines(&data).len() + before, refused.len());
+    assert_eq!(summary.ticks, 3);
+    assert_eq!(summary.signals, acks);
 }
 
 #[test]

@@ -150,7 +150,8 @@ pub fn envelope(call_id: &str, agent: &str, tool: &str, args: Value) -> Value {
 
 /// Every line of the quarantine log, parsed.
 pub fn quarantine_lines(data: &Path) -> Vec<Value> {
-    let path = data.join(aura_host::journal::QUARANTINE_PATH);
+    // A live session's are its open day's.
+    let path = crate::live::day_dir(data).join(aura_host::journal::QUARANTINE_PATH);
     let text = std::fs::read_to_string(path).unwrap_or_default();
     text.lines()
         .map(|line| serde_json::from_str(line).expect("each quarantine line parses"))

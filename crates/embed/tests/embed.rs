@@ -78,8 +78,20 @@ async fn reference(scenario: &Path, seed: u64, name: &str) -> String {
     traces(&data)
 }
 
+/// Where a data dir's run is: a live session's open day (named by `life.json`), or the data
+/// dir itself (an `aura run`'s).
+fn day_dir(data: &Path) -> std::path::PathBuf {
+    match std::fs::read_to_string(data.join("life.json")) {
+        Ok(life) => {
+            let life: serde_json::Value = serde_json::from_str(&life).unwrap();
+            data.join("days").join(life["open"].as_str().unwrap())
+        }
+        Err(_) => data.to_path_buf(),
+    }
+}
+
 fn traces(data: &Path) -> String {
-    std::fs::read_to_string(data.join(aura_host::journal::TRACES_PATH)).unwrap()
+    std::fs::read_to_string(day_dir(data).join(aura_host::journal::TRACES_PATH)).unwrap()
 }
 
 fn reference_blocking(scenario: &Path, seed: u64, name: &str) -> String {
@@ -168,7 +180,7 @@ fn the_rust_api_hands_each_narration_to_the_app() {
     }
     assistant.finish().unwrap();
     let written: Vec<Value> =
-        std::fs::read_to_string(data.join(aura_host::journal::NARRATIONS_PATH))
+        std::fs::read_to_string(day_dir(&data).join(aura_host::journal::NARRATIONS_PATH))
             .unwrap()
             .lines()
             .map(|line| serde_json::from_str(line).unwrap())

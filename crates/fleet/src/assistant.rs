@@ -461,6 +461,8 @@ async fn run(
         clock,
         start: Start::Resume,
         narration: None,
+        keep_days: aura_contract::limits::LIVE_KEEP_DAYS_DEFAULT,
+        layout: live::Layout::OneDay,
     };
     let (handle, inbox) = live::channel(&host);
     let sinks: Vec<Arc<dyn Sink>> = vec![Arc::new(Decisions(holder.clone(), host.clone()))];

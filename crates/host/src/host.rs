@@ -148,8 +148,26 @@ impl Host {
         guest_seed: u64,
     ) -> Result<Self, JournalError> {
         let journal = Journal::open_with(data_dir, None)?.of_person(person);
+        Ok(self.sharing(journal, Some(guest_seed), Some(person.clone())))
+    }
+
+    /// This host with a journal of its own in `data_dir` (one day of a live session's life):
+    /// everything else, its person and its guests' seed included, shared.
+    pub fn in_data_dir(&self, data_dir: &std::path::Path) -> Result<Self, JournalError> {
+        let journal = self.shared.journal.beside(data_dir)?;
         let shared = &self.shared;
-        Ok(Self {
+        Ok(self.sharing(journal, shared.guest_seed, shared.person.clone()))
+    }
+
+    /// This host's crossing, engine, agents, seams and confirmations with `journal`.
+    fn sharing(
+        &self,
+        journal: Journal,
+        guest_seed: Option<u64>,
+        person: Option<aura_contract::person::Person>,
+    ) -> Self {
+        let shared = &self.shared;
+        Self {
             shared: Arc::new_cyclic(|this| Shared {
                 this: this.clone(),
                 crossing: shared.crossing.clone(),
@@ -162,10 +180,10 @@ impl Host {
                 remote: shared.remote.clone(),
                 events: shared.events.clone(),
                 confirmations: shared.confirmations.clone(),
-                guest_seed: Some(guest_seed),
-                person: Some(person.clone()),
+                guest_seed,
+                person,
             }),
-        })
+        }
     }
 
     /// Plugins refused so far: at open, or (loading on first use) when a call first reached

@@ -400,19 +400,28 @@ pub const LIVE_SIGNAL_SCHEMA: DerivedSchema = DerivedSchema {
     },
 };
 
-/// What `aura live` starts from (live.v1): a scenario's setup without its day (no start, end
-/// or signals: the clock and the channels give those).
+/// What `aura live` starts from (live.v1): a scenario's setup without its day (no end or
+/// signals: the clock and the channels give those), with an optional `start` (where a
+/// replayed clock begins a life) and the person's IANA `time_zone`.
 pub const LIVE_SETUP_SCHEMA: DerivedSchema = DerivedSchema {
     path: "live.v1.json",
     from: SCENARIO_SCHEMA,
     make: |mut scenario| {
         if let Some(properties) = scenario["properties"].as_object_mut() {
-            for day in ["start", "end", "signals", "unfinished"] {
+            for day in ["end", "signals", "unfinished"] {
                 properties.remove(day);
             }
+            properties.insert("start".to_owned(), serde_json::json!({
+                "type": "string", "format": "date-time", "maxLength": 40,
+                "description": "Where a replayed clock (`aura live --clock replay`) begins the life; the machine's clock begins it now."
+            }));
+            properties.insert("time_zone".to_owned(), serde_json::json!({
+                "type": "string", "minLength": 1, "maxLength": 64, "pattern": "^[A-Za-z0-9_+/-]+$",
+                "description": "The person's IANA time zone (e.g. `Europe/Berlin`): their midnight, when the session closes the day, and their daylight-saving changes follow it. Without it the offset is `utc_offset_minutes`, changed only by `utc_offset` signals."
+            }));
         }
         scenario["title"] = "live.v1".into();
-        scenario["description"] = "What `aura live` starts from: a person's profile and initial state, their offset, the tick interval and the kinds of signal that tick at once; the day itself comes as it happens.".into();
+        scenario["description"] = "What `aura live` starts from: a person's profile and initial state, their offset and time zone, the tick interval and the kinds of signal that tick at once; the days themselves come as they happen.".into();
         scenario["required"] =
             serde_json::json!(["scenario", "tick_minutes", "utc_offset_minutes", "profile"]);
         scenario

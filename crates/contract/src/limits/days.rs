@@ -13,9 +13,28 @@ pub const CONTEXT_TRANSACTIONS_MAX: usize = 2000;
 pub const CONTEXT_SLEEP_SESSIONS_MAX: usize = 100;
 /// Longest scenario: seven days (at one tick a minute, 10,080 ticks).
 pub const SCENARIO_DAYS_MAX: i64 = 7;
-/// Signals in one scenario (scenario.v1's `signals` maxItems), and so in one live session's
-/// journal: what a busy week brings, held in memory whole.
+/// Signals in one scenario (scenario.v1's `signals` maxItems): what a busy week brings, held
+/// in memory whole.
 pub const SCENARIO_SIGNALS_MAX: usize = 10_000;
+
+/// Signals a live session's day holds before it closes early, at its next tick (the next part
+/// of the same local day goes on from there): a watch every 5 minutes and a busy inbox bring
+/// about 600 a day, so only a flood closes a day before midnight, and a day's record stays a
+/// scenario `aura run` holds in memory.
+pub const DAY_SIGNALS_MAX: usize = 5_000;
+
+/// Signals one day's journal holds at most: those a flood brings within the tick that closes
+/// it come on top of [`DAY_SIGNALS_MAX`]; past this they are refused as busy until that tick
+/// ran. A day's record is a scenario: at most [`SCENARIO_SIGNALS_MAX`].
+pub const DAY_JOURNAL_SIGNALS_MAX: usize = SCENARIO_SIGNALS_MAX;
+
+/// Closed days a live session keeps by default (`aura live --keep-days`): a month to look at
+/// or replay; older ones are deleted whole at a rollover.
+pub const LIVE_KEEP_DAYS_DEFAULT: usize = 31;
+
+/// Closed days a session may be asked to keep: ten years of a person's days, each a few MiB
+/// at most.
+pub const LIVE_KEEP_DAYS_MAX: usize = 3_660;
 
 /// Calendar events a day carries from the day before (scenario.v1's `initial.events`
 /// maxItems): the ones not over, ending soonest. A person's coming weeks hold far fewer.

@@ -62,6 +62,8 @@ pub(crate) fn sent(at: Option<OffsetDateTime>, kind: &str, data: &Value) -> Sent
 pub(crate) struct Standing<'a> {
     /// The session's clock now.
     pub(crate) now: OffsetDateTime,
+    /// When the open day began: its first tick.
+    pub(crate) begins: OffsetDateTime,
     /// When its last tick ran, if one has.
     pub(crate) last_tick: Option<OffsetDateTime>,
     /// Its last tick, if the day has an end.
@@ -182,7 +184,8 @@ fn visible_id(id: &str) -> String {
 }
 
 /// When a signal stamped `at` takes effect: then, unless a tick has already run at or after
-/// it (then 1 ms after that tick: no tick runs again). Refused past the day's end and too far
+/// it (then 1 ms after that tick: no tick runs again), or it is stamped before the open day
+/// began (then at its first tick: a day before is closed). Refused past the end and too far
 /// ahead of the clock.
 fn effective_at(
     at: OffsetDateTime,
@@ -210,6 +213,7 @@ fn effective_at(
     }
     Ok(match standing.last_tick {
         Some(last) if at <= last => last + time::Duration::milliseconds(1),
+        None if at < standing.begins => standing.begins,
         _ => at,
     })
 }
@@ -296,8 +300,15 @@ impl Bucket {
         }
     }
 
-    /// Takes a token, or says how long until one is there.
-    pub(crate) fn take(&mut self) -> Result<(), InputRefusal> {
+    /// Whether a token is there (none taken), or how many milliseconds until one is.
+    pub(crate) fn peek(&mut self) -> Result<(), u64> {
+        self.take()?;
+        self.tokens += 1.0;
+        Ok(())
+    }
+
+    /// Takes a token, or says how many milliseconds until one is there.
+    pub(crate) fn take(&mut self) -> Result<(), u64> {
         let rate = f64::from(LIVE_SIGNALS_PER_SECOND_MAX);
         let now = tokio::time::Instant::now();
         let elapsed = now.duration_since(self.last).as_secs_f64();
@@ -307,10 +318,14 @@ impl Bucket {
             self.tokens -= 1.0;
             return Ok(());
         }
-        let wait_ms = ((1.0 - self.tokens) / rate * 1000.0).ceil() as u64;
-        Err(busy(
-            format!("more than {LIVE_SIGNALS_PER_SECOND_MAX} signals a second"),
-            wait_ms.max(1),
-        ))
+        Err((((1.0 - self.tokens) / rate * 1000.0).ceil() as u64).max(1))
     }
+}
+
+/// The refusal of an input that came while the bucket was empty: retry after `wait_ms`.
+pub(crate) fn too_fast(wait_ms: u64) -> InputRefusal {
+    busy(
+        format!("more than {LIVE_SIGNALS_PER_SECOND_MAX} signals a second"),
+        wait_ms,
+    )
 }

@@ -1,9 +1,10 @@
-//! A live session's setup: reading its file (live.v1, or a scenario's setup), the scenario it
-//! lives (its `tick_on` resolved, its start where the data dir's session started or by the
-//! clock), the setup saved in the data dir, and the session's journal read back as a scenario.
+//! A live session's setup: reading its file (live.v1, or a scenario's setup), what its life
+//! begins with (its `tick_on` resolved, its start by the file or the clock, its time zone),
+//! and each day's setup and journal read back as a scenario.
 //!
-//! It owns `<data-dir>/live.json` and reading `signals.jsonl` back; it must not take or
-//! refuse inputs (the session does) nor decide anything.
+//! It owns a day's `live.json` (its setup with its start) and reading its `signals.jsonl`
+//! back as a scenario; it must not take or refuse inputs (the session does), lay out the
+//! days (the life does) nor decide anything.
 
 use std::path::Path;
 
@@ -49,14 +50,60 @@ impl LiveConfig {
             clock,
             start: Start::Resume,
             narration: None,
+            keep_days: aura_contract::limits::LIVE_KEEP_DAYS_DEFAULT,
+            layout: super::Layout::Days,
         })
     }
 }
 
-/// The session's setup as a scenario with no signals yet: the file's, `tick_on` resolved,
-/// starting where the data dir's session started (when it holds this setup and resumes) or
-/// by the clock.
-pub(super) fn setup(host: &Host, config: &LiveConfig) -> Result<Scenario, LiveError> {
+/// A session's setup resolved: what its life begins with.
+#[derive(Debug, Clone)]
+pub(super) struct Resolved {
+    /// The setup without its day (`tick_on` resolved; no start, end or signals).
+    setup: Value,
+    /// sha256 of `setup`: the life's identity.
+    pub(super) setup_sha256: String,
+    /// Where the life begins: the file's start on a replayed clock, else the minute now.
+    pub(super) start: OffsetDateTime,
+    /// Where it ends: a replayed scenario's end; a life has none.
+    pub(super) end: Option<OffsetDateTime>,
+    /// The person's time zone, when the setup names one.
+    pub(super) time_zone: Option<String>,
+}
+
+impl Resolved {
+    /// The first day's setup: the setup with its start, at the zone's offset then.
+    pub(super) fn day_setup(&self) -> Value {
+        let mut setup = self.setup.clone();
+        let minutes = self
+            .time_zone
+            .as_deref()
+            .and_then(|zone| super::zone::offset_minutes(zone, self.start).ok())
+            .unwrap_or_else(|| setup["utc_offset_minutes"].as_i64().unwrap_or(0) as i32);
+        let offset =
+            time::UtcOffset::from_whole_seconds(minutes * 60).unwrap_or(time::UtcOffset::UTC);
+        setup["utc_offset_minutes"] = minutes.into();
+        setup["start"] = Value::String(
+            self.start
+                .to_offset(offset)
+                .format(&Rfc3339)
+                .unwrap_or_default(),
+        );
+        setup
+    }
+
+    /// The first day's name: its local date.
+    pub(super) fn start_date(&self) -> String {
+        let setup = self.day_setup();
+        let start = setup["start"].as_str().unwrap_or_default();
+        start.get(..10).unwrap_or_default().to_owned()
+    }
+}
+
+/// The session's setup as its life begins: the file's, `tick_on` resolved, starting at the
+/// file's start on a replayed clock (a scenario's also ending at its end) or at the minute
+/// now.
+pub(super) fn resolve(config: &LiveConfig) -> Result<Resolved, LiveError> {
     let mut setup = config.setup.clone();
     let tick_on: Vec<Value> = match (&config.tick_on, setup.get("tick_on")) {
         (Some(kinds), _) => kinds.iter().map(|k| Value::String(k.clone())).collect(),
@@ -66,78 +113,118 @@ pub(super) fn setup(host: &Host, config: &LiveConfig) -> Result<Scenario, LiveEr
             .map(|k| Value::String((*k).to_owned()))
             .collect(),
     };
+    let time_zone = setup["time_zone"].as_str().map(str::to_owned);
+    if let Some(zone) = &time_zone {
+        super::zone::check(zone).map_err(|e| LiveError::Clock(e.to_string()))?;
+    }
     if let Some(object) = setup.as_object_mut() {
-        for day in ["start", "end", "signals", "unfinished", "description"] {
+        for day in [
+            "start",
+            "end",
+            "signals",
+            "unfinished",
+            "description",
+            "time_zone",
+        ] {
             object.remove(day);
         }
         object.remove("tick_on");
         if !tick_on.is_empty() {
             object.insert("tick_on".to_owned(), Value::Array(tick_on));
         }
+        object
+            .entry("initial")
+            .or_insert_with(|| serde_json::json!({}));
     }
     let time = |what: &str| {
         let text = config.setup[what].as_str().unwrap_or_default();
         OffsetDateTime::parse(text, &Rfc3339)
-            .map_err(|e| LiveError::Clock(format!("the scenario's {what} `{text}`: {e}")))
+            .map_err(|e| LiveError::Clock(format!("the setup's {what} `{text}`: {e}")))
     };
-    let mut scenario = match (config.clock.replays(), config.is_scenario) {
-        (true, false) => {
+    let (start, end) = match (config.clock.replays(), config.is_scenario) {
+        (true, _) if config.setup.get("start").is_none() => {
             return Err(LiveError::Clock(
-                "a replayed clock runs a recorded day: give a scenario file (its start and end)"
+                "a replayed clock lives a recorded life: give a scenario file, or a live setup with its `start`"
                     .to_owned(),
             ));
         }
-        (true, true) => {
-            let mut scenario = Scenario::setup_of(&setup, time("start")?)?;
-            scenario.end = time("end")?;
-            scenario
-        }
+        (true, true) => (time("start")?, Some(time("end")?)),
+        (true, false) => (time("start")?, None),
         (false, _) => {
             let now = Reading::wall_now();
             let minute = now.replace_second(0).and_then(|t| t.replace_nanosecond(0));
-            let start = match (config.start, started_at(host, &setup)) {
-                (Start::Resume, Some(start)) => start,
-                _ => minute.unwrap_or(now),
-            };
-            Scenario::setup_of(&setup, start)?
+            (minute.unwrap_or(now), None)
         }
     };
-    scenario.unfinished = !config.clock.replays();
-    Ok(scenario)
+    let canonical = aura_contract::canonical::to_canonical_string(&setup)
+        .map_err(|e| LiveError::Damaged(e.to_string()))?;
+    use sha2::Digest;
+    let setup_sha256 = aura_contract::digest::hex(&sha2::Sha256::digest(canonical.as_bytes()));
+    Ok(Resolved {
+        setup,
+        setup_sha256,
+        start,
+        end,
+        time_zone,
+    })
 }
 
-/// When the data dir's session of this setup started, if it holds one.
-fn started_at(host: &Host, setup: &Value) -> Option<OffsetDateTime> {
-    let bytes = host
-        .journal()
-        .read_file(LIVE_SETUP_PATH, SCENARIO_BYTES_MAX as u64)
-        .ok()??;
-    let saved: Value = serde_json::from_slice(&bytes).ok()?;
-    let start = OffsetDateTime::parse(saved["start"].as_str()?, &Rfc3339).ok()?;
-    // The same setup, defaults filled in the same way (a file without `initial` and the saved
-    // `"initial": {}` are one setup), started then.
-    let digest = |value: &Value| {
-        Scenario::setup_of(value, start)
-            .ok()
-            .map(|s| s.setup_sha256)
-    };
-    (digest(&saved)? == digest(setup)?).then_some(start)
-}
-
-/// Writes the session's setup with its start into the data dir (what [`export`] makes a
-/// scenario of, and where a restarted session finds its start).
-pub(super) fn save_setup(host: &Host, scenario: &Scenario) -> Result<(), LiveError> {
-    let mut setup = scenario.to_value(&[]);
-    if let Some(object) = setup.as_object_mut() {
-        for day in ["end", "signals", "unfinished"] {
-            object.remove(day);
+/// A session of one day in `host`'s data dir ([`super::Layout::OneDay`]): the day it holds of
+/// this setup, resumed (unless `start` is fresh), or the setup's first day written there.
+pub(super) fn one_day(host: &Host, first: &Resolved, start: Start) -> Result<(), LiveError> {
+    if start == Start::Resume
+        && let Ok(saved) = read_day_setup(host)
+    {
+        let mut setup = saved.clone();
+        if let Some(object) = setup.as_object_mut() {
+            object.remove("start");
+            object.insert(
+                "utc_offset_minutes".to_owned(),
+                first.setup["utc_offset_minutes"].clone(),
+            );
+        }
+        let canonical = aura_contract::canonical::to_canonical_string(&setup).unwrap_or_default();
+        use sha2::Digest;
+        if aura_contract::digest::hex(&sha2::Sha256::digest(canonical.as_bytes()))
+            == first.setup_sha256
+        {
+            return Ok(());
         }
     }
-    let text = aura_contract::canonical::to_canonical_string(&setup)
+    let text = aura_contract::canonical::to_canonical_string(&first.day_setup())
         .map_err(|e| LiveError::Damaged(e.to_string()))?;
     Ok(host
         .journal()
         .replace_file(LIVE_SETUP_PATH, text.as_bytes())?)
+}
+
+/// The day of `host`'s data dir: its setup as its directory holds it (with its start).
+pub(super) fn read_day_setup(host: &Host) -> Result<Value, LiveError> {
+    let bytes = host
+        .journal()
+        .read_file(LIVE_SETUP_PATH, SCENARIO_BYTES_MAX as u64)?
+        .ok_or_else(|| {
+            LiveError::Damaged(format!(
+                "no {LIVE_SETUP_PATH}: this data dir holds no live session"
+            ))
+        })?;
+    let text = std::str::from_utf8(&bytes).map_err(|e| LiveError::Damaged(e.to_string()))?;
+    parse_i_json(text, SCENARIO_BYTES_MAX).map_err(|e| LiveError::Damaged(e.to_string()))
+}
+
+/// The day of `host`'s data dir as a scenario with no signals yet, ending at the life's `end`
+/// (a life without one: where it starts, moved as it goes).
+pub(super) fn day_scenario(
+    host: &Host,
+    end: Option<OffsetDateTime>,
+) -> Result<Scenario, LiveError> {
+    let setup = read_day_setup(host)?;
+    let start = OffsetDateTime::parse(setup["start"].as_str().unwrap_or_default(), &Rfc3339)
+        .map_err(|e| LiveError::Damaged(format!("the day's start: {e}")))?;
+    let mut scenario = Scenario::setup_of(&setup, start)?;
+    scenario.end = end.unwrap_or(start);
+    scenario.unfinished = end.is_none();
+    Ok(scenario)
 }
 
 /// One line of the session's journal: the signal it recorded, and the sender's id and what it
@@ -174,7 +261,7 @@ pub(super) fn read_signal(
 }
 
 /// A journal line as the scenario.v1 signal it is (what the session added to it taken off).
-fn scenario_signal(mut record: Value) -> Value {
+pub(super) fn scenario_signal(mut record: Value) -> Value {
     if let Some(object) = record.as_object_mut() {
         for added in ["id", "sent", "stamped"] {
             object.remove(added);
@@ -183,27 +270,29 @@ fn scenario_signal(mut record: Value) -> Value {
     record
 }
 
-/// The data dir's live session as a scenario.v1: its setup as it started, its signals as
-/// acknowledged, ending at its last tick (`unfinished` unless its day ended). `aura run`
-/// over it gives the session's traces.
-pub fn export(host: &Host) -> Result<Value, LiveError> {
-    let journal = host.journal();
-    let bytes = journal
-        .read_file(LIVE_SETUP_PATH, SCENARIO_BYTES_MAX as u64)?
-        .ok_or_else(|| {
-            LiveError::Damaged(format!(
-                "no {LIVE_SETUP_PATH}: this data dir holds no live session"
-            ))
-        })?;
-    let text = std::str::from_utf8(&bytes).map_err(|e| LiveError::Damaged(e.to_string()))?;
-    let setup =
-        parse_i_json(text, SCENARIO_BYTES_MAX).map_err(|e| LiveError::Damaged(e.to_string()))?;
+/// The day of `host`'s data dir as a scenario.v1 with `signals`, ending at `end`.
+pub(super) fn record(
+    host: &Host,
+    signals: &[Value],
+    end: OffsetDateTime,
+) -> Result<Value, LiveError> {
+    let setup = read_day_setup(host)?;
     let start = OffsetDateTime::parse(setup["start"].as_str().unwrap_or_default(), &Rfc3339)
         .map_err(|e| LiveError::Damaged(format!("its start: {e}")))?;
     let mut scenario = Scenario::setup_of(&setup, start)?;
+    scenario.end = end;
+    Ok(scenario.to_value(signals))
+}
+
+/// The open day of a live session (on its host, `days/<day>/` of the data dir) as a
+/// scenario.v1: its setup as it began, its signals as acknowledged, ending at its last tick
+/// (`unfinished` unless its day ended). `aura run` over it gives the day's traces.
+pub fn export(host: &Host) -> Result<Value, LiveError> {
+    let journal = host.journal();
     let (last_tick, finished) = crate::checkpoint::live_progress(journal)?;
-    scenario.end = last_tick.unwrap_or(start);
-    scenario.unfinished = !finished;
+    let setup = read_day_setup(host)?;
+    let start = OffsetDateTime::parse(setup["start"].as_str().unwrap_or_default(), &Rfc3339)
+        .map_err(|e| LiveError::Damaged(format!("its start: {e}")))?;
     journal.open_live()?;
     let mut signals = Vec::new();
     for (seq, line) in journal
@@ -215,5 +304,9 @@ pub fn export(host: &Host) -> Result<Value, LiveError> {
             .map_err(|e| LiveError::Damaged(format!("signal {seq}: {e}")))?;
         signals.push(scenario_signal(value));
     }
-    Ok(scenario.to_value(&signals))
+    let mut record = record(host, &signals, last_tick.unwrap_or(start))?;
+    if !finished {
+        record["unfinished"] = Value::Bool(true);
+    }
+    Ok(record)
 }

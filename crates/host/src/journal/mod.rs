@@ -114,6 +114,8 @@ pub enum JournalError {
 #[derive(Debug)]
 pub struct Journal {
     dir: Dir,
+    /// Where the data dir is.
+    path: std::path::PathBuf,
     /// The data dir opened for reading, to sync its entries (fsync refuses cap-std's handle).
     dir_file: std::fs::File,
     quarantine: Log,
@@ -184,6 +186,7 @@ impl Journal {
         };
         Ok(Self {
             dir_file,
+            path: data_dir.to_path_buf(),
             quarantine: Log::open(&dir, QUARANTINE_PATH, false, repair, faults.clone())?,
             traces: Log::open(&dir, TRACES_PATH, true, repair, faults.clone())?,
             dir,
@@ -194,6 +197,18 @@ impl Journal {
             replacements: std::sync::atomic::AtomicU64::new(0),
             person: None,
         })
+    }
+
+    /// A journal of its own in `data_dir`, open to this one's faults and naming its person.
+    pub fn beside(&self, data_dir: &Path) -> Result<Self, JournalError> {
+        let mut journal = Self::open_with(data_dir, self.faults.clone())?;
+        journal.person = self.person.clone();
+        Ok(journal)
+    }
+
+    /// Where the data dir is.
+    pub fn path(&self) -> &Path {
+        &self.path
     }
 
     /// This journal, its quarantine records naming `person` (a fleet's host's, one a person).
