@@ -403,7 +403,7 @@ pub fn read_text(path: &std::path::Path) -> Result<String, ScenarioError> {
 }
 
 /// sha256 (hex) of a value's canonical JSON (an I-JSON value: it has one).
-fn sha256_of(value: &Value) -> String {
+pub(crate) fn sha256_of(value: &Value) -> String {
     let canonical = aura_contract::canonical::to_canonical_string(value).unwrap_or_default();
     aura_contract::digest::hex(&sha2::Sha256::digest(canonical.as_bytes()))
 }

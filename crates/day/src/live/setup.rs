@@ -156,13 +156,9 @@ pub(super) fn resolve(config: &LiveConfig) -> Result<Resolved, LiveError> {
             (minute.unwrap_or(now), None)
         }
     };
-    let canonical = aura_contract::canonical::to_canonical_string(&setup)
-        .map_err(|e| LiveError::Damaged(e.to_string()))?;
-    use sha2::Digest;
-    let setup_sha256 = aura_contract::digest::hex(&sha2::Sha256::digest(canonical.as_bytes()));
     Ok(Resolved {
+        setup_sha256: crate::scenario::sha256_of(&setup),
         setup,
-        setup_sha256,
         start,
         end,
         time_zone,
@@ -183,11 +179,7 @@ pub(super) fn one_day(host: &Host, first: &Resolved, start: Start) -> Result<(),
                 first.setup["utc_offset_minutes"].clone(),
             );
         }
-        let canonical = aura_contract::canonical::to_canonical_string(&setup).unwrap_or_default();
-        use sha2::Digest;
-        if aura_contract::digest::hex(&sha2::Sha256::digest(canonical.as_bytes()))
-            == first.setup_sha256
-        {
+        if crate::scenario::sha256_of(&setup) == first.setup_sha256 {
             return Ok(());
         }
     }
@@ -212,16 +204,23 @@ pub(super) fn read_day_setup(host: &Host) -> Result<Value, LiveError> {
     parse_i_json(text, SCENARIO_BYTES_MAX).map_err(|e| LiveError::Damaged(e.to_string()))
 }
 
+/// The day of `host`'s data dir as the scenario its setup makes: no signals, ending where it
+/// starts.
+fn setup_scenario(host: &Host) -> Result<Scenario, LiveError> {
+    let setup = read_day_setup(host)?;
+    let start = OffsetDateTime::parse(setup["start"].as_str().unwrap_or_default(), &Rfc3339)
+        .map_err(|e| LiveError::Damaged(format!("the day's start: {e}")))?;
+    Ok(Scenario::setup_of(&setup, start)?)
+}
+
 /// The day of `host`'s data dir as a scenario with no signals yet, ending at the life's `end`
 /// (a life without one: where it starts, moved as it goes).
 pub(super) fn day_scenario(
     host: &Host,
     end: Option<OffsetDateTime>,
 ) -> Result<Scenario, LiveError> {
-    let setup = read_day_setup(host)?;
-    let start = OffsetDateTime::parse(setup["start"].as_str().unwrap_or_default(), &Rfc3339)
-        .map_err(|e| LiveError::Damaged(format!("the day's start: {e}")))?;
-    let mut scenario = Scenario::setup_of(&setup, start)?;
+    let mut scenario = setup_scenario(host)?;
+    let start = scenario.start;
     scenario.end = end.unwrap_or(start);
     scenario.unfinished = end.is_none();
     Ok(scenario)
@@ -276,10 +275,7 @@ pub(super) fn record(
     signals: &[Value],
     end: OffsetDateTime,
 ) -> Result<Value, LiveError> {
-    let setup = read_day_setup(host)?;
-    let start = OffsetDateTime::parse(setup["start"].as_str().unwrap_or_default(), &Rfc3339)
-        .map_err(|e| LiveError::Damaged(format!("its start: {e}")))?;
-    let mut scenario = Scenario::setup_of(&setup, start)?;
+    let mut scenario = setup_scenario(host)?;
     scenario.end = end;
     Ok(scenario.to_value(signals))
 }
@@ -290,9 +286,7 @@ pub(super) fn record(
 pub fn export(host: &Host) -> Result<Value, LiveError> {
     let journal = host.journal();
     let (last_tick, finished) = crate::checkpoint::live_progress(journal)?;
-    let setup = read_day_setup(host)?;
-    let start = OffsetDateTime::parse(setup["start"].as_str().unwrap_or_default(), &Rfc3339)
-        .map_err(|e| LiveError::Damaged(format!("its start: {e}")))?;
+    let start = setup_scenario(host)?.start;
     journal.open_live()?;
     let mut signals = Vec::new();
     for (seq, line) in journal
