@@ -179,6 +179,22 @@ fn the_live_schemas_are_the_scenario_s_parts_and_its_bounds_are_the_limits() {
         scenario["properties"]["signals"]["maxItems"].as_u64(),
         Some(crate::limits::SCENARIO_SIGNALS_MAX as u64)
     );
+    // What a day's memory carries is bounded by the limits'.
+    let memory = &scenario["properties"]["initial"]["properties"]["memory"]["properties"];
+    for key in ["shown", "held", "answered", "told"] {
+        assert_eq!(
+            memory[key]["maxProperties"].as_u64(),
+            Some(crate::limits::CARRIED_MEMORY_KEYS_MAX as u64),
+            "{key}"
+        );
+    }
+    let budgets = crate::limits::WATCH_INTERRUPTIONS_PER_WINDOW_MAX
+        + crate::limits::PHONE_CARD_INTERRUPTIONS_PER_WINDOW_MAX
+        + crate::limits::EARBUD_TTS_INTERRUPTIONS_PER_WINDOW_MAX;
+    assert_eq!(
+        memory["interruptions"]["maxItems"].as_u64(),
+        Some(budgets as u64)
+    );
 }
 
 #[test]

@@ -43,3 +43,17 @@ pub const CARRIED_EVENTS_MAX: usize = 500;
 /// Unanswered invitations a day carries (scenario.v1's `initial.invitations` maxItems): those
 /// whose meeting is not over, ending soonest. One ignored a week for years stays far below.
 pub const CARRIED_INVITATIONS_MAX: usize = 500;
+
+/// How long a person's assistant remembers what it showed, asked, held, was answered and told
+/// (days before the last tick of the day that hands its memory on): a month, past the longest
+/// the same item comes back on its own (a monthly bill, a weekly meeting's invitations, the
+/// 13 days a generated invitation stays unanswered). What is older is forgotten at the day's
+/// end, so a day's memory is a month's, however many days were lived; a subject told before
+/// that is news again if it comes back, as a state past its retell window is.
+pub const MEMORY_HORIZON_DAYS: i64 = 31;
+
+/// Keys of each kind of memory a day carries (scenario.v1's `initial.memory` `shown`, `held`,
+/// `answered` and `told` maxProperties), the newest kept: a month of a busy person's cards is
+/// about 6,000 (the generated life: about 200 a day, two keys each). A flood that shows more
+/// within the horizon forgets its oldest first.
+pub const CARRIED_MEMORY_KEYS_MAX: usize = 20_000;

@@ -165,10 +165,11 @@ fn place(
     let requested = requested_surface(&proposal);
     let (decision, surface) = match asks {
         true if quiet => {
-            if !memory.held.insert(call_id) {
+            if memory.held.contains_key(&call_id) {
                 summary.repeats += 1;
                 return None;
             }
+            memory.held.insert(call_id, now);
             (Decision::Held, Surface::Silent)
         }
         true => (Decision::Asked, Surface::PhoneCard),
@@ -238,9 +239,9 @@ fn is_repeat(
             .any(|q| q.about.as_deref() == Some(item))
             || !seen_this_tick.insert(item.to_owned())
     });
-    memory.shown.contains(call_id)
-        || memory.shown.contains(&content_key(proposal))
-        || memory.answered.contains(call_id)
+    memory.shown.contains_key(call_id)
+        || memory.shown.contains_key(&content_key(proposal))
+        || memory.answered.contains_key(call_id)
         || memory
             .pending
             .iter()

@@ -92,12 +92,17 @@ impl Carried {
 impl Day<'_> {
     /// What this day hands the next, as it stands after its last tick: the world as the
     /// agents see it (events and invitations not over by the start of the person's day the
-    /// last tick was in) and the orchestrator's memory.
+    /// last tick was in) and the orchestrator's memory, less what it forgets at the day's end
+    /// (`Memory::forget`).
     pub(crate) fn carry(&self) -> Carry {
         let last = self.last_tick.or(self.carried_last_tick);
         let since = start_of_day(&self.scenario, last.unwrap_or(self.scenario.start));
         let (mut initial, left_out) = self.world.carried(since);
-        initial["memory"] = Carried::save(&self.memory, self.was_quiet, last);
+        let mut memory = self.memory.clone();
+        if let Some(last) = last {
+            memory.forget(last);
+        }
+        initial["memory"] = Carried::save(&memory, self.was_quiet, last);
         Carry { initial, left_out }
     }
 }

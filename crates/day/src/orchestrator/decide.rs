@@ -87,7 +87,7 @@ impl TickRun<'_> {
         let question = memory.pending.remove(found);
         memory
             .answered
-            .insert(question.proposal.call.call().call_id.clone());
+            .insert(question.proposal.call.call().call_id.clone(), self.now);
         if let Some(item) = &question.about {
             world.answered(item);
         }
@@ -133,7 +133,7 @@ impl TickRun<'_> {
         for question in gone {
             memory
                 .answered
-                .insert(question.proposal.call.call().call_id.clone());
+                .insert(question.proposal.call.call().call_id.clone(), now);
             let choice = Choice {
                 proposal: question.proposal,
                 decision: Decision::Expired,
@@ -253,8 +253,8 @@ impl TickRun<'_> {
         let (outcome, fuel_used) = match choice.decision {
             Decision::Executed | Decision::Confirmed => {
                 let call = choice.proposal.call.call();
-                memory.shown.insert(call.call_id.clone());
-                memory.shown.insert(content_key(&choice.proposal));
+                memory.shown.insert(call.call_id.clone(), self.now);
+                memory.shown.insert(content_key(&choice.proposal), self.now);
                 // The answer to the person's yes waits for the next tick when something else
                 // was shown on its surface in this one.
                 if self.taken.contains(&choice.surface) {

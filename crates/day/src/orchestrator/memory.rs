@@ -5,7 +5,9 @@
 //! the past window, what was held back for the digest and what it waits for, whether the
 //! morning briefing is due), what in a proposal or in a result is news the person has not been
 //! told ([`Fresh`]; a state told on an earlier day, or past its window, is news again), and
-//! whether a surface may interrupt once more in its window. It must not choose between
+//! whether a surface may interrupt once more in its window, and what a day forgets before it
+//! hands its memory on ([`Memory::forget`]: what is past [`MEMORY_HORIZON_DAYS`], so that the
+//! memory a day carries does not grow with the days lived). It must not choose between
 //! proposals (arbitration does) nor record anything.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -17,27 +19,33 @@ use time::OffsetDateTime;
 use aura_contract::catalogue::{NewsSignal, ResultNews};
 use aura_contract::envelope::Surface;
 use aura_contract::limits::{
-    BUDGET_EXEMPT_IMPORTANCE_MIN, EARBUD_TTS_INTERRUPTIONS_PER_WINDOW_MAX,
-    INTERRUPTION_WINDOW_MINUTES, PHONE_CARD_INTERRUPTIONS_PER_WINDOW_MAX,
+    BUDGET_EXEMPT_IMPORTANCE_MIN, CARRIED_MEMORY_KEYS_MAX, EARBUD_TTS_INTERRUPTIONS_PER_WINDOW_MAX,
+    INTERRUPTION_WINDOW_MINUTES, MEMORY_HORIZON_DAYS, PHONE_CARD_INTERRUPTIONS_PER_WINDOW_MAX,
     WATCH_INTERRUPTIONS_PER_WINDOW_MAX,
 };
 use aura_host::Proposal;
 
 use super::questions::Question;
 
+/// Keys and when they were last remembered (shown, held, answered).
+pub(super) type Seen = BTreeMap<String, OffsetDateTime>;
+
 /// What a run remembers between ticks (a checkpoint keeps it: [`RunState`]).
-#[derive(Debug, Default, Serialize, Deserialize)]
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct Memory {
-    /// call_ids and content keys of what was shown or asked.
-    pub(super) shown: BTreeSet<String>,
+    /// call_ids and content keys of what was shown or asked, and when.
+    #[serde(with = "seen")]
+    pub(super) shown: Seen,
     /// Questions waiting for an answer, in the order asked (kept as [`SavedQuestion`]s).
     #[serde(skip)]
     pub(super) pending: Vec<Question>,
-    /// call_ids of questions held for quiet hours (traced once).
-    pub(super) held: BTreeSet<String>,
-    /// call_ids of answered questions (never asked again).
-    pub(super) answered: BTreeSet<String>,
+    /// call_ids of questions held for quiet hours (traced once), and when.
+    #[serde(with = "seen")]
+    pub(super) held: Seen,
+    /// call_ids of answered (or expired) questions, never asked again, and when.
+    #[serde(with = "seen")]
+    pub(super) answered: Seen,
     /// News the user has been told, by subject: the highest level told, and when.
     pub(super) told: BTreeMap<String, Told>,
     /// When each interrupting surface interrupted, oldest first (the budget's window).
@@ -212,12 +220,10 @@ impl Memory {
     /// Whether `surface` may interrupt once more at `now`: fewer interruptions than its budget
     /// in the past window.
     pub(super) fn within_budget(&self, surface: Surface, now: OffsetDateTime) -> bool {
-        let max = match surface {
-            Surface::Watch => WATCH_INTERRUPTIONS_PER_WINDOW_MAX,
-            Surface::PhoneCard => PHONE_CARD_INTERRUPTIONS_PER_WINDOW_MAX,
-            Surface::EarbudTts => EARBUD_TTS_INTERRUPTIONS_PER_WINDOW_MAX,
-            Surface::Silent => return true,
-        };
+        if surface == Surface::Silent {
+            return true;
+        }
+        let max = budget(surface);
         let since = now - time::Duration::minutes(INTERRUPTION_WINDOW_MINUTES);
         let used = self
             .interruptions
@@ -225,6 +231,96 @@ impl Memory {
             .filter(|i| i.surface == surface && i.at > since)
             .count();
         used < max
+    }
+
+    /// Forgets what a day after `last_tick` no longer needs, before the memory is handed on:
+    /// the interruptions out of the budget's window (the next tick is later still: it would
+    /// not count them), and what was shown, held, answered or told more than
+    /// [`MEMORY_HORIZON_DAYS`] before; then, of each, the newest
+    /// [`CARRIED_MEMORY_KEYS_MAX`]. A subject told longer ago than the horizon is news again
+    /// if it comes back, as a state past its retell window is.
+    pub(super) fn forget(&mut self, last_tick: OffsetDateTime) {
+        let since = last_tick - time::Duration::days(MEMORY_HORIZON_DAYS);
+        for seen in [&mut self.shown, &mut self.held, &mut self.answered] {
+            seen.retain(|_, at| *at >= since);
+            keep_newest(seen, |at| *at);
+        }
+        self.told.retain(|_, told| told.at >= since);
+        keep_newest(&mut self.told, |told| told.at);
+        // The budget counts a surface's interruptions in its window against its bound: the
+        // newest bound-many of each in the window answer it as all of them do.
+        let window = last_tick - time::Duration::minutes(INTERRUPTION_WINDOW_MINUTES);
+        let mut newer: std::collections::HashMap<Surface, usize> = Default::default();
+        let mut kept: Vec<Interruption> = Vec::new();
+        for interruption in self.interruptions.iter().rev() {
+            let count = newer.entry(interruption.surface).or_default();
+            *count += 1;
+            if interruption.at > window && *count <= budget(interruption.surface) {
+                kept.push(*interruption);
+            }
+        }
+        kept.reverse();
+        self.interruptions = kept;
+    }
+}
+
+/// How many times `surface` may interrupt in a window (SILENT: never counted).
+fn budget(surface: Surface) -> usize {
+    match surface {
+        Surface::Watch => WATCH_INTERRUPTIONS_PER_WINDOW_MAX,
+        Surface::PhoneCard => PHONE_CARD_INTERRUPTIONS_PER_WINDOW_MAX,
+        Surface::EarbudTts => EARBUD_TTS_INTERRUPTIONS_PER_WINDOW_MAX,
+        Surface::Silent => 0,
+    }
+}
+
+/// Keeps the newest [`CARRIED_MEMORY_KEYS_MAX`] of `map` (by `at`; of the same time, the
+/// keys last in order).
+fn keep_newest<V>(map: &mut BTreeMap<String, V>, at: impl Fn(&V) -> OffsetDateTime) {
+    let over = map.len().saturating_sub(CARRIED_MEMORY_KEYS_MAX);
+    if over == 0 {
+        return;
+    }
+    let mut by_age: Vec<(OffsetDateTime, String)> = map
+        .iter()
+        .map(|(key, value)| (at(value), key.clone()))
+        .collect();
+    by_age.sort_unstable();
+    for (_, key) in by_age.into_iter().take(over) {
+        map.remove(&key);
+    }
+}
+
+/// [`Seen`] as JSON: an object of keys to RFC 3339 times.
+mod seen {
+    use super::Seen;
+    use serde::de::Error as _;
+    use serde::ser::Error as _;
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::collections::BTreeMap;
+    use time::OffsetDateTime;
+    use time::format_description::well_known::Rfc3339;
+
+    pub(super) fn serialize<S: Serializer>(seen: &Seen, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut texts = BTreeMap::new();
+        for (key, at) in seen {
+            texts.insert(key, at.format(&Rfc3339).map_err(S::Error::custom)?);
+        }
+        serializer.collect_map(texts)
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Seen, D::Error> {
+        let texts = BTreeMap::<String, String>::deserialize(deserializer)?;
+        texts
+            .into_iter()
+            .map(|(key, text)| {
+                let at = OffsetDateTime::parse(&text, &Rfc3339)
+                    .map_err(|e| D::Error::custom(format!("`{key}` at `{text}`: {e}")))?;
+                Ok((key, at))
+            })
+            .collect()
     }
 }
 
@@ -370,6 +466,85 @@ mod tests {
         let utc =
             time::macros::datetime!(2026-11-23 23:30 UTC).to_offset(time::macros::offset!(+1));
         assert_eq!(memory.fresh_in(rules, &slept, utc).subjects.len(), 1);
+    }
+
+    #[test]
+    fn a_day_hands_on_a_month_of_memory_and_the_budget_s_window() {
+        use time::macros::datetime;
+        let last = datetime!(2026-12-01 23:45 +01:00);
+        let mut memory = Memory::default();
+        // The horizon, 31 days before the last tick: 2026-10-31 23:45 +01:00.
+        let edge = datetime!(2026-10-31 23:45 +01:00);
+        memory.shown.insert("kept-at-edge".into(), edge);
+        memory
+            .shown
+            .insert("gone".into(), edge - time::Duration::minutes(1));
+        memory
+            .held
+            .insert("held-old".into(), datetime!(2026-10-01 22:00 +02:00));
+        memory
+            .answered
+            .insert("answered".into(), datetime!(2026-11-20 9:00 +01:00));
+        memory.tell(
+            &[("transaction:old".into(), 0)],
+            datetime!(2026-10-30 12:00 +01:00),
+        );
+        memory.tell(
+            &[("transaction:new".into(), 0)],
+            datetime!(2026-11-30 12:00 +01:00),
+        );
+        let interruption = |surface, at| Interruption { surface, at };
+        memory.interruptions = vec![
+            // Out of the window (it begins after 22:45).
+            interruption(Surface::Watch, datetime!(2026-12-01 22:45 +01:00)),
+            interruption(Surface::PhoneCard, datetime!(2026-12-01 23:00 +01:00)),
+            interruption(Surface::PhoneCard, datetime!(2026-12-01 23:10 +01:00)),
+            interruption(Surface::EarbudTts, datetime!(2026-12-01 23:15 +01:00)),
+            interruption(Surface::PhoneCard, datetime!(2026-12-01 23:20 +01:00)),
+        ];
+        let before = memory.clone();
+        memory.forget(last);
+        assert_eq!(memory.shown.keys().collect::<Vec<_>>(), ["kept-at-edge"]);
+        assert!(memory.held.is_empty());
+        assert_eq!(memory.answered.len(), 1);
+        assert_eq!(memory.told.keys().collect::<Vec<_>>(), ["transaction:new"]);
+        // PHONE_CARD's budget is 2: its newest two in the window; EARBUD_TTS's one.
+        let at: Vec<_> = memory
+            .interruptions
+            .iter()
+            .map(|i| (i.surface, i.at))
+            .collect();
+        assert_eq!(
+            at,
+            [
+                (Surface::PhoneCard, datetime!(2026-12-01 23:10 +01:00)),
+                (Surface::EarbudTts, datetime!(2026-12-01 23:15 +01:00)),
+                (Surface::PhoneCard, datetime!(2026-12-01 23:20 +01:00)),
+            ]
+        );
+        // Every later tick's budget answers as it did with all of them.
+        for minutes in [0, 15, 25, 30, 35, 60, 90] {
+            let now = last + time::Duration::minutes(minutes);
+            for surface in [Surface::Watch, Surface::PhoneCard, Surface::EarbudTts] {
+                assert_eq!(
+                    memory.within_budget(surface, now),
+                    before.within_budget(surface, now),
+                    "{surface:?} at {now}"
+                );
+            }
+        }
+        // Past the count bound, the newest stay.
+        let mut flood = Memory::default();
+        for i in 0..CARRIED_MEMORY_KEYS_MAX + 3 {
+            let at = last - time::Duration::seconds(i as i64);
+            flood.shown.insert(format!("k{i:05}"), at);
+        }
+        flood.forget(last);
+        assert_eq!(flood.shown.len(), CARRIED_MEMORY_KEYS_MAX);
+        for oldest in ["k20000", "k20001", "k20002"] {
+            assert!(!flood.shown.contains_key(oldest));
+        }
+        assert!(flood.shown.contains_key("k19999"));
     }
 
     #[test]
