@@ -27,6 +27,7 @@ use super::input::{self, Sent, Standing, Taken};
 use super::narrate::{self, LiveNarration, Narrating};
 use super::{LiveError, zone};
 use crate::orchestrator::{Day, RunEvent};
+use crate::scenario::UTC_OFFSET;
 
 /// The ids a session took, what was sent under each, and its acknowledgement.
 pub(super) type Seen = HashMap<String, (Sent, Ack)>;
@@ -107,13 +108,10 @@ impl Session {
                 .map(|narration| Narrating::new(narration, host, self.narrations.clone())),
             seen,
             base,
-            ends: match closes {
-                true => zone::day_end(&day.scenario),
-                false => OffsetDateTime::new_utc(time::Date::MAX, time::Time::MIDNIGHT),
-            },
+            ends: OffsetDateTime::new_utc(time::Date::MAX, time::Time::MIDNIGHT),
             closes,
         };
-        today.bound(day);
+        today.bound(day, true);
         Ok(today)
     }
 
@@ -326,17 +324,32 @@ impl Session {
             today.seen.insert(id, (what, ack.clone()));
         }
         self.horizon = self.horizon.max(signal.at);
+        let moves = signal.kind == UTC_OFFSET;
         day.scenario.accept(signal);
-        today.bound(day);
+        today.bound(day, moves);
         Ok(ack)
     }
 }
 
 impl Today {
-    /// A day holding [`DAY_SIGNALS_MAX`] signals ends at its next tick on the grid.
-    fn bound(&mut self, day: &Day<'_>) {
+    /// When the day ends: at the person's local midnight, where they are (worked out again
+    /// when `moved`: an offset change came, flying west makes the day longer), never at or
+    /// before its last tick (a change stamped before it takes effect after it: the day ends
+    /// at its next tick); and a day holding [`DAY_SIGNALS_MAX`] signals at its next tick on
+    /// the grid, whichever comes first.
+    fn bound(&mut self, day: &Day<'_>, moved: bool) {
+        if !self.closes {
+            return;
+        }
         let scenario = &day.scenario;
-        if !self.closes || scenario.signals.len() < DAY_SIGNALS_MAX {
+        if moved {
+            let midnight = zone::day_end(scenario);
+            self.ends = match day.last_tick {
+                Some(last) if midnight <= last => scenario.tick_after(last).unwrap_or(midnight),
+                _ => midnight,
+            };
+        }
+        if scenario.signals.len() < DAY_SIGNALS_MAX {
             return;
         }
         let last = day.last_tick.unwrap_or(scenario.start);
