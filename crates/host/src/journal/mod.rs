@@ -129,8 +129,8 @@ pub struct Journal {
     /// this journal was opened.
     quarantined: std::sync::atomic::AtomicU64,
     faults: Faults,
-    /// Writes of replaced files, for [`StoragePoint::ordinal`].
-    replacements: std::sync::atomic::AtomicU64,
+    /// Writes of each replaced file, for [`StoragePoint::ordinal`].
+    replacements: std::sync::Mutex<std::collections::BTreeMap<&'static str, u64>>,
     /// Whose records these are (a fleet's host's): every quarantine record names them.
     person: Option<aura_contract::person::PersonIds>,
 }
@@ -194,7 +194,7 @@ impl Journal {
             narrations: std::sync::OnceLock::new(),
             quarantined: std::sync::atomic::AtomicU64::new(0),
             faults,
-            replacements: std::sync::atomic::AtomicU64::new(0),
+            replacements: Default::default(),
             person: None,
         })
     }
@@ -406,9 +406,12 @@ impl Journal {
     /// and synced, renamed over it, then the dir synced. A crash at any point leaves the old
     /// file or the new one, never a mix.
     pub fn replace_file(&self, path: &'static str, bytes: &[u8]) -> Result<(), JournalError> {
-        let ordinal = self
-            .replacements
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let ordinal = {
+            let mut counts = self.replacements.lock().unwrap_or_else(|p| p.into_inner());
+            let count = counts.entry(path).or_default();
+            *count += 1;
+            *count - 1
+        };
         let append = |source| JournalError::Append { path, source };
         let sync = |source| JournalError::Sync { path, source };
         let fault = |step| match injected(&self.faults, path, step, ordinal) {
