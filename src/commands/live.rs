@@ -279,8 +279,8 @@ fn report(event: RunEvent<'_>) {
     }
 }
 
-/// Pushes each line of `input` to the session, at the rate bound's pace, and prints its
-/// acknowledgement or refusal, one JSON line each; a line longer than a signal may be is
+/// Pushes each line of `input` to the session, the next once this one is answered, and prints
+/// its acknowledgement or refusal, one JSON line each; a line longer than a signal may be is
 /// refused without being held.
 async fn read_lines(mut input: impl AsyncBufRead + Unpin, live: &live::Live) {
     loop {
@@ -294,7 +294,7 @@ async fn read_lines(mut input: impl AsyncBufRead + Unpin, live: &live::Live) {
         };
         let answer = match line {
             Line::Whole(bytes) if bytes.iter().all(u8::is_ascii_whitespace) => continue,
-            Line::Whole(bytes) => live.push_paced(&bytes).await,
+            Line::Whole(bytes) => live.push_in_order(&bytes).await,
             Line::TooLong { bytes, start } => Err(live.refuse_unread(bytes, &start)),
         };
         let line = match answer {

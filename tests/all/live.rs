@@ -694,15 +694,32 @@ fn the_day_posted_over_http_leaves_the_traces_of_aura_run_and_streams_its_decisi
         })
     };
     std::thread::sleep(std::time::Duration::from_millis(200));
+    // Posted one after the other, as fast as the session answers: past the rate bound (100 a
+    // second) a post is told to retry (429, `busy`, with when), and the client does.
+    let mut retried = 0;
     for (seq, line) in signal_lines(&day).lines().enumerate() {
         let json = [("Content-Type", "application/json")];
-        let (status, body) = http(&address, "POST", "/signals", &json, line.as_bytes());
-        assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
-        let body: Value = serde_json::from_slice(&body).unwrap();
+        let body = loop {
+            let (status, body) = http(&address, "POST", "/signals", &json, line.as_bytes());
+            let body: Value = serde_json::from_slice(&body).unwrap();
+            if status == 429 {
+                assert_eq!(body["refused"]["kind"], "busy", "{body}");
+                let wait_ms = body["refused"]["recovery"]["retry_after_ms"]
+                    .as_u64()
+                    .unwrap();
+                std::thread::sleep(std::time::Duration::from_millis(wait_ms));
+                retried += 1;
+                continue;
+            }
+            assert_eq!(status, 200, "{body}");
+            break body;
+        };
         assert_eq!(body["ack"]["seq"], seq);
     }
     // Refusals: a bad signal (400, what to fix), an answer to nothing (409), another site's
-    // page (403), a body past the bound (413).
+    // page (403), a body past the bound (413); once the bound's bucket is full again (it
+    // refills 100 a second), so that none of them is told to retry instead.
+    std::thread::sleep(std::time::Duration::from_secs(1));
     let (status, body) = http(
         &address,
         "POST",
@@ -763,10 +780,14 @@ fn the_day_posted_over_http_leaves_the_traces_of_aura_run_and_streams_its_decisi
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     assert_eq!(streamed, recorded);
-    // The four refusals, each quarantined (the foreign page's with its Origin); the day itself
-    // quarantines nothing.
+    // The four refusals and each post told to retry, each quarantined (the foreign page's
+    // with its Origin); the day itself quarantines nothing.
     let records = quarantine_lines(&live);
-    assert_eq!(records.len(), 4);
+    assert_eq!(records.len(), 4 + retried);
+    assert_eq!(
+        records.iter().filter(|r| r["kind"] == "busy").count(),
+        retried
+    );
     assert!(
         records.iter().all(|r| r["phase"] == "signal"),
         "{records:?}"
@@ -937,7 +958,8 @@ fn the_earbud_speaks_each_of_its_decisions_into_sound() {
 
 /// The rate bound where it applies: ten thousand signals pushed at once through the session's
 /// handle (what the HTTP front and an app use), each by a task of its own. stdin, one stream
-/// read in order, is read at the bound's pace instead (`Live::push_paced`), as a pipe is.
+/// whose next line waits for this one's answer, is not bounded by it (`Live::push_in_order`):
+/// it has one input in flight at most.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ten_thousand_signals_in_a_second_are_refused_past_the_bound_and_the_day_goes_on() {
     use aura_day::live::{self, Clock, LiveConfig};
@@ -980,9 +1002,10 @@ async fn ten_thousand_signals_in_a_second_are_refused_past_the_bound_and_the_day
         );
         assert!(refusal.recovery.retry_after_ms.unwrap() >= 1);
     }
-    // Then the day's own signals, sent in order at the bound's pace: none refused.
+    // Then the day's own signals, sent in order as stdin sends them, at once after the flood
+    // (the bucket is empty): none refused.
     for line in signal_lines(&short).lines() {
-        handle.push_paced(line.as_bytes()).await.unwrap();
+        handle.push_in_order(line.as_bytes()).await.unwrap();
         acks += 1;
     }
     handle.close().await;

@@ -9,6 +9,7 @@ Usage: python3 day.py LIBRARY CONFIG_JSON SIGNALS_JSONL
 import ctypes
 import json
 import sys
+import time
 import threading
 
 library, config, signals = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -44,12 +45,21 @@ error = ctypes.c_void_p()
 assistant = aura.aura_open(config.encode(), on_decision, None, ctypes.byref(error))
 if not assistant:
     sys.exit("open: " + json.dumps(taken(error)))
-acks, refused = 0, 0
+acks, refused, retried = 0, 0, 0
 with open(signals) as lines:
     for line in lines:
-        reply = ctypes.c_void_p()
-        status = aura.aura_push(assistant, line.strip().encode(), ctypes.byref(reply))
-        answer = taken(reply)
+        # As an app does with recovery.v1: told to retry (past the rate bound), it waits as
+        # long as it is told and pushes the same signal again.
+        while True:
+            reply = ctypes.c_void_p()
+            status = aura.aura_push(assistant, line.strip().encode(), ctypes.byref(reply))
+            answer = taken(reply)
+            recovery = (answer.get("refused") or {}).get("recovery", {})
+            if status != 0 and recovery.get("action") == "retry":
+                retried += 1
+                time.sleep(recovery["retry_after_ms"] / 1000)
+                continue
+            break
         if status == 0 and answer["ack"]["seq"] == acks:
             acks += 1
         else:
@@ -60,5 +70,5 @@ closed = aura.aura_close(assistant, 1, ctypes.byref(summary))
 summary = taken(summary)
 with lock:
     ids = [d["id"] for d in decisions]
-print(json.dumps({"acks": acks, "refused": refused, "closed": closed, "decisions": len(ids),
+print(json.dumps({"acks": acks, "refused": refused, "retried": retried, "closed": closed, "decisions": len(ids),
                   "distinct": len(set(ids)), "summary": summary}))

@@ -127,6 +127,11 @@ impl Live {
     /// Pushes one signal or answer (a scenario.v1 signal, `at` optional); acknowledged once it
     /// is durable, or refused (and quarantined).
     pub async fn push(&self, bytes: &[u8]) -> Result<Ack, Refused> {
+        self.push_with(bytes, true).await
+    }
+
+    /// [`Live::push`], taking a token of the rate bound when `bounded`.
+    async fn push_with(&self, bytes: &[u8], bounded: bool) -> Result<Ack, Refused> {
         let text = match std::str::from_utf8(bytes) {
             Ok(text) => text.to_owned(),
             Err(e) => {
@@ -153,7 +158,7 @@ impl Live {
             );
             return Err(refuse(&self.host(), &refusal, &text));
         }
-        if let Err(wait_ms) = self.take_token() {
+        if let (true, Err(wait_ms)) = (bounded, self.take_token()) {
             return Err(refuse(&self.host(), &input::too_fast(wait_ms), &text));
         }
         let (reply, answer) = oneshot::channel();
@@ -176,21 +181,13 @@ impl Live {
             .unwrap_or_else(|_| Err(refuse(&self.host(), &closed(), &text)))
     }
 
-    /// [`Live::push`] for a front that is one stream read in order (stdin): it is read at the
-    /// rate bound's pace, waiting for it rather than refused by it, as a pipe's writer waits
-    /// for its reader.
-    pub async fn push_paced(&self, bytes: &[u8]) -> Result<Ack, Refused> {
-        loop {
-            let wait_ms = match self.bucket.lock() {
-                Ok(mut bucket) => match bucket.peek() {
-                    Ok(()) => break,
-                    Err(wait_ms) => wait_ms,
-                },
-                Err(_) => break,
-            };
-            tokio::time::sleep(std::time::Duration::from_millis(wait_ms)).await;
-        }
-        self.push(bytes).await
+    /// [`Live::push`] for a front that is one stream read in order, each input waiting for
+    /// the answer to the one before (stdin): such a front has one input in flight at most, so
+    /// it goes at the session's own pace (each input durable before the next is read, as a
+    /// pipe's writer waits for its reader) and the rate bound, which is there for fronts with
+    /// many senders at once (HTTP, an app's threads), neither paces nor refuses it.
+    pub async fn push_in_order(&self, bytes: &[u8]) -> Result<Ack, Refused> {
+        self.push_with(bytes, false).await
     }
 
     /// Takes a token of the rate bound, or says how many milliseconds until one is there.

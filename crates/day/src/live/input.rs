@@ -300,13 +300,6 @@ impl Bucket {
         }
     }
 
-    /// Whether a token is there (none taken), or how many milliseconds until one is.
-    pub(crate) fn peek(&mut self) -> Result<(), u64> {
-        self.take()?;
-        self.tokens += 1.0;
-        Ok(())
-    }
-
     /// Takes a token, or says how many milliseconds until one is there.
     pub(crate) fn take(&mut self) -> Result<(), u64> {
         let rate = f64::from(LIVE_SIGNALS_PER_SECOND_MAX);
