@@ -123,7 +123,7 @@ async fn a_day_cut_at_any_of_its_moments_goes_on_from_what_it_carried_to_the_sam
         // shown and told.
         let memory = &carry.initial["memory"];
         assert!(
-            !memory["shown"].as_array().unwrap().is_empty(),
+            !memory["shown"].as_object().unwrap().is_empty(),
             "cut at {cut}: {memory}"
         );
         if cut == "10:00" {
@@ -138,7 +138,7 @@ async fn a_day_cut_at_any_of_its_moments_goes_on_from_what_it_carried_to_the_sam
         }
         if cut == "22:45" {
             assert_eq!(
-                memory["held"].as_array().unwrap().len(),
+                memory["held"].as_object().unwrap().len(),
                 1,
                 "the held question crosses the cut: {memory}"
             );
@@ -154,13 +154,7 @@ async fn a_day_cut_at_any_of_its_moments_goes_on_from_what_it_carried_to_the_sam
 fn the_checked_in_life_is_what_the_generator_writes_and_its_checker_passes() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let out = temp_dir("days-life");
-    let written = std::process::Command::new("python3")
-        .arg(root.join("scenarios/gen_life.py"))
-        .args(["--days", "3", "--start", "2026-10-24", "--out"])
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(written.status.success(), "{written:?}");
+    generate_life(3, "2026-10-24", &out);
     for file in ["setup.json", "signals.jsonl"] {
         let checked_in = std::fs::read(root.join("tests/data/life").join(file)).unwrap();
         let generated = std::fs::read(out.join(file)).unwrap();
@@ -179,6 +173,18 @@ fn the_checked_in_life_is_what_the_generator_writes_and_its_checker_passes() {
         "{}",
         String::from_utf8_lossy(&checked.stdout)
     );
+}
+
+/// Writes `days` days of the generated life from `start` into `out` (`scenarios/gen_life.py`).
+fn generate_life(days: u32, start: &str, out: &std::path::Path) {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let written = std::process::Command::new("python3")
+        .arg(root.join("scenarios/gen_life.py"))
+        .args(["--days", &days.to_string(), "--start", start, "--out"])
+        .arg(out)
+        .output()
+        .unwrap();
+    assert!(written.status.success(), "{written:?}");
 }
 
 /// The checked-in life's setup and signals.
@@ -219,7 +225,6 @@ fn days_of(data: &std::path::Path) -> std::collections::BTreeMap<String, Vec<(St
 /// sending again what had no acknowledgement, leaves the same days, file for file.
 #[test]
 fn a_life_rolls_over_at_her_midnights_and_a_kill_in_a_rollover_loses_nothing() {
-    use std::io::{BufRead, Write};
     let work = temp_dir("days-lived");
     let (setup, input) = life();
     let args = [
@@ -292,33 +297,7 @@ fn a_life_rolls_over_at_her_midnights_and_a_kill_in_a_rollover_loses_nothing() {
         "signals.jsonl:synced:150",
     ] {
         let data = work.join(point.replace([':', '.'], "-"));
-        let mut child = crate::support::aura_command(&data)
-            .args(args)
-            .env("AURA_STOP_AT", point)
-            .spawn()
-            .unwrap();
-        let mut stdin = child.stdin.take().unwrap();
-        let sent = all.clone();
-        let writer = std::thread::spawn(move || {
-            let _ = stdin.write_all(sent.as_bytes());
-        });
-        let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
-        let reader = std::thread::spawn(move || {
-            stdout
-                .lines()
-                .map_while(Result::ok)
-                .filter(|line| line.starts_with("{\"ack\""))
-                .count()
-        });
-        let stopped = std::io::BufReader::new(child.stderr.take().unwrap())
-            .lines()
-            .map_while(Result::ok)
-            .any(|line| line == format!("aura: stopped at {point}"));
-        child.kill().unwrap();
-        child.wait().unwrap();
-        writer.join().unwrap();
-        let acked = reader.join().unwrap();
-        assert!(stopped, "the session never reached {point}");
+        let acked = killed_at(&data, &args, &input, point);
         // The sender sends again what it had no acknowledgement for.
         let rest = input[acked..].join("\n") + "\n";
         let output = crate::live::run(&data, &args, rest.as_bytes());
@@ -344,4 +323,219 @@ fn a_life_rolls_over_at_her_midnights_and_a_kill_in_a_rollover_loses_nothing() {
             }
         }
     }
+}
+
+/// `aura live args` on `data` with `input` on stdin, stopped at the journal's stop point
+/// `point` and killed there with SIGKILL: how many of `input` it acknowledged (in order; it
+/// refused none).
+fn killed_at(data: &std::path::Path, args: &[&str], input: &[String], point: &str) -> usize {
+    use std::io::{BufRead, Write};
+    let mut child = crate::support::aura_command(data)
+        .args(args)
+        .env("AURA_STOP_AT", point)
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let sent = input.join("\n") + "\n";
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(sent.as_bytes());
+    });
+    let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let reader = std::thread::spawn(move || {
+        let lines: Vec<String> = stdout.lines().map_while(Result::ok).collect();
+        let refused: Vec<&String> = lines
+            .iter()
+            .filter(|l| l.starts_with("{\"refused\""))
+            .collect();
+        assert!(refused.is_empty(), "refused: {refused:?}");
+        lines
+            .iter()
+            .filter(|line| line.starts_with("{\"ack\""))
+            .count()
+    });
+    let stopped = std::io::BufReader::new(child.stderr.take().unwrap())
+        .lines()
+        .map_while(Result::ok)
+        .any(|line| line == format!("aura: stopped at {point}"));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    writer.join().unwrap();
+    let acked = reader.join().unwrap();
+    assert!(stopped, "the session never reached {point}");
+    acked
+}
+
+/// Where the 120-day life is stopped and killed, in order, each process resumed from where the
+/// one before left its data dir (a point's ordinal counts from the process's start: `life.json`
+/// is written once a rollover, and once more by the first process as the life begins; a day's
+/// own files count from the day's start). Nine in a rollover: before the day's record is
+/// durable, before and after the next day's setup, at each step of the commit; three mid-day.
+const LIFE_KILL_POINTS: [&str; 12] = [
+    "life.json:write:9",
+    "signals.jsonl:synced:150",
+    "life.json:synced:10",
+    "day.json:write:0",
+    "life.json:done:12",
+    "traces.jsonl:sync:40",
+    "live.json:write:0",
+    "life.json:sync:15",
+    "life.json:write:20",
+    "signals.jsonl:write:100",
+    "day.json:synced:0",
+    "life.json:synced:15",
+];
+
+/// The journal's lines of a day dir, parsed.
+fn journal_of(day: &std::path::Path) -> Vec<Value> {
+    std::fs::read_to_string(day.join("signals.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
+/// 120 days of the generated life (33,643 signals: two months at home, the trip to New York
+/// with its own DST change, Berlin's autumn change, Christmas) through `aura live --stdin
+/// --clock replay`, killed with SIGKILL at twelve moments (nine in a rollover) and restarted
+/// each time, the sender sending again what had no acknowledgement: no input is refused,
+/// every acknowledged signal is in exactly one day (in the journal of the day its record
+/// holds it, once), each day a record of its own whose `aura run` gives that day's traces
+/// byte for byte, and what a day's memory carries is never older than its horizon.
+#[test]
+fn a_hundred_and_twenty_days_killed_twelve_times_leave_each_day_a_record_aura_run_repeats() {
+    let work = temp_dir("days-months");
+    let life = work.join("life");
+    generate_life(120, "2026-10-05", &life);
+    let input: Vec<String> = std::fs::read_to_string(life.join("signals.jsonl"))
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    let setup = life.join("setup.json");
+    let args = [
+        "live",
+        "--stdin",
+        "--clock",
+        "replay",
+        "--seed",
+        "7",
+        "--keep-days",
+        "150",
+        setup.to_str().unwrap(),
+    ];
+    let data = work.join("data");
+    let mut acked = 0;
+    for point in LIFE_KILL_POINTS {
+        acked += killed_at(&data, &args, &input[acked..], point);
+    }
+    let rest = input[acked..].join("\n") + "\n";
+    let output = crate::live::run(&data, &args, rest.as_bytes());
+    assert_eq!(
+        crate::live::lines_with(&output.stdout, "ack").len(),
+        input.len() - acked
+    );
+    assert!(crate::live::lines_with(&output.stdout, "refused").is_empty());
+
+    // Her days, by local date: 5 October to 1 February, the last one open.
+    let names = aura_day::live::life::days(&data).unwrap();
+    let first = time::macros::date!(2026 - 10 - 05);
+    let dates: Vec<String> = (0..120)
+        .map(|n| (first + time::Duration::days(n)).to_string())
+        .collect();
+    assert_eq!(names, dates);
+    let open = aura_day::live::life::open_day(&data).unwrap().unwrap();
+    assert_eq!(open, dates[119]);
+
+    // Every signal sent is in exactly one day: in a closed day's journal up to its record's
+    // end (what came after it went on to the next day's), or in the open day's.
+    let mut taken: std::collections::BTreeMap<String, usize> = Default::default();
+    let mut records = Vec::new();
+    for name in &names {
+        let day = aura_day::live::life::day_dir(&data, name);
+        let journal = journal_of(&day);
+        let applied: Vec<&Value> = match *name == open {
+            true => journal.iter().collect(),
+            false => {
+                let record: Value =
+                    serde_json::from_str(&std::fs::read_to_string(day.join("day.json")).unwrap())
+                        .unwrap();
+                let end = time(record["end"].as_str().unwrap());
+                let applied: Vec<&Value> = journal
+                    .iter()
+                    .filter(|line| time(line["at"].as_str().unwrap()) <= end)
+                    .collect();
+                assert_eq!(
+                    applied.len(),
+                    record["signals"].as_array().unwrap().len(),
+                    "{name}: the record holds what its journal applied"
+                );
+                records.push((name.clone(), day, record));
+                applied
+            }
+        };
+        for line in applied {
+            *taken
+                .entry(line["id"].as_str().unwrap().to_owned())
+                .or_default() += 1;
+        }
+    }
+    for line in &input {
+        let id = serde_json::from_str::<Value>(line).unwrap()["id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        assert_eq!(taken.remove(&id), Some(1), "{id}");
+    }
+    // What is left is the time zone's own changes, journaled by the session.
+    assert!(
+        taken.keys().all(|id| id.starts_with("time_zone:")),
+        "{taken:?}"
+    );
+
+    // What a day carries of its memory is at most a month old.
+    for (name, _, record) in &records {
+        let start = time(record["start"].as_str().unwrap());
+        let horizon = start
+            - time::Duration::days(aura_contract::limits::MEMORY_HORIZON_DAYS)
+            - time::Duration::days(1);
+        // The first day begins from the setup's world, with no memory.
+        let Some(memory) = record["initial"].get("memory") else {
+            assert_eq!(name, "2026-10-05");
+            continue;
+        };
+        for kind in ["shown", "held", "answered"] {
+            for (key, at) in memory[kind].as_object().unwrap() {
+                assert!(
+                    time(at.as_str().unwrap()) >= horizon,
+                    "{name}: {kind} {key} at {at}"
+                );
+            }
+        }
+    }
+
+    // Each closed day's record through `aura run`: that day's traces, byte for byte (two at a
+    // time, one a core).
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        for _ in 0..2 {
+            scope.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some((name, day, _)) = records.get(i) else {
+                        return;
+                    };
+                    let ran = work.join(format!("run-{name}"));
+                    let record = day.join("day.json");
+                    crate::live::run(&ran, &["run", record.to_str().unwrap(), "--seed", "7"], b"");
+                    let replayed = std::fs::read_to_string(ran.join("traces.jsonl")).unwrap();
+                    let lived = std::fs::read_to_string(day.join("traces.jsonl")).unwrap();
+                    assert!(
+                        replayed == lived,
+                        "{name}: the record's run is not the day's traces"
+                    );
+                    std::fs::remove_dir_all(&ran).unwrap();
+                }
+            });
+        }
+    });
 }
