@@ -233,6 +233,13 @@ bench-fleet-people K="20":
     cargo build --release -p aura
     python3 bench/fleet_people.py target/release/aura plugins ${NATS_SERVER:-target/tmp/nats-venv/bin/nats-server} {{K}}
 
+# A life of DAYS days lived by `aura live --clock replay` (the dev build): CPU seconds and RSS at
+# each rollover, each day's size on disk, the rollovers' times, the signals a second it took
+# durably (BENCHMARKS.md, "A life").
+bench-life DAYS="120":
+    {{build_host}}
+    python3 bench/life.py {{aura}} plugins {{DAYS}}
+
 # The soak: 10,000 concurrent calls mixing hostile and healthy agents; prints RSS.
 soak:
     cargo test -j{{jobs}} --workspace --test all soak -- --ignored --nocapture

@@ -155,6 +155,8 @@ pub async fn live(
     };
     let mut first = true;
     let mut start = config.start;
+    // When the day before began to close: a rollover's time is until the next day runs.
+    let mut closing: Option<std::time::Instant> = None;
     loop {
         let day_host = match &life {
             Some(life) => life.day()?,
@@ -190,6 +192,13 @@ pub async fn live(
             day.scenario.accept(signal);
         }
         day.started(&mut report);
+        if let Some(since) = closing.take() {
+            tracing::info!(
+                day = %day.scenario.start.date(),
+                rollover_ms = since.elapsed().as_secs_f64() * 1000.0,
+                "the day before closed and this one began"
+            );
+        }
         let begins = day.last_tick.unwrap_or(day.scenario.start);
         session.horizon = session.horizon.max(begins);
         if first {
@@ -203,6 +212,7 @@ pub async fn live(
             .await;
         match ended {
             Ok(Ended::Closes { next }) => {
+                closing = Some(std::time::Instant::now());
                 let seen = std::mem::take(&mut today.seen);
                 today.finish(config.clock.replays()).await;
                 if let Some(life) = life.as_mut() {
