@@ -158,7 +158,8 @@ impl Live {
             );
             return Err(refuse(&self.host(), &refusal, &text));
         }
-        if let (true, Err(wait_ms)) = (bounded, self.take_token()) {
+        // An unbounded front takes no token either: it leaves the bound to the others.
+        if bounded && let Err(wait_ms) = self.take_token() {
             return Err(refuse(&self.host(), &input::too_fast(wait_ms), &text));
         }
         let (reply, answer) = oneshot::channel();
