@@ -221,8 +221,9 @@ fn days_of(data: &std::path::Path) -> std::collections::BTreeMap<String, Vec<(St
 /// Three days of a life (across Berlin's autumn change) fed to `aura live --stdin --clock
 /// replay`: the session closes each day at her midnight (the 25th is 25 hours long), each
 /// closed day's record run by `aura run` gives that day's traces byte for byte, and a session
-/// killed during a rollover (before its commit, after it, mid-day) and restarted, the sender
-/// sending again what had no acknowledgement, leaves the same days, file for file.
+/// killed during a rollover (before its commit, after it, mid-day) or a retention sweep and
+/// restarted, the sender sending again what had no acknowledgement, leaves the same days,
+/// file for file.
 #[test]
 fn a_life_rolls_over_at_her_midnights_and_a_kill_in_a_rollover_loses_nothing() {
     let work = temp_dir("days-lived");
@@ -298,14 +299,7 @@ fn a_life_rolls_over_at_her_midnights_and_a_kill_in_a_rollover_loses_nothing() {
     ] {
         let data = work.join(point.replace([':', '.'], "-"));
         let acked = killed_at(&data, &args, &input, point);
-        // The sender sends again what it had no acknowledgement for.
-        let rest = input[acked..].join("\n") + "\n";
-        let output = crate::live::run(&data, &args, rest.as_bytes());
-        assert_eq!(
-            crate::live::lines_with(&output.stdout, "ack").len(),
-            input.len() - acked,
-            "{point}"
-        );
+        sends_the_rest(&data, &args, &input, acked, point);
         let got = days_of(&data);
         assert_eq!(
             got.keys().collect::<Vec<_>>(),
@@ -323,6 +317,53 @@ fn a_life_rolls_over_at_her_midnights_and_a_kill_in_a_rollover_loses_nothing() {
             }
         }
     }
+    // Keeping one closed day, the 24th is deleted as the 25th closes: killed before it is
+    // renamed aside, and after (aside, not yet removed), then restarted. The sweep goes on at
+    // the start: the 24th is gone whole, nothing is left aside, and the days kept are the
+    // days of the life that kept them all, file for file.
+    let keep_one: Vec<&str> = args.iter().copied().chain(["--keep-days", "1"]).collect();
+    for point in ["days/2026-10-24:write:0", "days/2026-10-24:synced:0"] {
+        let data = work.join(point.replace([':', '.', '/'], "-"));
+        let acked = killed_at(&data, &keep_one, &input, point);
+        let aside = data.join("days/2026-10-24.deleting").exists();
+        assert_eq!(aside, point.contains("synced"), "{point}: renamed aside");
+        sends_the_rest(&data, &keep_one, &input, acked, point);
+        let entries: Vec<String> = std::fs::read_dir(data.join("days"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        let mut entries = entries;
+        entries.sort();
+        assert_eq!(entries, ["2026-10-25", "2026-10-26"], "{point}");
+        for (name, files) in days_of(&data) {
+            for (i, (file, text)) in files.iter().enumerate() {
+                if file != "signals.jsonl" || name == "2026-10-26" {
+                    assert!(
+                        *text == expected[&name][i].1,
+                        "{point}: {name}/{file} differs"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// The sender sends again what it had no acknowledgement for (`input` after its first
+/// `acked`) to `aura live args` on `data`, killed at `point` before: each is acknowledged.
+fn sends_the_rest(
+    data: &std::path::Path,
+    args: &[&str],
+    input: &[String],
+    acked: usize,
+    point: &str,
+) {
+    let rest = input[acked..].join("\n") + "\n";
+    let output = crate::live::run(data, args, rest.as_bytes());
+    assert_eq!(
+        crate::live::lines_with(&output.stdout, "ack").len(),
+        input.len() - acked,
+        "{point}"
+    );
 }
 
 /// `aura live args` on `data` with `input` on stdin, stopped at the journal's stop point

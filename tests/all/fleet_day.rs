@@ -34,12 +34,13 @@ use aura_host::Host;
 use crate::support::{config, plugins_dir, shared_cache_dir, temp_dir};
 use crate::wire::NatsServer;
 
-/// People in the fleet; the first [`FULL_DAYS`] live the whole day (215 signals), the others
-/// a weekend morning (4 signals), so the test fits CI's two cores. Thirty is what the day's
-/// claims need: each host holds some of them when one is killed and another cut off, and the
-/// test asserts that the kill and the cut each moved people and that a takeover resumed from a
-/// checkpoint (a whole day's: six of them), so fewer people could not let it pass unproven.
-/// `FLEET_DAY_PEOPLE=N` lives N (`just fleet-day N`).
+/// People in the fleet; the first [`FULL_DAYS`] live three whole days of the generated life
+/// (tests/data/life: 729 signals from Saturday 24 October, across Berlin's 25-hour Sunday, to
+/// Monday's midnight), the others a weekend morning (4 signals), so the test fits CI's two
+/// cores. Thirty is what the claims need: each host holds some of them when one is killed
+/// and another cut off, and the test asserts that the kill and the cut each moved people and
+/// that a takeover resumed from a checkpoint (a life's: six of them), so fewer people could
+/// not let it pass unproven. `FLEET_DAY_PEOPLE=N` lives N (`just fleet-day N`).
 const PEOPLE: usize = 30;
 const FULL_DAYS: usize = 6;
 
@@ -60,26 +61,39 @@ pub(crate) struct Plan {
     pub(crate) signals: Vec<String>,
 }
 
-/// The people and their days: `people` of them, the first `full_days` living the whole day, the
-/// others a weekend morning. Each person's first message names them in its subject, so each
-/// one's traces are theirs alone: a decision delivered to the wrong person would show.
+/// The people and their days: `people` of them, the first `full_days` living the generated
+/// life's three days, the others a weekend morning. Each person's first message names them in
+/// its subject, so each one's traces are theirs alone: a decision delivered to the wrong
+/// person would show.
 pub(crate) fn plans(people: usize, full_days: usize) -> Vec<Plan> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
-    let read = |name: &str| {
-        let path = root.join(name);
-        let scenario: Value =
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let weekend = {
+        let path = root.join("scenarios/weekend.json");
+        let mut setup: Value =
             serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         let signals: Vec<Value> = crate::live::signal_lines(&path)
             .lines()
             .map(|line| serde_json::from_str(line).unwrap())
             .collect();
-        (scenario, signals)
+        setup["signals"] = Value::Array(Vec::new());
+        (setup, signals)
     };
-    let (day, weekend) = (read("day.json"), read("weekend.json"));
+    let life = {
+        let dir = root.join("tests/data/life");
+        let setup: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("setup.json")).unwrap())
+                .unwrap();
+        let signals: Vec<Value> = std::fs::read_to_string(dir.join("signals.jsonl"))
+            .unwrap()
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect();
+        (setup, signals)
+    };
     (0..people)
         .map(|i| {
             let person = Person::new(&format!("t{}", i % 4), &format!("u{i:03}")).unwrap();
-            let (scenario, signals) = if i < full_days { &day } else { &weekend };
+            let (setup, signals) = if i < full_days { &life } else { &weekend };
             let mut signals = signals.clone();
             let first = signals.iter_mut().find(|s| s["kind"] == "message").unwrap();
             let subject = format!(
@@ -88,11 +102,9 @@ pub(crate) fn plans(people: usize, full_days: usize) -> Vec<Plan> {
                 person.user()
             );
             first["data"]["subject"] = Value::String(subject);
-            let mut setup = scenario.clone();
-            setup["signals"] = Value::Array(Vec::new());
             Plan {
                 person,
-                setup,
+                setup: setup.clone(),
                 seed: (i % 5) as u64,
                 signals: signals.iter().map(Value::to_string).collect(),
             }
@@ -101,7 +113,8 @@ pub(crate) fn plans(people: usize, full_days: usize) -> Vec<Plan> {
 }
 
 /// Each person's single-machine run: one live session on a replayed clock, their signals
-/// pushed in order, then their inputs closed; the traces it recorded.
+/// pushed in order, then their inputs closed; the traces it recorded, day after day (each
+/// trace names its day's run, so equal traces are equal days).
 pub(crate) async fn single_machine(name: &str, plans: &[Plan]) -> Vec<Vec<Value>> {
     let dir = temp_dir(name);
     let host = Host::open(&config(plugins_dir(), dir.join("host")))
@@ -113,16 +126,14 @@ pub(crate) async fn single_machine(name: &str, plans: &[Plan]) -> Vec<Vec<Value>
         let person_host = host.for_person(&plan.person, &data, plan.seed).unwrap();
         let (handle, inbox) = live::channel(&person_host);
         let config = LiveConfig {
+            is_scenario: plan.setup.get("signals").is_some(),
             setup: plan.setup.clone(),
-            is_scenario: true,
             tick_on: None,
             seed: plan.seed,
             clock: Clock::Replay,
             start: Start::Fresh,
             narration: None,
             keep_days: aura_contract::limits::LIVE_KEEP_DAYS_DEFAULT,
-            // The fleet's holds live one day in the person's dir: the same here.
-            layout: live::Layout::OneDay,
         };
         let session_host = person_host.clone();
         let sinks: Vec<Arc<dyn Sink>> = Vec::new();
@@ -144,15 +155,31 @@ pub(crate) async fn single_machine(name: &str, plans: &[Plan]) -> Vec<Vec<Value>
         }
         handle.close().await;
         session.await.unwrap().unwrap();
-        let traces = std::fs::read_to_string(data.join("traces.jsonl")).unwrap();
-        all.push(
-            traces
-                .lines()
-                .map(|l| serde_json::from_str(l).unwrap())
-                .collect(),
-        );
+        let mut traces = Vec::new();
+        for day in live::life::days(&data).unwrap() {
+            let text =
+                std::fs::read_to_string(live::life::day_dir(&data, &day).join("traces.jsonl"))
+                    .unwrap_or_default();
+            traces.extend(
+                text.lines()
+                    .map(|l| serde_json::from_str::<Value>(l).unwrap()),
+            );
+        }
+        all.push(traces);
     }
     all
+}
+
+/// The runs (days) `traces` name, in order, each once.
+fn runs_of<'a>(traces: impl IntoIterator<Item = &'a Value>) -> Vec<String> {
+    let mut runs: Vec<String> = Vec::new();
+    for trace in traces {
+        let run = trace["run"].as_str().unwrap().to_owned();
+        if runs.last() != Some(&run) {
+            runs.push(run);
+        }
+    }
+    runs
 }
 
 /// A nats-server with JetStream, a dir for the hosts, and the fleet's streams with `plans`'
@@ -511,6 +538,13 @@ async fn three_hosts_live_their_peoples_days_through_a_kill_and_a_partition_as_o
                     plan.person
                 );
             }
+        }
+        // Day by day: the life's people lived its three days, each its own run, the same days
+        // as on one machine (the traces above are equal, each naming its day's run).
+        let delivered_runs = runs_of(got.iter().map(|(_, _, d)| &d["trace"]));
+        assert_eq!(delivered_runs, runs_of(traces), "{}: days", plan.person);
+        if plan.setup.get("signals").is_none() {
+            assert_eq!(delivered_runs.len(), 3, "{}: the life's days", plan.person);
         }
     }
 

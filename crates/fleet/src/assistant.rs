@@ -122,7 +122,7 @@ impl Holder {
 
     /// Journals decision `delivery` (or checks it against the journaled one), and any the
     /// session recorded before it that its sink was not handed (a full queue), from the
-    /// session's traces; then delivers what is due.
+    /// traces of the session's days in `host`'s data dir; then delivers what is due.
     async fn decided(&self, host: &Host, delivery: &Delivery) -> Result<(), String> {
         let mut writer = self.writer.lock().await;
         if let Some(ended) = self.ended() {
@@ -132,19 +132,10 @@ impl Holder {
             ));
         }
         let known = writer.journaled.len() as u64;
-        if delivery.seq > known {
-            let lines = host
-                .journal()
-                .lines(TRACES_PATH, known as usize, LIVE_TRACES_BYTES_MAX)
-                .map_err(|e| self.fail(format!("the session's traces: {e}")))?;
-            for (offset, line) in lines.iter().enumerate() {
-                let seq = known + offset as u64;
-                if seq >= delivery.seq {
-                    break;
-                }
-                let missed = Delivery::read(line, seq)
-                    .ok_or_else(|| self.fail(format!("trace {seq} does not read as one")))?;
-                self.journal_decision(&mut writer, &missed).await?;
+        if delivery.life_seq > known {
+            let missed = missed(host, delivery, known).map_err(|why| self.fail(why))?;
+            for missed in &missed {
+                self.journal_decision(&mut writer, missed).await?;
             }
         }
         self.journal_decision(&mut writer, delivery).await?;
@@ -165,23 +156,20 @@ impl Holder {
     ) -> Result<(), String> {
         let value = serde_json::to_value(delivery).map_err(|e| e.to_string())?;
         let known = writer.journaled.len() as u64;
-        if delivery.seq < known {
-            if writer.journaled[delivery.seq as usize] != value {
+        let number = delivery.life_seq;
+        if number < known {
+            if writer.journaled[number as usize] != value {
                 return Err(self.fail(format!(
-                    "decision {} differs from the journaled one: the run does not replay",
-                    delivery.seq
+                    "decision {number} differs from the journaled one: the run does not replay"
                 )));
             }
             return Ok(());
         }
-        if delivery.seq > known {
-            return Err(self.fail(format!(
-                "decision {} came before decision {known}",
-                delivery.seq
-            )));
+        if number > known {
+            return Err(self.fail(format!("decision {number} came before decision {known}")));
         }
         let record = Record::Decision {
-            number: delivery.seq,
+            number,
             decision: value.clone(),
         };
         self.append(&record, "decision")
@@ -207,6 +195,55 @@ impl Holder {
             Err(error) => Err(self.fail(error.to_string())),
         }
     }
+}
+
+/// The decisions of the life in `host`'s data dir from the life's `from`th up to
+/// `delivery` (not included), read back from the traces of its days: the day `delivery` was
+/// decided in, and as many kept days before it as they reach back to.
+fn missed(host: &Host, delivery: &Delivery, from: u64) -> Result<Vec<Delivery>, String> {
+    let root = host.journal().path().to_path_buf();
+    let traces_of = |day: &str| {
+        let dir = live::life::day_dir(&root, day);
+        let day_host = host.in_data_dir(&dir).map_err(|e| e.to_string())?;
+        day_host
+            .journal()
+            .lines(TRACES_PATH, 0, LIVE_TRACES_BYTES_MAX)
+            .map_err(|e| format!("the session's traces of {day}: {e}"))
+    };
+    let Some(day) = delivery.day.as_deref() else {
+        return Err("a decision of a session of one day: the fleet's holds live days".to_owned());
+    };
+    // Back from the delivery's day: each day's first decision is the life's base-th.
+    let mut days = vec![(day.to_owned(), delivery.life_seq - delivery.seq)];
+    let kept = live::life::days(&root).map_err(|e| e.to_string())?;
+    let mut earlier = kept.iter().rev().filter(|name| name.as_str() < day);
+    while days.last().is_some_and(|(_, base)| *base > from) {
+        let Some(name) = earlier.next() else {
+            return Err(format!(
+                "decisions {from}.. were made on a day no longer kept: never journaled"
+            ));
+        };
+        let count = traces_of(name)?.len() as u64;
+        let base = days.last().map_or(0, |(_, base)| *base);
+        days.push((name.clone(), base.saturating_sub(count)));
+    }
+    let mut missed = Vec::new();
+    for (name, base) in days.iter().rev() {
+        for (offset, line) in traces_of(name)?.iter().enumerate() {
+            let seq = offset as u64;
+            let life_seq = base + seq;
+            if life_seq < from {
+                continue;
+            }
+            if life_seq >= delivery.life_seq {
+                break;
+            }
+            let read = Delivery::read(line, seq)
+                .ok_or_else(|| format!("trace {seq} of {name} does not read as one"))?;
+            missed.push(read.in_life(*base, Some(name)));
+        }
+    }
+    Ok(missed)
 }
 
 /// The sink that journals and delivers a held person's decisions (their session's host, for
@@ -425,11 +462,22 @@ async fn run(
     let host = base
         .for_person(&holder.person, &dir, enrolment.seed)
         .map_err(|e| failed("data dir")(&e))?;
-    host.journal()
-        .open_live()
+    let config = LiveConfig {
+        is_scenario: enrolment.setup.get("signals").is_some(),
+        setup: enrolment.setup.clone(),
+        tick_on: None,
+        seed: enrolment.seed,
+        clock,
+        start: Start::Resume,
+        narration: None,
+        keep_days: aura_contract::limits::LIVE_KEEP_DAYS_DEFAULT,
+    };
+    // The journal is the state: its signals go into the open day's journal (the first day's,
+    // or the restored checkpoint's) as the session's own, so the session starts as if it had
+    // taken them itself and closes each day past them as it did.
+    let open_day = live::open_life(&host, &config)
+        .and_then(|day| Ok(day.journal().open_live().map(|()| day)?))
         .map_err(|e| failed("data dir")(&e))?;
-    // The journal is the state: its signals go into the scratch dir as the session's own, so
-    // the session starts as if it had taken them itself.
     let mut inputs_ended = false;
     let mut next_inbox = 1;
     for (id, signal) in &claim.replayed.signals {
@@ -447,23 +495,14 @@ async fn run(
             (None, Some(_)) => {}
             (None, None) if in_checkpoint => {}
             (None, None) => {
-                host.journal()
+                open_day
+                    .journal()
                     .signal(signal)
                     .map_err(|e| failed("data dir")(&e))?;
             }
         }
     }
-    let config = LiveConfig {
-        is_scenario: enrolment.setup.get("signals").is_some(),
-        setup: enrolment.setup.clone(),
-        tick_on: None,
-        seed: enrolment.seed,
-        clock,
-        start: Start::Resume,
-        narration: None,
-        keep_days: aura_contract::limits::LIVE_KEEP_DAYS_DEFAULT,
-        layout: live::Layout::OneDay,
-    };
+    drop(open_day);
     let (handle, inbox) = live::channel(&host);
     let sinks: Vec<Arc<dyn Sink>> = vec![Arc::new(Decisions(holder.clone(), host.clone()))];
     let session_host = host.clone();
@@ -501,7 +540,7 @@ async fn run(
             next = messages.next() => match next {
                 Ok((seq, sent)) => {
                     taken = true;
-                    if let Err(why) = take(holder, &host, &handle, &dir, seq, sent).await {
+                    if let Err(why) = take(holder, &handle, &dir, seq, sent).await {
                         break Err(why.into());
                     }
                 }

@@ -3,8 +3,10 @@
 //! their whole journal again.
 //!
 //! It owns the checkpoint's form (the person, the journal sequence and the inbox sequence it
-//! covers, and the session's files: its checkpoint first, then its logs), capturing it from a
-//! scratch data dir and restoring it into one. A checkpoint is captured while no signal is
+//! covers, and the session's files: its life's `life.json`, then the open day's checkpoint
+//! and logs, and the setup and journal of the day before, whose ids a resent signal is still
+//! known by), capturing it from a scratch data dir and restoring it into one. The closed
+//! days before those are not the session's state: they are not held. A checkpoint is captured while no signal is
 //! being taken, right after one was journaled, so the signals in it are exactly the journal's
 //! up to its sequence; the journal's records up to there never change (the fence), so a
 //! checkpoint stays true whoever wrote it and however late it was stored. Only the files named
@@ -17,13 +19,15 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use aura_contract::limits::FLEET_CHECKPOINT_BYTES_MAX;
+use aura_contract::limits::LIFE_STATE_BYTES_MAX;
 use aura_contract::person::Person;
 use aura_day::checkpoint::{CHECKPOINT_PATH, LIVE_SETUP_PATH};
+use aura_day::live::life::{DAYS_DIR, LIFE_PATH, is_day_name};
 use aura_host::journal::{DELIVERIES_PATH, QUARANTINE_PATH, SIGNALS_PATH, TRACES_PATH};
 
 use crate::protocol::Seq;
 
-/// The session's files a checkpoint holds, in the order they are read: its checkpoint before
+/// The open day's files a checkpoint holds, in the order they are read: its checkpoint before
 /// the logs it refers to (logs only grow, so each holds at least what the checkpoint says).
 pub const FILES: [&str; 6] = [
     CHECKPOINT_PATH,
@@ -33,6 +37,9 @@ pub const FILES: [&str; 6] = [
     DELIVERIES_PATH,
     QUARANTINE_PATH,
 ];
+
+/// The day before's files a checkpoint holds: what the session reads of it (the ids it took).
+pub const PREVIOUS_FILES: [&str; 2] = [LIVE_SETUP_PATH, SIGNALS_PATH];
 
 /// One person's session as of a journal sequence.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -46,7 +53,8 @@ pub struct Checkpoint {
     pub fence: Seq,
     /// The first inbox sequence it does not hold.
     pub inbox_next: u64,
-    /// The session's files by path (those of [`FILES`] it had), as text.
+    /// The session's files by path relative to its data dir (`life.json`, the open day's of
+    /// [`FILES`] and the day before's of [`PREVIOUS_FILES`] it had), as text.
     pub files: BTreeMap<String, String>,
 }
 
@@ -78,7 +86,8 @@ pub enum CheckpointError {
 }
 
 /// Captures `person`'s session in `dir` as of journal sequence `fence`, its inbox read up to
-/// `inbox_next` (exclusive).
+/// `inbox_next` (exclusive). `life.json` is read first: a rollover that commits meanwhile
+/// leaves the day it named whole and closed, which a restored session closes again.
 pub fn capture(
     dir: &Path,
     person: &Person,
@@ -88,27 +97,33 @@ pub fn capture(
 ) -> Result<Checkpoint, CheckpointError> {
     let mut files = BTreeMap::new();
     let mut bytes = 0;
-    for path in FILES {
-        let text = match std::fs::read_to_string(dir.join(path)) {
+    let mut read = |path: String, required: bool| -> Result<Option<String>, CheckpointError> {
+        let text = match std::fs::read_to_string(dir.join(&path)) {
             Ok(text) => text,
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-                if path == CHECKPOINT_PATH {
-                    return Err(CheckpointError::NotYet);
-                }
-                continue;
+                return match required {
+                    true => Err(CheckpointError::NotYet),
+                    false => Ok(None),
+                };
             }
-            Err(source) => {
-                return Err(CheckpointError::Io {
-                    path: path.to_owned(),
-                    source,
-                });
-            }
+            Err(source) => return Err(CheckpointError::Io { path, source }),
         };
         bytes += text.len();
         if bytes > FLEET_CHECKPOINT_BYTES_MAX {
             return Err(CheckpointError::TooLarge { bytes });
         }
-        files.insert(path.to_owned(), text);
+        files.insert(path, text.clone());
+        Ok(Some(text))
+    };
+    let life = read(LIFE_PATH.to_owned(), true)?.unwrap_or_default();
+    let (open, previous) = days_of(&life)?;
+    for file in FILES {
+        read(day_file(&open, file), file == CHECKPOINT_PATH)?;
+    }
+    if let Some(previous) = previous {
+        for file in PREVIOUS_FILES {
+            read(day_file(&previous, file), false)?;
+        }
     }
     Ok(Checkpoint {
         person: person.clone(),
@@ -117,6 +132,37 @@ pub fn capture(
         inbox_next,
         files,
     })
+}
+
+/// `days/<day>/<file>`.
+fn day_file(day: &str, file: &str) -> String {
+    format!("{DAYS_DIR}/{day}/{file}")
+}
+
+/// The open day and the day before that `life.json`'s text names.
+fn days_of(life: &str) -> Result<(String, Option<String>), CheckpointError> {
+    let mismatch = |why: String| CheckpointError::Mismatch(format!("{LIFE_PATH}: {why}"));
+    let state = aura_contract::canonical::parse_i_json(life, LIFE_STATE_BYTES_MAX)
+        .map_err(|e| mismatch(e.to_string()))?;
+    let day = |field: &str| match &state[field] {
+        serde_json::Value::String(name) if is_day_name(name) => Ok(Some(name.clone())),
+        serde_json::Value::Null => Ok(None),
+        other => Err(mismatch(format!("`{field}` is {other}, not a day"))),
+    };
+    let open = day("open")?.ok_or_else(|| mismatch("no open day".to_owned()))?;
+    Ok((open, day("previous")?))
+}
+
+/// Whether `path` is one a checkpoint of a life whose open day is `open` and day before
+/// `previous` may hold.
+fn is_held(path: &str, open: &str, previous: Option<&str>) -> bool {
+    path == LIFE_PATH
+        || FILES.iter().any(|file| path == day_file(open, file))
+        || previous.is_some_and(|previous| {
+            PREVIOUS_FILES
+                .iter()
+                .any(|file| path == day_file(previous, file))
+        })
 }
 
 impl Checkpoint {
@@ -138,28 +184,43 @@ impl Checkpoint {
                 self.fence, self.epoch
             ));
         }
-        if !self.files.contains_key(CHECKPOINT_PATH) {
-            return mismatch("it holds no session checkpoint".to_owned());
+        let Some(life) = self.files.get(LIFE_PATH) else {
+            return mismatch(format!("it holds no {LIFE_PATH}"));
+        };
+        let (open, previous) = days_of(life)?;
+        if !self.files.contains_key(&day_file(&open, CHECKPOINT_PATH)) {
+            return mismatch(format!(
+                "it holds no session checkpoint of its open day {open}"
+            ));
         }
         if let Some(path) = self
             .files
             .keys()
-            .find(|path| !FILES.contains(&path.as_str()))
+            .find(|path| !is_held(path, &open, previous.as_deref()))
         {
             return mismatch(format!("it names a file no session has: {path:?}"));
         }
         Ok(())
     }
 
-    /// Writes the checkpoint's files into the empty scratch dir `dir`.
+    /// Writes the checkpoint's files into the empty scratch dir `dir` (only those
+    /// [`Checkpoint::fits`] allows: a stored checkpoint names no other path).
     pub fn restore(&self, dir: &Path) -> Result<(), CheckpointError> {
-        for path in FILES {
-            let Some(text) = self.files.get(path) else {
-                continue;
-            };
+        let life = self
+            .files
+            .get(LIFE_PATH)
+            .map(String::as_str)
+            .unwrap_or_default();
+        let (open, previous) = days_of(life)?;
+        for (path, text) in &self.files {
+            if !is_held(path, &open, previous.as_deref()) {
+                return Err(CheckpointError::Mismatch(format!(
+                    "it names a file no session has: {path:?}"
+                )));
+            }
             let target = dir.join(path);
             let io = |source| CheckpointError::Io {
-                path: path.to_owned(),
+                path: path.clone(),
                 source,
             };
             if let Some(parent) = target.parent() {
@@ -186,10 +247,25 @@ mod tests {
         dir
     }
 
+    /// A life whose open day is 2026-10-26, the day before 2026-10-25.
+    const LIFE: &str = r#"{"open":"2026-10-26","previous":"2026-10-25"}"#;
+
+    fn write(dir: &std::path::Path, path: &str, text: &str) {
+        let path = dir.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
     #[test]
-    fn a_session_without_its_checkpoint_is_not_captured() {
+    fn a_session_without_its_life_or_its_open_days_checkpoint_is_not_captured() {
         let dir = dir("not-yet");
-        std::fs::write(dir.join(SIGNALS_PATH), "{}\n").unwrap();
+        write(&dir, "days/2026-10-26/signals.jsonl", "{}\n");
+        assert!(matches!(
+            capture(&dir, &person(), 1, 5, 3),
+            Err(CheckpointError::NotYet)
+        ));
+        write(&dir, LIFE_PATH, LIFE);
+        write(&dir, "days/2026-10-25/run.json", "{}");
         assert!(matches!(
             capture(&dir, &person(), 1, 5, 3),
             Err(CheckpointError::NotYet)
@@ -197,27 +273,51 @@ mod tests {
     }
 
     #[test]
-    fn what_is_captured_is_restored_byte_for_byte_and_nothing_else() {
+    fn the_life_the_open_day_and_the_ids_of_the_day_before_are_restored_byte_for_byte_and_nothing_else()
+     {
         let from = dir("from");
-        std::fs::write(from.join(CHECKPOINT_PATH), "{\"run\":1}").unwrap();
-        std::fs::write(from.join(TRACES_PATH), "{\"t\":1}\n{\"t\":2}\n").unwrap();
-        std::fs::write(from.join(QUARANTINE_PATH), "{\"q\":1}\n").unwrap();
-        std::fs::write(from.join("run.lock"), "").unwrap();
+        write(&from, LIFE_PATH, LIFE);
+        let open = [
+            ("days/2026-10-26/run.json", "{\"run\":1}"),
+            ("days/2026-10-26/traces.jsonl", "{\"t\":1}\n{\"t\":2}\n"),
+            (
+                "days/2026-10-26/errors/quarantine_calls.jsonl",
+                "{\"q\":1}\n",
+            ),
+            ("days/2026-10-25/signals.jsonl", "{\"s\":1}\n"),
+            ("days/2026-10-25/live.json", "{\"start\":1}"),
+        ];
+        for (path, text) in open {
+            write(&from, path, text);
+        }
+        // Not the session's state: the lock, the day before's traces and record, an older day.
+        write(&from, "days/2026-10-26/run.lock", "");
+        write(&from, "days/2026-10-25/traces.jsonl", "{}\n");
+        write(&from, "days/2026-10-25/day.json", "{}");
+        write(&from, "days/2026-10-24/run.json", "{}");
         let checkpoint = capture(&from, &person(), 7, 40, 12).unwrap();
+        let mut expected: Vec<&str> = open.iter().map(|(path, _)| *path).collect();
+        expected.push(LIFE_PATH);
+        expected.sort();
         assert_eq!(
-            checkpoint.files.keys().collect::<Vec<_>>(),
-            [QUARANTINE_PATH, CHECKPOINT_PATH, TRACES_PATH]
+            checkpoint
+                .files
+                .keys()
+                .map(String::as_str)
+                .collect::<Vec<_>>(),
+            expected
         );
         checkpoint.fits(&person(), 40, 7).unwrap();
         let to = dir("to");
         checkpoint.restore(&to).unwrap();
-        for path in [CHECKPOINT_PATH, TRACES_PATH, QUARANTINE_PATH] {
+        for path in expected {
             assert_eq!(
                 std::fs::read(to.join(path)).unwrap(),
                 std::fs::read(from.join(path)).unwrap()
             );
         }
-        assert!(!to.join("run.lock").exists());
+        assert!(!to.join("days/2026-10-26/run.lock").exists());
+        assert!(!to.join("days/2026-10-24").exists());
     }
 
     #[test]
@@ -227,16 +327,34 @@ mod tests {
             epoch: 3,
             fence: 10,
             inbox_next: 4,
-            files: BTreeMap::from([(CHECKPOINT_PATH.to_owned(), "{}".to_owned())]),
+            files: BTreeMap::from([
+                (LIFE_PATH.to_owned(), LIFE.to_owned()),
+                ("days/2026-10-26/run.json".to_owned(), "{}".to_owned()),
+            ]),
         };
         assert!(checkpoint.fits(&person(), 10, 3).is_ok());
         let bob = Person::new("acme", "bob").unwrap();
         assert!(checkpoint.fits(&bob, 10, 3).is_err());
         assert!(checkpoint.fits(&person(), 9, 3).is_err());
         assert!(checkpoint.fits(&person(), 10, 2).is_err());
-        checkpoint
-            .files
-            .insert("../../etc/passwd".to_owned(), String::new());
-        assert!(checkpoint.fits(&person(), 10, 3).is_err());
+        for stranger in [
+            "../../etc/passwd",
+            "days/../../etc/passwd",
+            "days/2026-10-24/run.json",
+            "days/2026-10-25/run.json",
+            "run.lock",
+        ] {
+            let mut forged = checkpoint.clone();
+            forged.files.insert(stranger.to_owned(), String::new());
+            assert!(forged.fits(&person(), 10, 3).is_err(), "{stranger}");
+            assert!(forged.restore(&dir("forged")).is_err(), "{stranger}");
+        }
+        // A life.json that names no day, or a path as its day, holds nothing to resume.
+        for life in [r#"{"open":"../x"}"#, r#"{"previous":"2026-10-25"}"#, "[]"] {
+            checkpoint
+                .files
+                .insert(LIFE_PATH.to_owned(), life.to_owned());
+            assert!(checkpoint.fits(&person(), 10, 3).is_err(), "{life}");
+        }
     }
 }

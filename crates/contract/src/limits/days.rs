@@ -32,6 +32,10 @@ pub const DAY_JOURNAL_SIGNALS_MAX: usize = SCENARIO_SIGNALS_MAX;
 /// or replay; older ones are deleted whole at a rollover.
 pub const LIVE_KEEP_DAYS_DEFAULT: usize = 31;
 
+/// Bytes of a life's `life.json` (which day is open, where it stands): a few hundred; more is
+/// not one a session wrote.
+pub const LIFE_STATE_BYTES_MAX: usize = 64 * 1024;
+
 /// Closed days a session may be asked to keep: ten years of a person's days, each a few MiB
 /// at most.
 pub const LIVE_KEEP_DAYS_MAX: usize = 3_660;

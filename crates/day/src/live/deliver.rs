@@ -46,6 +46,13 @@ pub struct Delivery {
     pub question: Option<String>,
     /// Its reasoning trace (trace.v1), as recorded.
     pub trace: Value,
+    /// Its place among the decisions of the session's life, from 0 (over all its days):
+    /// `seq` plus the decisions of the days before.
+    #[serde(skip)]
+    pub life_seq: u64,
+    /// The life's day it was decided in (`days/<day>/`); none for a session of one day.
+    #[serde(skip)]
+    pub day: Option<String>,
 }
 
 impl Delivery {
@@ -65,6 +72,8 @@ impl Delivery {
             at: trace.at.clone(),
             question,
             trace: value,
+            life_seq: seq,
+            day: None,
         }
     }
 
@@ -86,7 +95,16 @@ impl Delivery {
             at: field("at")?,
             question,
             trace,
+            life_seq: seq,
+            day: None,
         })
+    }
+
+    /// This delivery in the life's day `day`, whose first decision is the life's `base`th.
+    pub fn in_life(mut self, base: u64, day: Option<&str>) -> Self {
+        self.life_seq = base + self.seq;
+        self.day = day.map(str::to_owned);
+        self
     }
 }
 
@@ -243,8 +261,14 @@ pub(crate) struct Deliveries {
 
 impl Deliveries {
     /// Starts a task per sink, and hands each the decisions of the run it was not handed
-    /// before (those after the last one its records name).
-    pub(crate) fn start(host: &Host, sinks: Vec<Arc<dyn Sink>>) -> Result<Self, JournalError> {
+    /// before (those after the last one its records name); the run is the life's `day`, its
+    /// first decision the life's `life_base`th.
+    pub(crate) fn start(
+        host: &Host,
+        sinks: Vec<Arc<dyn Sink>>,
+        life_base: u64,
+        day: Option<&str>,
+    ) -> Result<Self, JournalError> {
         let journal = host.journal();
         let mut recorded: BTreeMap<String, u64> = BTreeMap::new();
         for line in journal.lines(DELIVERIES_PATH, 0, DELIVERIES_BYTES_MAX)? {
@@ -280,7 +304,7 @@ impl Deliveries {
         for (offset, line) in lines.iter().enumerate() {
             let seq = from + offset as u64;
             match Delivery::read(line, seq) {
-                Some(delivery) => deliveries.hand(delivery),
+                Some(delivery) => deliveries.hand(delivery.in_life(life_base, day)),
                 // The journal checked each trace against trace.v1 before writing it.
                 None => tracing::error!(
                     seq,

@@ -6,8 +6,9 @@
 //! directory made whole (its setup carrying the state the day handed on, its journal the
 //! inputs that came after the last tick and the time zone's changes), then `life.json`
 //! replaced to name it: the one step that commits. A kill before it leaves the day open, to
-//! close again; after it, the next day open. A day is deleted by renaming it aside first, so
-//! none is ever half there. It must not decide anything, nor take inputs (the session does).
+//! close again; after it, the next day open. A day is deleted by renaming it aside first
+//! (the journal's `remove_dir_whole`), so none is ever half there; a sweep a kill cut short
+//! goes on at the next start. It must not decide anything, nor take inputs (the session does).
 
 use std::path::{Path, PathBuf};
 
@@ -17,7 +18,7 @@ use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
 use aura_contract::canonical::{parse_i_json, to_canonical_string};
-use aura_contract::limits::{LIVE_SIGNAL_BYTES_MAX, SCENARIO_BYTES_MAX};
+use aura_contract::limits::{LIFE_STATE_BYTES_MAX, LIVE_SIGNAL_BYTES_MAX, SCENARIO_BYTES_MAX};
 use aura_contract::quarantine::QuarantineRecord;
 use aura_contract::recovery::Action;
 use aura_host::Host;
@@ -36,8 +37,6 @@ pub const DAYS_DIR: &str = "days";
 pub const RECORD_PATH: &str = "day.json";
 /// What `life.json` says it is.
 const LIFE_FORMAT: &str = "aura.life.v1";
-/// A day being deleted is renamed to its name and this, then removed.
-const DELETING: &str = ".deleting";
 
 /// `life.json`: where the life stands.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -53,8 +52,23 @@ pub(super) struct LifeState {
     pub(super) previous: Option<String>,
     /// The life's place of the open day's first journal line.
     pub(super) base: usize,
+    /// The life's place of the open day's first decision (a life of an earlier aura: 0).
+    #[serde(default)]
+    pub(super) decided_base: u64,
     /// The time zone the person is in as the open day begins, if known.
     pub(super) time_zone: Option<String>,
+}
+
+/// Where a day's journal lines and decisions stand among the life's: its first of each is
+/// the life's this-th.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(super) struct Bases {
+    /// Journal lines.
+    pub(super) signals: usize,
+    /// Decisions.
+    pub(super) decided: u64,
+    /// The day's name (none: a session of one day).
+    pub(super) day: Option<String>,
 }
 
 /// A life held by one session.
@@ -122,7 +136,7 @@ pub fn day_dir(data_dir: &Path, name: &str) -> PathBuf {
 }
 
 /// `YYYY-MM-DD`, or `YYYY-MM-DD.N` for a later part of the same local day.
-fn is_day_name(name: &str) -> bool {
+pub fn is_day_name(name: &str) -> bool {
     let (date, part) = name.split_once('.').unwrap_or((name, "1"));
     let date_ok = date.len() == 10
         && date.bytes().enumerate().all(|(i, b)| match i {
@@ -147,7 +161,7 @@ fn read_state(data_dir: &Path) -> Result<Option<LifeState>, LiveError> {
         Err(e) => return Err(io(&path, e)),
     };
     let damaged = |why: String| LiveError::Damaged(format!("{LIFE_PATH}: {why}"));
-    let value = parse_i_json(&text, 64 * 1024).map_err(|e| damaged(e.to_string()))?;
+    let value = parse_i_json(&text, LIFE_STATE_BYTES_MAX).map_err(|e| damaged(e.to_string()))?;
     let state: LifeState = serde_json::from_value(value).map_err(|e| damaged(e.to_string()))?;
     if state.format != LIFE_FORMAT || !is_day_name(&state.open) {
         return Err(damaged(format!(
@@ -163,19 +177,6 @@ fn sync_dir(path: &Path) -> Result<(), LiveError> {
     std::fs::File::open(path)
         .and_then(|dir| dir.sync_all())
         .map_err(|e| io(path, e))
-}
-
-/// Removes the day directory `path` whole: renamed aside (synced), then removed. A kill
-/// while it is removed leaves it aside, removed at the next start.
-fn delete_day(path: &Path) -> Result<(), LiveError> {
-    let mut aside = path.as_os_str().to_owned();
-    aside.push(DELETING);
-    let aside = PathBuf::from(aside);
-    std::fs::rename(path, &aside).map_err(|e| io(path, e))?;
-    if let Some(parent) = path.parent() {
-        sync_dir(parent)?;
-    }
-    std::fs::remove_dir_all(&aside).map_err(|e| io(&aside, e))
 }
 
 impl Life {
@@ -196,15 +197,7 @@ impl Life {
             )));
         }
         // What an interrupted deletion left aside.
-        let days_path = path.join(DAYS_DIR);
-        if let Ok(entries) = std::fs::read_dir(&days_path) {
-            for entry in entries.flatten() {
-                let name = entry.file_name();
-                if name.to_str().is_some_and(|n| n.ends_with(DELETING)) {
-                    std::fs::remove_dir_all(entry.path()).map_err(|e| io(&entry.path(), e))?;
-                }
-            }
-        }
+        root.journal().remove_aside(DAYS_DIR)?;
         let mut state = read_state(&path)?;
         if fresh && state.is_some() {
             set_aside(&path)?;
@@ -220,6 +213,7 @@ impl Life {
                 open: String::new(),
                 previous: None,
                 base: 0,
+                decided_base: 0,
                 time_zone: first.time_zone.clone(),
             },
             keep_days,
@@ -236,9 +230,11 @@ impl Life {
                 // A day a rollover began and did not commit holds nothing acknowledged.
                 for name in days(&life.path)? {
                     if name > life.state.open {
-                        delete_day(&day_dir(&life.path, &name))?;
+                        life.delete_day(&name)?;
                     }
                 }
+                // A sweep a kill cut short goes on.
+                life.sweep()?;
                 Ok(life)
             }
             None => {
@@ -255,6 +251,15 @@ impl Life {
                 })?;
                 Ok(life)
             }
+        }
+    }
+
+    /// Where the open day stands among the life's lines and decisions.
+    pub(super) fn bases(&self) -> Bases {
+        Bases {
+            signals: self.state.base,
+            decided: self.state.decided_base,
+            day: Some(self.state.open.clone()),
         }
     }
 
@@ -376,6 +381,7 @@ impl Life {
             open: name,
             previous: Some(closed),
             base: self.state.base + lines.len(),
+            decided_base: self.state.decided_base + day.decisions() as u64,
             time_zone,
             ..self.state.clone()
         })?;
@@ -386,9 +392,7 @@ impl Life {
     /// directory of that name (a rollover that did not commit) is deleted first.
     fn begin(&self, name: &str, setup: &Value, journal: &[Value]) -> Result<(), LiveError> {
         let dir = day_dir(&self.path, name);
-        if dir.exists() {
-            delete_day(&dir)?;
-        }
+        self.delete_day(name)?;
         let host = self.root.in_data_dir(&dir)?;
         let text = to_canonical_string(setup).map_err(|e| LiveError::Damaged(e.to_string()))?;
         host.journal()
@@ -420,9 +424,18 @@ impl Life {
             .collect();
         let over = closed.len().saturating_sub(self.keep_days);
         for name in &closed[..over] {
-            delete_day(&day_dir(&self.path, name))?;
+            self.delete_day(name)?;
         }
         Ok(())
+    }
+
+    /// Deletes the day `name` whole, if it is there: renamed aside (synced), then removed. A
+    /// kill in between leaves it aside, removed at the next start.
+    fn delete_day(&self, name: &str) -> Result<(), LiveError> {
+        Ok(self
+            .root
+            .journal()
+            .remove_dir_whole(&format!("{DAYS_DIR}/{name}"))?)
     }
 }
 

@@ -93,19 +93,6 @@ pub struct LiveConfig {
     pub narration: Option<LiveNarration>,
     /// Closed days kept, then deleted whole, oldest first (`--keep-days`).
     pub keep_days: usize,
-    /// Where the days are: a life of days under `days/` ([`life`]), or one day in the data
-    /// dir itself that never closes (a fleet's hold, whose person's journal in JetStream is
-    /// one day's until the fleet rolls days over too).
-    pub layout: Layout,
-}
-
-/// Where a session keeps its days.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Layout {
-    /// A life: `days/<date>/`, closed at the person's midnight ([`life`]).
-    Days,
-    /// One day in the data dir itself, never closed.
-    OneDay,
 }
 
 /// Lives the session `config` sets up on `host` until it is stopped (or, on a replayed clock,
@@ -120,19 +107,12 @@ pub async fn live(
     mut report: impl FnMut(RunEvent<'_>),
 ) -> Result<RunSummary, LiveError> {
     let resolved = setup::resolve(&config)?;
-    let mut life = match config.layout {
-        Layout::Days => Some(life::Life::open(
-            host,
-            &resolved,
-            config.start == Start::Fresh,
-            config.keep_days,
-        )?),
-        Layout::OneDay => {
-            setup::one_day(host, &resolved, config.start)?;
-            None
-        }
-    };
-    let base = |life: &Option<life::Life>| life.as_ref().map_or(0, |life| life.state.base);
+    let mut life = life::Life::open(
+        host,
+        &resolved,
+        config.start == Start::Fresh,
+        config.keep_days,
+    )?;
     let mut queue = inbox.queue;
     let inbox_open_day = inbox.open_day;
     let mut session = Session {
@@ -145,23 +125,19 @@ pub async fn live(
         sinks,
         narration: config.narration,
         narrations: inbox.narrations,
-        yesterday: match life.as_ref().and_then(life::Life::previous) {
+        yesterday: match life.previous() {
             Some(previous) => {
                 let scenario = setup::day_scenario(&previous, None)?;
-                journal_ids(&previous, &scenario, Base::Before(base(&life)))?.1
+                journal_ids(&previous, &scenario, Base::Before(life.state.base))?.1
             }
             None => Seen::new(),
         },
     };
     let mut first = true;
-    let mut start = config.start;
     // When the day before began to close: a rollover's time is until the next day runs.
     let mut closing: Option<std::time::Instant> = None;
     loop {
-        let day_host = match &life {
-            Some(life) => life.day()?,
-            None => host.clone(),
-        };
+        let day_host = life.day()?;
         // The fronts' refusals go to the open day's quarantine, with the session's own.
         match inbox_open_day.write() {
             Ok(mut open) => *open = day_host.clone(),
@@ -173,19 +149,12 @@ pub async fn live(
             scenario,
             config.seed,
             DayInput::Live { last_tick: None },
-            // A life sets itself aside; one day is set aside by its run.
-            match life {
-                Some(_) => Start::Resume,
-                None => std::mem::replace(&mut start, Start::Resume),
-            },
+            // The life set itself aside if it was to.
+            Start::Resume,
             None,
         )
         .await?;
-        if life.is_none() {
-            // A fresh run set the day's setup aside with its journal.
-            setup::one_day(&day_host, &resolved, Start::Resume)?;
-        }
-        let (signals, seen) = journal_ids(&day_host, &day.scenario, Base::At(base(&life)))?;
+        let (signals, seen) = journal_ids(&day_host, &day.scenario, Base::At(life.state.base))?;
         for signal in signals {
             // What the journal holds was taken: a replayed clock is at least that late.
             session.horizon = session.horizon.max(signal.at);
@@ -205,8 +174,7 @@ pub async fn live(
             session.reading = Reading::new(config.clock, begins);
             first = false;
         }
-        let closes = life.is_some();
-        let mut today = session.today(&day_host, &day, base(&life), seen, closes)?;
+        let mut today = session.today(&day_host, &day, life.bases(), seen)?;
         let ended = session
             .run(&mut today, &mut day, &mut queue, &mut report)
             .await;
@@ -215,9 +183,7 @@ pub async fn live(
                 closing = Some(std::time::Instant::now());
                 let seen = std::mem::take(&mut today.seen);
                 today.finish(config.clock.replays()).await;
-                if let Some(life) = life.as_mut() {
-                    life.close(&day_host, &day, next)?;
-                }
+                life.close(&day_host, &day, next)?;
                 session.yesterday = seen;
                 drop(day);
                 drop(lock);
@@ -235,6 +201,21 @@ pub async fn live(
             }
         }
     }
+}
+
+/// The open day of the life `config` sets up in `host`'s data dir: the
+/// life the dir holds, or its first day made. A host on that day's directory: what a fleet's
+/// hold writes the journaled signals into before its session starts (the session takes
+/// them as its own, and closes the day past them as it would have).
+pub fn open_life(host: &Host, config: &LiveConfig) -> Result<Host, LiveError> {
+    let resolved = setup::resolve(config)?;
+    let life = life::Life::open(
+        host,
+        &resolved,
+        config.start == Start::Fresh,
+        config.keep_days,
+    )?;
+    life.day()
 }
 
 /// Where a day's journal lines stand among the life's.

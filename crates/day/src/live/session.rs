@@ -61,11 +61,13 @@ pub(super) struct Today {
     pub(super) seen: Seen,
     /// The life's place of the day's first journal line.
     pub(super) base: usize,
+    /// The life's place of the day's first decision.
+    decided_base: u64,
+    /// The day's name in the life.
+    name: Option<String>,
     /// When the day ends: the person's local midnight, or the next tick once the day holds
     /// [`DAY_SIGNALS_MAX`] signals.
     pub(super) ends: OffsetDateTime,
-    /// Whether the day closes (a life's) or goes on in its data dir (one day).
-    closes: bool,
 }
 
 /// How a day of the session ended.
@@ -88,28 +90,33 @@ enum Next {
 }
 
 impl Session {
-    /// What the day `day` on `host` (its journal line 0 the life's `base`th, its ids `seen`)
-    /// needs of the session.
+    /// What the day `day` on `host` (its journal line 0 and first decision the life's
+    /// `base`th, its ids `seen`) needs of the session.
     pub(super) fn today(
         &self,
         host: &Host,
         day: &Day<'_>,
-        base: usize,
+        base: super::life::Bases,
         seen: Seen,
-        closes: bool,
     ) -> Result<Today, LiveError> {
         let mut today = Today {
             host: host.clone(),
-            deliveries: Deliveries::start(host, self.sinks.clone())?,
+            deliveries: Deliveries::start(
+                host,
+                self.sinks.clone(),
+                base.decided,
+                base.day.as_deref(),
+            )?,
             seq: day.decisions() as u64,
             narrating: self
                 .narration
                 .clone()
                 .map(|narration| Narrating::new(narration, host, self.narrations.clone())),
             seen,
-            base,
+            base: base.signals,
+            decided_base: base.decided,
+            name: base.day.clone(),
             ends: OffsetDateTime::new_utc(time::Date::MAX, time::Time::MIDNIGHT),
-            closes,
         };
         today.bound(day, true);
         Ok(today)
@@ -315,7 +322,7 @@ impl Session {
             );
             return Err(Box::new((refuse(&host, &refusal, text), Some(error))));
         }
-        let ack = Ack::of(
+        let mut ack = Ack::of(
             today.base + day.scenario.signals.len(),
             &signal,
             &day.scenario,
@@ -323,6 +330,7 @@ impl Session {
         if let Some((id, what)) = key {
             today.seen.insert(id, (what, ack.clone()));
         }
+        ack.record = Some(record);
         self.horizon = self.horizon.max(signal.at);
         let moves = signal.kind == UTC_OFFSET;
         day.scenario.accept(signal);
@@ -338,9 +346,6 @@ impl Today {
     /// at its next tick); and a day holding [`DAY_SIGNALS_MAX`] signals at its next tick on
     /// the grid, whichever comes first.
     fn bound(&mut self, day: &Day<'_>, moved: bool) {
-        if !self.closes {
-            return;
-        }
         let scenario = &day.scenario;
         if moved {
             let midnight = zone::day_end(scenario);
@@ -371,10 +376,10 @@ impl Today {
         report: &mut impl FnMut(RunEvent<'_>),
     ) -> Result<u64, LiveError> {
         let (deliveries, seq) = (&mut self.deliveries, &mut self.seq);
-        let before = *seq;
+        let (before, decided_base, name) = (*seq, self.decided_base, self.name.as_deref());
         day.tick(at, last, agents, &mut |event| {
             if let RunEvent::Decision(trace) = &event {
-                let delivery = Delivery::of(trace, *seq);
+                let delivery = Delivery::of(trace, *seq).in_life(decided_base, name);
                 *seq += 1;
                 let _ = decisions.send(Arc::new(delivery.clone()));
                 deliveries.hand(delivery);

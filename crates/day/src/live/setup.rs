@@ -51,7 +51,6 @@ impl LiveConfig {
             start: Start::Resume,
             narration: None,
             keep_days: aura_contract::limits::LIVE_KEEP_DAYS_DEFAULT,
-            layout: super::Layout::Days,
         })
     }
 }
@@ -163,31 +162,6 @@ pub(super) fn resolve(config: &LiveConfig) -> Result<Resolved, LiveError> {
         end,
         time_zone,
     })
-}
-
-/// A session of one day in `host`'s data dir ([`super::Layout::OneDay`]): the day it holds of
-/// this setup, resumed (unless `start` is fresh), or the setup's first day written there.
-pub(super) fn one_day(host: &Host, first: &Resolved, start: Start) -> Result<(), LiveError> {
-    if start == Start::Resume
-        && let Ok(saved) = read_day_setup(host)
-    {
-        let mut setup = saved.clone();
-        if let Some(object) = setup.as_object_mut() {
-            object.remove("start");
-            object.insert(
-                "utc_offset_minutes".to_owned(),
-                first.setup["utc_offset_minutes"].clone(),
-            );
-        }
-        if crate::scenario::sha256_of(&setup) == first.setup_sha256 {
-            return Ok(());
-        }
-    }
-    let text = aura_contract::canonical::to_canonical_string(&first.day_setup())
-        .map_err(|e| LiveError::Damaged(e.to_string()))?;
-    Ok(host
-        .journal()
-        .replace_file(LIVE_SETUP_PATH, text.as_bytes())?)
 }
 
 /// The day of `host`'s data dir: its setup as its directory holds it (with its start).

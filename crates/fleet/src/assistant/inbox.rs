@@ -12,12 +12,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use aura_contract::limits::{
-    FLEET_CHECKPOINT_EVERY_SIGNALS, FLEET_SIGNAL_TAKE_MS, LIVE_SIGNAL_BYTES_MAX,
-};
+use aura_contract::limits::{FLEET_CHECKPOINT_EVERY_SIGNALS, FLEET_SIGNAL_TAKE_MS};
 use aura_day::live::Live;
-use aura_host::Host;
-use aura_host::journal::SIGNALS_PATH;
 
 use super::session_dir::checkpoint;
 use super::{Ended, Holder};
@@ -36,7 +32,6 @@ const SESSION_REFUSALS: [&str; 2] = ["closed", "not_durable"];
 /// Hands inbox message `seq` to the session and journals it once taken.
 pub(super) async fn take(
     holder: &Holder,
-    host: &Host,
     live: &Live,
     dir: &Path,
     seq: u64,
@@ -77,16 +72,11 @@ pub(super) async fn take(
         match pushed {
             Ok(ack) if ack.again => return Ok(()),
             Ok(ack) => {
-                let lines = host
-                    .journal()
-                    .lines(SIGNALS_PATH, ack.seq, 2 * LIVE_SIGNAL_BYTES_MAX as u64)
-                    .map_err(|e| Ended::Failed(format!("data dir: {e}")))?;
-                let signal: Value = lines
-                    .first()
-                    .and_then(|line| serde_json::from_str(line).ok())
-                    .ok_or_else(|| {
-                        Ended::Failed(format!("signal {} is not in the data dir", ack.seq))
-                    })?;
+                // The line the session journaled, as it journaled it (whichever day it is in
+                // by now: a rollover may have come since).
+                let signal: Value = ack.record.ok_or_else(|| {
+                    Ended::Failed(format!("signal {} came without its journal line", ack.seq))
+                })?;
                 holder
                     .append(&Record::Signal { id, signal }, "signal")
                     .await?;

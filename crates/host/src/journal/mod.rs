@@ -16,6 +16,7 @@
 //! injected faults ([`StorageFaults`]), for the deterministic simulation and the crash tests.
 //! It must not interpret agent output or decide what is quarantined, nor what a checkpoint
 //! holds; it records what it is handed, and touches nothing outside the data dir.
+mod dirs;
 mod faults;
 mod log;
 mod side_logs;
@@ -31,6 +32,7 @@ use sha2::{Digest, Sha256};
 use aura_contract::digest::hex;
 use aura_contract::quarantine::QuarantineRecord;
 
+pub use dirs::DELETING_SUFFIX;
 use faults::{Faults, injected};
 pub use faults::{StopAt, StorageFault, StorageFaults, StoragePoint, StorageStep};
 pub use log::Appended;
