@@ -41,7 +41,7 @@ use aura_fleet::placement::{FleetHost, serve};
 use aura_fleet::protocol::{Record, Seq, Stored, replay};
 use aura_fleet::store::{
     Bucket, DECISION_HEADER, EPOCH_HEADER, Enrolment, Entry, Fleet, FleetError, FleetStore,
-    Journaled, Log, Message, Messages, Step, decisions_subject, journal_subject,
+    Journaled, Log, MSG_ID_HEADER, Message, Messages, Step, decisions_subject, journal_subject,
 };
 use aura_host::Host;
 use aura_host::simulation::{CallFault, CallPoint, Simulation};
@@ -52,8 +52,8 @@ use crate::support::{config, plugins_dir, temp_dir};
 
 /// The hosts of the simulated fleet.
 const HOSTS: [&str; 3] = ["h1", "h2", "h3"];
-/// The people: one lives the whole day (its checkpoints are restored after takeovers), the
-/// others a weekend morning.
+/// The people: one lives the generated life's three days (its checkpoints are restored after
+/// takeovers, its days roll over), the others a weekend morning.
 const PEOPLE: usize = 5;
 const FULL_DAYS: usize = 1;
 /// Each person's signals are spread over this much simulated time.
@@ -525,6 +525,17 @@ impl FleetStore for Handle {
                 });
                 state.fenced += u64::from(log == Log::Journal && superseded);
                 return Ok(Stored::Conflict);
+            }
+            // A message id seen before on the subject: stored once, its first sequence
+            // answered (JetStream's duplicate window; a simulation is shorter than it).
+            let msg_id = headers.iter().find(|(name, _)| *name == MSG_ID_HEADER);
+            if let Some((_, id)) = msg_id
+                && let Some(first) = state.subjects.get(&(log, subject.clone())).and_then(|all| {
+                    all.iter()
+                        .find(|m| m.header(MSG_ID_HEADER) == Some(id.as_str()))
+                })
+            {
+                return Ok(Stored::At(first.seq));
             }
             let sequence = state.sequences.entry(log).or_insert(0);
             *sequence += 1;

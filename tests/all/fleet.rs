@@ -395,3 +395,32 @@ async fn a_host_whose_lease_differs_from_the_buckets_is_refused_at_start() {
         "{error}"
     );
 }
+
+/// A signal sent again (a sender that lost the answer) is stored once: the server answers the
+/// first one's sequence, however its JSON was spelled. For another person, another signal
+/// under the same id (the session refuses that one, `id_reused`, and quarantines it) or a
+/// signal with no id (the session tells those apart), it stores a new one each time.
+#[tokio::test]
+async fn a_signal_resent_under_its_id_is_stored_once() {
+    let server = NatsServer::start("fleet-dedupe");
+    let fleet = host(&server).await;
+    let alice = Person::new("acme", "alice").unwrap();
+    let bob = Person::new("acme", "bob").unwrap();
+    let first = br#"{"id":"m-1","kind":"message","data":{"a":1}}"#;
+    let again = br#"{"data": {"a": 1.0}, "kind":"message", "id":"m-1"}"#;
+    let reused = br#"{"id":"m-1","kind":"message","data":{"a":2}}"#;
+    let no_id = br#"{"kind":"message","data":{}}"#;
+    let sent = fleet.send(&alice, Some(first)).await.unwrap();
+    assert_eq!(fleet.send(&alice, Some(again)).await.unwrap(), sent);
+    let for_bob = fleet.send(&bob, Some(first)).await.unwrap();
+    let other = fleet.send(&alice, Some(reused)).await.unwrap();
+    let (once, twice) = (
+        fleet.send(&alice, Some(no_id)).await.unwrap(),
+        fleet.send(&alice, Some(no_id)).await.unwrap(),
+    );
+    // Sequences are the stream's: bob's signal came between alice's.
+    assert_eq!(
+        [for_bob, other, once, twice],
+        [sent + 1, sent + 2, sent + 3, sent + 4]
+    );
+}

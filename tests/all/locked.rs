@@ -278,6 +278,36 @@ fn each_role_works_with_its_own_credentials_over_mutual_tls() {
     worker.stop();
 }
 
+/// The deploy config's JetStream fsyncs every write before it acknowledges it (JetStream's
+/// default does not: it flushes every two minutes, and a power cut loses what the page cache
+/// held). Read from the running server's own account of its settings (`/varz`), so a config
+/// that says it but does not parse as meant fails here.
+#[test]
+fn the_deploy_configs_jetstream_fsyncs_each_write_before_it_acknowledges_it() {
+    use std::io::{Read, Write};
+    let (_nats, monitor) = NatsServer::locked_monitored("sync");
+    let started = std::time::Instant::now();
+    let varz = loop {
+        let mut stream = match std::net::TcpStream::connect(("127.0.0.1", monitor)) {
+            Ok(stream) => stream,
+            Err(_) if started.elapsed() < std::time::Duration::from_secs(10) => {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                continue;
+            }
+            Err(error) => panic!("the monitoring port: {error}"),
+        };
+        stream
+            .write_all(b"GET /varz HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+            .unwrap();
+        let mut response = String::new();
+        stream.read_to_string(&mut response).unwrap();
+        let (_, body) = response.split_once("\r\n\r\n").unwrap();
+        break serde_json::from_str::<Value>(body).unwrap();
+    };
+    let config = &varz["jetstream"]["config"];
+    assert_eq!(config["sync_always"], true, "{config}");
+}
+
 /// Asserts that `output` is a refusal (exit status 1) whose stderr names each of `said` and
 /// prints no password.
 fn assert_refused(output: &std::process::Output, said: &[&str]) {

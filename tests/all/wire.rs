@@ -41,6 +41,17 @@ impl NatsServer {
         Self::launch(dir, port, args, Some(locked))
     }
 
+    /// A locked server ([`NatsServer::locked`]) that also serves its monitoring endpoints on
+    /// loopback at the port returned (given on the command line: the deploy config opens none).
+    pub(crate) fn locked_monitored(name: &str) -> (Self, u16) {
+        let dir = temp_dir(&format!("nats-{name}"));
+        let (port, monitor) = (free_port(), free_port());
+        let locked = Locked::prepare(&dir);
+        let mut args = locked.server_args(port);
+        args.extend(["-m".to_owned(), monitor.to_string()]);
+        (Self::launch(dir, port, args, Some(locked)), monitor)
+    }
+
     /// Starts the server with `args`, from `dir`, on `port`.
     fn launch(dir: PathBuf, port: u16, args: Vec<String>, locked: Option<Locked>) -> Self {
         let child = Self::spawn(&dir, port, &args);

@@ -69,14 +69,18 @@ async fn step<T, E: std::fmt::Display>(
 
 /// The stream `name` of a subject per person (created if it is not there): each person's
 /// subject holds at most [`FLEET_RECORDS_PER_PERSON_MAX`] messages, past which the journal
-/// refuses new ones (`discard` New, per subject) and the decisions forget the oldest (Old).
+/// refuses new ones (`discard` New, per subject) and the decisions forget the oldest (Old);
+/// a message whose `Nats-Msg-Id` came within `dedupe` is stored once (none: JetStream's
+/// default window, for streams whose writers send none).
 async fn per_person(
     context: &jetstream::Context,
     name: &str,
     subjects: &str,
     discard: DiscardPolicy,
+    dedupe: Option<Duration>,
 ) -> Result<stream::Stream, FleetError> {
     let config = stream::Config {
+        duplicate_window: dedupe.unwrap_or_default(),
         name: name.to_owned(),
         subjects: vec![subjects.to_owned()],
         max_messages_per_subject: FLEET_RECORDS_PER_PERSON_MAX,
@@ -143,6 +147,7 @@ pub async fn open(client: &async_nats::Client) -> Result<Fleet, FleetError> {
         JOURNAL_STREAM,
         "aura.journal.>",
         DiscardPolicy::New,
+        None,
     )
     .await?;
     let decisions = per_person(
@@ -150,6 +155,7 @@ pub async fn open(client: &async_nats::Client) -> Result<Fleet, FleetError> {
         DECISIONS_STREAM,
         "aura.decision.>",
         DiscardPolicy::Old,
+        None,
     )
     .await?;
     let (people, hosts, signals) = people::open(&context).await?;

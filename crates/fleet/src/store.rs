@@ -30,7 +30,9 @@ use aura_contract::person::Person;
 
 mod checkpoints;
 mod people;
-pub use people::{Enrolment, INPUTS_END_HEADER, Inbox, PERSON_HEADER, Sent, signals_subject};
+pub use people::{
+    Enrolment, INPUTS_END_HEADER, Inbox, MSG_ID_HEADER, PERSON_HEADER, Sent, signals_subject,
+};
 
 use crate::protocol::{
     AfterAppend, AfterPublish, Holding, LeaseEntry, LeaseStep, Outbox, Record, ReplayError,
@@ -134,7 +136,8 @@ pub trait FleetStore: std::fmt::Debug + Send + Sync {
     fn keys(&self, bucket: Bucket, max: usize) -> Step<'_, Vec<String>>;
     /// Appends a message to `subject` of `log`, if the subject's last sequence is
     /// `expected_last` (when given; 0: the subject is empty): where it was stored, or
-    /// [`Stored::Conflict`].
+    /// [`Stored::Conflict`]. A message whose [`MSG_ID_HEADER`] a message of the log had
+    /// within the store's window is not stored again: the first one's sequence is the answer.
     fn publish(
         &self,
         log: Log,

@@ -100,3 +100,10 @@ pub const FLEET_RETRY_AFTER_MAX_MS: u64 = 300_000;
 /// itself: two leases, so an owner with room claims them first (within a second), and a person
 /// whose owner is full or cut off is not left without an assistant.
 pub const FLEET_ORPHAN_AFTER_MS: u64 = 2 * FLEET_LEASE_MS;
+
+/// How long the signals stream remembers a signal's message id (`Nats-Msg-Id`, JetStream's
+/// `duplicate_window`): a sender that lost its answer resends within seconds or minutes, and
+/// the stream then stores it once. Past it, the session still answers a repeated signal id
+/// (its day's and the day before's) as taken before, so it is applied once either way; the
+/// window costs the server an id per signal sent in it.
+pub const FLEET_SIGNAL_DEDUPE_MS: u64 = 10 * 60 * 1000;

@@ -7,7 +7,7 @@ use std::time::Duration;
 use async_nats::jetstream::stream::DiscardPolicy;
 use async_nats::jetstream::{self, kv, stream};
 
-use aura_contract::limits::{FLEET_ENROLMENT_BYTES_MAX, FLEET_LEASE_MS};
+use aura_contract::limits::{FLEET_ENROLMENT_BYTES_MAX, FLEET_LEASE_MS, FLEET_SIGNAL_DEDUPE_MS};
 
 use super::{per_person, step, within};
 use crate::store::FleetError;
@@ -63,6 +63,16 @@ pub(super) async fn open(
     };
     // Discard new per subject: a sender told its signal was not stored can say so, where
     // dropping the oldest would lose signals a person has not been served yet.
-    let signals = per_person(context, SIGNALS_STREAM, "aura.signal.>", DiscardPolicy::New).await?;
+    // A signal resent under the same message id is stored once (Fleet::send names each by
+    // its own id).
+    let dedupe = Duration::from_millis(FLEET_SIGNAL_DEDUPE_MS);
+    let signals = per_person(
+        context,
+        SIGNALS_STREAM,
+        "aura.signal.>",
+        DiscardPolicy::New,
+        Some(dedupe),
+    )
+    .await?;
     Ok((people, hosts, signals))
 }

@@ -28,6 +28,28 @@ pub const INPUTS_END_HEADER: &str = "Aura-Inputs-End";
 /// record and decision, so a message on one person's subject that names another is caught.
 pub const PERSON_HEADER: &str = "Aura-Person";
 
+/// The header under which the store deduplicates a resent signal (for
+/// [`aura_contract::limits::FLEET_SIGNAL_DEDUPE_MS`] on JetStream): the same signal sent twice (a sender that lost the answer) is stored once.
+pub const MSG_ID_HEADER: &str = "Nats-Msg-Id";
+
+/// The message id of `signal` sent to `person`: sha256 of the person and the signal in its
+/// canonical form (RFC 8785), in hex, for a signal with an `id` of its own. The same signal
+/// sent again has the same message id however its JSON was spelled; another signal under the
+/// same id does not (the session refuses that one, `id_reused`, and quarantines it: the stream
+/// must not drop it unseen). A signal with no id has none: only the session can tell repeats
+/// of it apart.
+fn msg_id(person: &Person, signal: &[u8]) -> Option<String> {
+    use sha2::Digest;
+    let value: serde_json::Value = serde_json::from_slice(signal).ok()?;
+    value.get("id")?.as_str()?;
+    let canonical = aura_contract::canonical::to_canonical_string(&value).ok()?;
+    let mut hash = sha2::Sha256::new();
+    hash.update(person.key().as_bytes());
+    hash.update([0]);
+    hash.update(canonical.as_bytes());
+    Some(format!("{:x}", hash.finalize()))
+}
+
 /// The subject signals for `person` are sent on.
 pub fn signals_subject(person: &Person) -> String {
     format!("aura.signal.{}.{}", person.tenant(), person.user())
@@ -174,6 +196,9 @@ impl Fleet {
             }
             Some(_) => {}
             None => headers.push((INPUTS_END_HEADER, "1".to_owned())),
+        }
+        if let Some(id) = signal.and_then(|bytes| msg_id(person, bytes)) {
+            headers.push((MSG_ID_HEADER, id));
         }
         let payload = bytes::Bytes::copy_from_slice(signal.unwrap_or_default());
         let subject = signals_subject(person);
