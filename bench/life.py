@@ -2,6 +2,7 @@
 """A life lived by `aura live`: CPU per day, resident memory, disk per day, rollover time.
 
     python3 bench/life.py AURA PLUGINS DAYS [--start 2026-10-05] [--work DIR]
+        [--keep-days N] [--window-s 600]
 
 Writes DAYS of the generated life (scenarios/gen_life.py), feeds its signals to `aura live
 --stdin --clock replay --seed 7 --keep-days DAYS` one line after the other's acknowledgement
@@ -9,8 +10,10 @@ Writes DAYS of the generated life (scenarios/gen_life.py), feeds its signals to 
 (utime + stime) and resident memory (VmRSS, VmHWM) from /proc. At the end it reads each kept
 day's size on disk and the rollovers' times from the session's log (RUST_LOG=aura_day=info:
 `rollover_ms`, from the day's close to the next day's first tick ready). Prints one JSON
-object: per day (1-based) its CPU seconds, RSS and peak RSS in MiB, its dir's KiB; and the
-medians. Linux only (/proc).
+object: per day (1-based) its CPU seconds, RSS and peak RSS in MiB, its dir's KiB (0 for a day
+past --keep-days, deleted by then); the medians; the signals acknowledged a second in each
+whole window of the run (durable throughput over time). Linux only (/proc). PLUGINS may be
+plugins/pulley64 (`aura compile --target pulley64`): the same life on the Pulley interpreter.
 """
 
 import argparse
@@ -68,6 +71,10 @@ def main():
     parser.add_argument("days", type=int)
     parser.add_argument("--start", default="2026-10-05")
     parser.add_argument("--work", default="target/tmp/bench-life")
+    parser.add_argument("--keep-days", type=int, default=None,
+                        help="days kept (default: all of them, so each is measured on disk)")
+    parser.add_argument("--window-s", type=int, default=600,
+                        help="the throughput's window: signals acknowledged in each")
     args = parser.parse_args()
     work = os.path.abspath(args.work)
     life = os.path.join(work, "life")
@@ -84,7 +91,7 @@ def main():
     env = dict(os.environ, RUST_LOG="aura_day=info")
     command = [
         args.aura, "--data-dir", data, "--plugins-dir", args.plugins, "live", "--stdin",
-        "--clock", "replay", "--seed", "7", "--keep-days", str(args.days),
+        "--clock", "replay", "--seed", "7", "--keep-days", str(args.keep_days or args.days),
         os.path.join(life, "setup.json"),
     ]
     started = time.monotonic()
@@ -98,11 +105,17 @@ def main():
 
     acks = [0]
     refused = [0]
+    # Signals acknowledged in each window of the run, from its start.
+    windows = []
 
     def read_out():
         for line in child.stdout:
             if line.startswith(b'{"ack"'):
                 acks[0] += 1
+                window = int((time.monotonic() - started) // args.window_s)
+                while len(windows) <= window:
+                    windows.append(0)
+                windows[window] += 1
             elif line.startswith(b'{"refused"'):
                 refused[0] += 1
 
@@ -159,6 +172,9 @@ def main():
         "refused": refused[0],
         "wall_s": round(wall, 1),
         "signals_per_s": round(acks[0] / wall, 1),
+        # Whole windows only: the last one is cut short by the end of the inputs.
+        "window_s": args.window_s,
+        "signals_per_s_by_window": [round(n / args.window_s, 1) for n in windows[:-1]],
         "start_cpu_s": round(marks[0]["cpu_s"], 3) if marks else None,
         "at_days": {n: at(n) for n in (1, 2, 30, 60, 90, 119, 120)},
         "cpu_s_median": statistics.median(d["cpu_s"] for d in days) if days else None,

@@ -116,8 +116,9 @@ impl FleetCommand {
                     let (host, _) = open_host(globals.host_config(), None, None).await?;
                     warn_load_failures(&host);
                     let (stop, stopped) = tokio::sync::watch::channel(false);
+                    let shutdown = shutdown_signal();
                     tokio::spawn(async move {
-                        shutdown_signal().await;
+                        shutdown.await;
                         let _ = stop.send(true);
                     });
                     eprintln!("aura: fleet host {id} on {}", connection.shown);

@@ -162,8 +162,9 @@ impl LiveCommand {
             #[allow(unused_mut)]
             let mut http_stop: Option<tokio::sync::oneshot::Sender<()>> = None;
             let stop = handle.clone();
+            let shutdown = super::shutdown_signal();
             tokio::spawn(async move {
-                super::shutdown_signal().await;
+                shutdown.await;
                 stop.stop().await;
             });
             #[cfg(feature = "http")]

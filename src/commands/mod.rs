@@ -211,19 +211,27 @@ pub fn print_manifest(dir: &std::path::Path, manifest: &aura_plugins::PluginMani
 }
 
 /// Completes on SIGINT or SIGTERM: how the servers (`serve`, `worker`, `events --follow`)
-/// and `live` end.
-pub async fn shutdown_signal() {
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-    let terminated = async {
-        match term.as_mut() {
-            Some(term) => {
-                term.recv().await;
-            }
-            None => std::future::pending().await,
+/// and `live` end. The handlers are in place once this returns, before the future is first
+/// polled: a signal that comes while the process is still starting (its task not run yet)
+/// stops it cleanly instead of killing it.
+pub fn shutdown_signal() -> impl std::future::Future<Output = ()> + Send + 'static {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).ok();
+    let mut interrupt = signal(SignalKind::interrupt()).ok();
+    async move {
+        tokio::select! {
+            () = received(interrupt.as_mut()) => {}
+            () = received(term.as_mut()) => {}
         }
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        () = terminated => {}
+    }
+}
+
+/// Completes when `signal` comes (never, when it could not be listened for).
+async fn received(signal: Option<&mut tokio::signal::unix::Signal>) {
+    match signal {
+        Some(signal) => {
+            signal.recv().await;
+        }
+        None => std::future::pending().await,
     }
 }

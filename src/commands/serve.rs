@@ -39,8 +39,9 @@ impl ServeCommand {
             eprintln!("aura: serving MCP at {}://{bound}/mcp", guard.scheme());
             let shutdown = tokio_util::sync::CancellationToken::new();
             let stop = shutdown.clone();
+            let signalled = shutdown_signal();
             tokio::spawn(async move {
-                shutdown_signal().await;
+                signalled.await;
                 stop.cancel();
             });
             server.serve_http(listener, &guard, shutdown).await?;
