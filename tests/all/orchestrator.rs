@@ -698,3 +698,76 @@ fn each_agent_lists_every_context_member_its_tick_reads() {
     // The comparison means something only if the ticks propose (the day makes every agent do).
     assert!(proposals > 100, "{proposals} proposals over the day");
 }
+
+/// The context holds the latest [`CONTEXT_TRANSACTIONS_MAX`] transactions, and that is all the
+/// finance tick reads: over a history at the scenario's bound (2000, in the order they were
+/// booked), the tick's answer on the context equals its answer on the whole history, so what
+/// the context leaves out was never read. Checked on a history whose last day holds a duplicate
+/// charge and an unusually large one (worked out: both are flagged, so the tick proposes).
+#[test]
+fn the_context_holds_every_transaction_the_finance_tick_reads() {
+    use aura_contract::limits::CONTEXT_TRANSACTIONS_MAX;
+    assert_eq!(
+        CONTEXT_TRANSACTIONS_MAX,
+        finance_agent::tick::TICK_TRANSACTIONS_MAX
+    );
+    let merchants = ["Aldi Süd", "Cafe Rosa", "Deutsche Bahn", "Rewe", "Kino"];
+    // One a quarter of an hour from 2026-10-01 00:00 UTC: 2000 reach 2026-10-21 19:45.
+    let at = |i: usize| {
+        let minutes = i * 15;
+        format!(
+            "2026-10-{:02}T{:02}:{:02}:00Z",
+            1 + minutes / 1440,
+            minutes % 1440 / 60,
+            minutes % 60
+        )
+    };
+    let mut history: Vec<Value> = (0..1998)
+        .map(|i| {
+            serde_json::json!({"id": format!("t{i}"), "merchant": merchants[i % 5],
+                "amount_minor": 1000 + (i % 7) * 100, "currency": "EUR", "time": at(i)})
+        })
+        .collect();
+    // The last two: the same Rewe charge again a minute after the one before it, and a Kino
+    // spend of 20 times its usual.
+    history.push(serde_json::json!({"id": "dup", "merchant": "Rewe",
+        "amount_minor": history[1993]["amount_minor"], "currency": "EUR",
+        "time": "2026-10-21T18:16:00Z"}));
+    history.push(
+        serde_json::json!({"id": "big", "merchant": "Kino", "amount_minor": 30000,
+        "currency": "EUR", "time": at(1999)}),
+    );
+    assert_eq!(history[1993]["time"], "2026-10-21T18:15:00Z");
+    let dir = temp_dir("context-transactions");
+    let path = dir.join("scenario.json");
+    let scenario = serde_json::json!({
+        "scenario": "history", "start": "2026-10-21T22:00:00Z", "end": "2026-10-21T22:00:00Z",
+        "tick_minutes": 15, "utc_offset_minutes": 0, "profile": {},
+        "initial": {"transactions": history}, "signals": []});
+    std::fs::write(&path, scenario.to_string()).unwrap();
+    let schemas =
+        aura_contract::schema::SchemaRegistry::compile(aura_contract::catalogue::all_schemas())
+            .unwrap();
+    let scenario = Scenario::load(&path, &schemas).unwrap();
+    let mut world = scenario.world();
+    let now = scenario.ticks()[0];
+    world.advance(&scenario, now);
+    let context = world.context(&scenario, now);
+    let held = context["transactions"].as_array().unwrap();
+    assert_eq!(held[..], history[2000 - CONTEXT_TRANSACTIONS_MAX..]);
+    let mut whole = context.clone();
+    whole["transactions"] = Value::Array(history);
+    let on_context = finance_agent::tick::tick(context).unwrap();
+    assert_eq!(on_context, finance_agent::tick::tick(whole).unwrap());
+    let signals: Vec<&Value> = on_context["proposals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|p| p["signals"].as_array().unwrap())
+        .collect();
+    assert!(
+        signals.contains(&&serde_json::json!("duplicate:dup"))
+            && signals.contains(&&serde_json::json!("unusually_large:big")),
+        "{on_context}"
+    );
+}

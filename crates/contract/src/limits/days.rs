@@ -7,8 +7,12 @@
 pub const SCENARIO_BYTES_MAX: usize = 32 * 1024 * 1024;
 /// Messages in a tick's context: the latest ones (comms reads only the recent ones anyway).
 pub const CONTEXT_MESSAGES_MAX: usize = 200;
-/// Transactions in a tick's context: the latest ones (finance keeps at most 300 itself).
-pub const CONTEXT_TRANSACTIONS_MAX: usize = 2000;
+/// Transactions in a tick's context, and carried into the next day: the latest ones, as many
+/// as the finance agent's tick reads (its `TICK_TRANSACTIONS_MAX`, the most recent 300). More
+/// were parsed by every agent at every tick and written into every checkpoint without being
+/// read: at 2000, a year and a half into the generated life (3.3 a day), a day cost 4.7 CPU s
+/// instead of 2.5 (BENCHMARKS.md, "A life").
+pub const CONTEXT_TRANSACTIONS_MAX: usize = 300;
 /// Sleep sessions in a tick's context: the latest ones (wellness keeps at most 100).
 pub const CONTEXT_SLEEP_SESSIONS_MAX: usize = 100;
 /// Longest scenario: seven days (at one tick a minute, 10,080 ticks).

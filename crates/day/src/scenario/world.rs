@@ -17,7 +17,10 @@ use aura_contract::limits::{
 use super::{Answer, INVITATION, Scenario};
 
 /// The state the signals so far describe. Agents never see it whole: each tick gets a
-/// bounded snapshot ([`World::context`]). A run's checkpoint keeps it whole.
+/// bounded snapshot ([`World::context`]). A run's checkpoint keeps it whole, so its lists of
+/// what only the latest matter of (messages, transactions, sleep sessions) hold at most twice
+/// their context bound ([`keep_latest`]): a day's checkpoint, written after every tick, does
+/// not grow with the day's signals nor with the history a day starts from.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct World {
@@ -35,11 +38,11 @@ impl World {
     pub(super) fn initial(initial: &Value) -> Self {
         let list = |name: &str| initial[name].as_array().cloned().unwrap_or_default();
         Self {
-            messages: list("messages"),
+            messages: latest(&list("messages"), CONTEXT_MESSAGES_MAX).to_vec(),
             events: list("events"),
-            transactions: list("transactions"),
+            transactions: latest(&list("transactions"), CONTEXT_TRANSACTIONS_MAX).to_vec(),
             readings: initial["readings"].as_object().cloned().unwrap_or_default(),
-            sleep_sessions: list("sleep_sessions"),
+            sleep_sessions: latest(&list("sleep_sessions"), CONTEXT_SLEEP_SESSIONS_MAX).to_vec(),
             invitations: list("invitations"),
             next_signal: 0,
         }
@@ -56,19 +59,23 @@ impl World {
             self.next_signal += 1;
             let data = &signal.data;
             match signal.kind.as_str() {
-                "message" => self.messages.push(data.clone()),
+                "message" => keep_latest(&mut self.messages, data, CONTEXT_MESSAGES_MAX),
                 "event" => {
                     self.events.retain(|e| e["id"] != data["id"]);
                     self.events.push(data.clone());
                 }
                 "cancel_event" => self.events.retain(|e| e["id"] != data["id"]),
-                "transaction" => self.transactions.push(data.clone()),
+                "transaction" => {
+                    keep_latest(&mut self.transactions, data, CONTEXT_TRANSACTIONS_MAX);
+                }
                 "reading" => {
                     for (field, value) in data.as_object().into_iter().flatten() {
                         self.readings.insert(field.clone(), value.clone());
                     }
                 }
-                "sleep_session" => self.sleep_sessions.push(data.clone()),
+                "sleep_session" => {
+                    keep_latest(&mut self.sleep_sessions, data, CONTEXT_SLEEP_SESSIONS_MAX);
+                }
                 "invitation" => {
                     self.invitations.retain(|i| i["id"] != data["id"]);
                     self.invitations.push(data.clone());
@@ -92,7 +99,8 @@ impl World {
         &self.events
     }
 
-    /// The user's messages so far, oldest first.
+    /// The user's latest messages, oldest first: at least the [`CONTEXT_MESSAGES_MAX`] latest
+    /// (every message a tick's agents can have named), at most twice as many.
     pub fn messages(&self) -> &[Value] {
         &self.messages
     }
@@ -167,6 +175,16 @@ impl World {
             "sleep_sessions": latest(&self.sleep_sessions, CONTEXT_SLEEP_SESSIONS_MAX),
             "invitations": current(&self.invitations, today),
         })
+    }
+}
+
+/// Appends `item` to `items`, of which only the latest `max` are ever read: past twice that,
+/// the older ones are dropped at once (amortized, each item is moved at most once), so the
+/// latest `max` are always there and the list never holds more than `2 × max`.
+fn keep_latest(items: &mut Vec<Value>, item: &Value, max: usize) {
+    items.push(item.clone());
+    if items.len() > 2 * max {
+        items.drain(..items.len() - max);
     }
 }
 
