@@ -7,10 +7,11 @@ use std::process::ExitCode;
 use aura_contract::trace::narration::NarrationOutcome;
 use aura_contract::trace::{Decision, Trace};
 use aura_contract::visible::visible;
+use aura_day::logs::NARRATIONS_PATH;
 use aura_day::narration::{NarrationSummary, narrate_run};
 use aura_day::orchestrator::{self, RunEvent, RunSummary, Start};
 use aura_day::scenario::Scenario;
-use aura_host::journal::{NARRATIONS_PATH, QUARANTINE_PATH, TRACES_PATH};
+use aura_host::journal::{QUARANTINE_PATH, TRACES_PATH};
 
 use super::{Globals, open_host, runtime, warn_load_failures};
 

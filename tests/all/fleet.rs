@@ -9,6 +9,7 @@ use serde_json::json;
 
 use aura_contract::limits::FLEET_LEASE_MS;
 use aura_contract::person::Person;
+use aura_day::logs::RunLogs;
 use aura_fleet::jetstream;
 use aura_fleet::protocol::{AfterAppend, LeaseStep, Record};
 use aura_fleet::store::{Claim, Fleet, Journaled, decisions_subject};

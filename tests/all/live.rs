@@ -437,7 +437,7 @@ fn each_surface_s_command_gets_its_decisions_once_and_a_failing_one_is_retried_a
     assert_eq!(std::fs::read_to_string(&cards).unwrap(), expected);
     // The watch's command fails: three attempts, then a record saying why.
     let records: Vec<Value> =
-        std::fs::read_to_string(day_dir(&data).join(aura_host::journal::DELIVERIES_PATH))
+        std::fs::read_to_string(day_dir(&data).join(aura_day::logs::DELIVERIES_PATH))
             .unwrap()
             .lines()
             .map(|l| serde_json::from_str(l).unwrap())
@@ -526,7 +526,7 @@ fn a_session_killed_anywhere_loses_no_acknowledged_signal_and_keeps_each_effect_
     let read = |path: PathBuf| std::fs::read_to_string(path).unwrap_or_default();
     let expected_traces = traces(&reference.join("data"));
     let expected_signals =
-        read(day_dir(&reference.join("data")).join(aura_host::journal::SIGNALS_PATH));
+        read(day_dir(&reference.join("data")).join(aura_day::logs::SIGNALS_PATH));
     let expected_ids = read(reference.join("ids"));
     assert!(!expected_ids.is_empty(), "the day shows cards");
 
@@ -575,7 +575,7 @@ fn a_session_killed_anywhere_loses_no_acknowledged_signal_and_keeps_each_effect_
             "{point}: acknowledged in order"
         );
         // Every signal acknowledged is in the journal, at its place.
-        let journal = read(day_dir(&data).join(aura_host::journal::SIGNALS_PATH));
+        let journal = read(day_dir(&data).join(aura_day::logs::SIGNALS_PATH));
         assert!(
             journal.lines().count() >= acked.len(),
             "{point}: an acknowledged signal was lost"
@@ -606,7 +606,7 @@ fn a_session_killed_anywhere_loses_no_acknowledged_signal_and_keeps_each_effect_
         // The day as if never interrupted: the same journal (each signal once), the same
         // traces, and each card's effect once.
         assert_eq!(
-            read(day_dir(&data).join(aura_host::journal::SIGNALS_PATH)),
+            read(day_dir(&data).join(aura_day::logs::SIGNALS_PATH)),
             expected_signals,
             "{point}"
         );

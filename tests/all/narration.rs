@@ -251,7 +251,7 @@ async fn a_stopped_narrator_ends_its_narration_unanswered() {
 }
 
 fn records(data: &std::path::Path) -> Vec<NarrationRecord> {
-    std::fs::read_to_string(crate::live::day_dir(data).join(aura_host::journal::NARRATIONS_PATH))
+    std::fs::read_to_string(crate::live::day_dir(data).join(aura_day::logs::NARRATIONS_PATH))
         .unwrap()
         .lines()
         .map(|line| serde_json::from_str(line).unwrap())
@@ -280,7 +280,7 @@ async fn the_days_narrations_are_the_same_bytes_and_a_second_pass_resumes() {
             "the pass does not touch traces.jsonl"
         );
         narrations.push(
-            std::fs::read(crate::live::day_dir(&data).join(aura_host::journal::NARRATIONS_PATH))
+            std::fs::read(crate::live::day_dir(&data).join(aura_day::logs::NARRATIONS_PATH))
                 .unwrap(),
         );
         summaries.push(summary.clone());
@@ -420,10 +420,8 @@ fn aura_live_narrates_as_the_day_goes_on_and_leaves_aura_runs_narrations() {
     let ran = weekend_run_narrated();
     assert_eq!(crate::live::traces(&live), crate::live::traces(ran));
     let narrations = |data: &std::path::Path| {
-        std::fs::read_to_string(
-            crate::live::day_dir(data).join(aura_host::journal::NARRATIONS_PATH),
-        )
-        .unwrap()
+        std::fs::read_to_string(crate::live::day_dir(data).join(aura_day::logs::NARRATIONS_PATH))
+            .unwrap()
     };
     let first_two: String = narrations(ran).split_inclusive('\n').take(2).collect();
     assert_eq!(narrations(&live), first_two, "byte for byte");
@@ -472,10 +470,8 @@ fn a_session_stopped_mid_narration_resumes_it_and_narrates_each_case_once() {
     crate::live::run(&live, &args, b"");
     let ran = weekend_run_narrated();
     let narrations = |data: &std::path::Path| {
-        std::fs::read_to_string(
-            crate::live::day_dir(data).join(aura_host::journal::NARRATIONS_PATH),
-        )
-        .unwrap()
+        std::fs::read_to_string(crate::live::day_dir(data).join(aura_day::logs::NARRATIONS_PATH))
+            .unwrap()
     };
     assert_eq!(
         narrations(&live).lines().count(),
@@ -531,13 +527,12 @@ fn a_narrating_session_streams_its_narrations_over_http() {
         .filter(|line| line.starts_with('{'))
         .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap()["narration"].clone())
         .collect();
-    let written: Vec<serde_json::Value> = std::fs::read_to_string(
-        crate::live::day_dir(&live).join(aura_host::journal::NARRATIONS_PATH),
-    )
-    .unwrap()
-    .lines()
-    .map(|line| serde_json::from_str(line).unwrap())
-    .collect();
+    let written: Vec<serde_json::Value> =
+        std::fs::read_to_string(crate::live::day_dir(&live).join(aura_day::logs::NARRATIONS_PATH))
+            .unwrap()
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect();
     assert_eq!(written.len(), 2);
     assert_eq!(streamed, written);
 }

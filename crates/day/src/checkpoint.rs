@@ -35,9 +35,9 @@ pub const CHECKPOINT_PATH: &str = "run.json";
 /// setup.
 const SET_ASIDE_WITH_TRACES: [&str; 5] = [
     CHECKPOINT_PATH,
-    aura_host::journal::NARRATIONS_PATH,
-    aura_host::journal::SIGNALS_PATH,
-    aura_host::journal::DELIVERIES_PATH,
+    crate::logs::NARRATIONS_PATH,
+    crate::logs::SIGNALS_PATH,
+    crate::logs::DELIVERIES_PATH,
     LIVE_SETUP_PATH,
 ];
 

@@ -4,7 +4,7 @@
 //! It owns the scenario ([`scenario`]: a day of signals and the person's answers, and the world
 //! they build), the orchestrator ([`orchestrator`]: ticks, arbitration, novelty, the
 //! interruption budget, digests, questions, and a reasoning trace for every decision), a run's
-//! checkpoint and resuming it ([`checkpoint`]), the day lived as it happens ([`live`]: the same
+//! checkpoint and resuming it ([`checkpoint`]), its own logs ([`logs`]), the day lived as it happens ([`live`]: the same
 //! orchestrator on the machine's clock, fed by fronts), the narrator's pass over a run's novel
 //! cases ([`narration`]) and the picture of a run ([`report`]). It must
 //! not check or run a call itself: it hands calls to the host's one seam
@@ -15,6 +15,7 @@
 
 pub mod checkpoint;
 pub mod live;
+pub mod logs;
 pub mod narration;
 pub mod orchestrator;
 pub mod report;

@@ -20,7 +20,9 @@ use aura_contract::catalogue;
 use aura_contract::limits::{LIVE_TRACES_BYTES_MAX, NARRATIONS_PER_RUN_MAX};
 use aura_contract::trace::Trace;
 use aura_contract::trace::narration::{NarrationOutcome, NarrationRecord, case};
-use aura_host::journal::{JournalError, NARRATIONS_PATH, TRACES_PATH};
+use aura_host::journal::{JournalError, TRACES_PATH};
+
+use crate::logs::{NARRATIONS_PATH, RunLogs};
 use aura_host::{Host, Narrator};
 
 /// Why the narration pass stopped.

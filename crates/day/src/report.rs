@@ -19,7 +19,9 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use aura_contract::limits::{REPORT_LINE_BYTES_MAX, REPORT_RECORDS_MAX};
-use aura_host::journal::{NARRATIONS_PATH, QUARANTINE_PATH, TRACES_PATH};
+use aura_host::journal::{QUARANTINE_PATH, TRACES_PATH};
+
+use crate::logs::NARRATIONS_PATH;
 
 /// Why a report could not be written.
 #[derive(Debug, thiserror::Error)]

@@ -180,7 +180,7 @@ fn the_rust_api_hands_each_narration_to_the_app() {
     }
     assistant.finish().unwrap();
     let written: Vec<Value> =
-        std::fs::read_to_string(day_dir(&data).join(aura_host::journal::NARRATIONS_PATH))
+        std::fs::read_to_string(day_dir(&data).join(aura_day::logs::NARRATIONS_PATH))
             .unwrap()
             .lines()
             .map(|line| serde_json::from_str(line).unwrap())

@@ -24,6 +24,7 @@ use tokio::sync::watch;
 use aura_contract::limits::{FLEET_LEASE_MS, FLEET_RENEW_EVERY_MS, LIVE_TRACES_BYTES_MAX};
 use aura_contract::person::Person;
 use aura_day::live::{self, Clock, Delivery, LiveConfig, Sink};
+use aura_day::logs::RunLogs;
 use aura_day::orchestrator::Start;
 use aura_host::Host;
 use aura_host::journal::TRACES_PATH;

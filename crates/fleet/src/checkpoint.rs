@@ -23,7 +23,8 @@ use aura_contract::limits::LIFE_STATE_BYTES_MAX;
 use aura_contract::person::Person;
 use aura_day::checkpoint::{CHECKPOINT_PATH, LIVE_SETUP_PATH};
 use aura_day::live::life::{DAYS_DIR, LIFE_PATH, is_day_name};
-use aura_host::journal::{DELIVERIES_PATH, QUARANTINE_PATH, SIGNALS_PATH, TRACES_PATH};
+use aura_day::logs::{DELIVERIES_PATH, SIGNALS_PATH};
+use aura_host::journal::{QUARANTINE_PATH, TRACES_PATH};
 
 use crate::protocol::Seq;
 

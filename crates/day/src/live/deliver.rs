@@ -25,7 +25,9 @@ use aura_contract::limits::{
 };
 use aura_contract::trace::{Decision, Trace};
 use aura_host::Host;
-use aura_host::journal::{DELIVERIES_PATH, JournalError, TRACES_PATH};
+use aura_host::journal::{JournalError, TRACES_PATH};
+
+use crate::logs::{DELIVERIES_PATH, RunLogs};
 
 /// A decision as a sink gets it.
 #[derive(Debug, Clone, Serialize)]

@@ -22,7 +22,9 @@ use aura_contract::limits::{LIFE_STATE_BYTES_MAX, LIVE_SIGNAL_BYTES_MAX, SCENARI
 use aura_contract::quarantine::QuarantineRecord;
 use aura_contract::recovery::Action;
 use aura_host::Host;
-use aura_host::journal::{RunLock, SIGNALS_PATH};
+use aura_host::journal::RunLock;
+
+use crate::logs::{RunLogs, SIGNALS_PATH};
 
 use super::{LiveError, input, setup, zone};
 use crate::checkpoint::LIVE_SETUP_PATH;

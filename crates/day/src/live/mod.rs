@@ -28,7 +28,9 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use aura_host::Host;
-use aura_host::journal::{JournalError, SIGNALS_PATH};
+use aura_host::journal::JournalError;
+
+use crate::logs::{RunLogs, SIGNALS_PATH};
 
 pub use clock::Clock;
 pub use deliver::{CommandSink, Delivery, LinesSink, Sink};

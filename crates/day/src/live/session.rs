@@ -20,6 +20,8 @@ use aura_contract::trace::narration::NarrationRecord;
 use aura_host::Host;
 use aura_host::journal::JournalError;
 
+use crate::logs::RunLogs;
+
 use super::clock::{Clock, Reading};
 use super::deliver::{Deliveries, Delivery, Sink};
 use super::handle::{Ack, Input, Refused, closed, refuse};

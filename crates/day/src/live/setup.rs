@@ -16,7 +16,8 @@ use aura_contract::canonical::parse_i_json;
 use aura_contract::catalogue::{LIVE_SETUP_SCHEMA, SCENARIO_SCHEMA};
 use aura_contract::limits::{LIVE_SIGNAL_BYTES_MAX, SCENARIO_BYTES_MAX};
 use aura_host::Host;
-use aura_host::journal::SIGNALS_PATH;
+
+use crate::logs::{RunLogs, SIGNALS_PATH};
 
 use super::clock::{Clock, Reading};
 use super::input::{Sent, sent};

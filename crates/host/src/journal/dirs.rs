@@ -2,7 +2,7 @@
 //! removed, so a directory is there whole or not at all, and a kill in between leaves it aside
 //! for [`Journal::remove_aside`] to finish. It owns the two steps and their stop points
 //! (`<path>:write:0` before the rename, `<path>:synced:0` renamed aside and not yet removed).
-//! It must not decide what is deleted (a life's retention does).
+//! It must not decide what is deleted (its caller's retention does).
 
 use super::faults::{StorageFault, StorageStep, injected};
 use super::{Journal, JournalError};
@@ -25,7 +25,7 @@ impl Journal {
             Ok(meta) if meta.is_dir() => {}
             Ok(_) => {
                 return Err(open(std::io::Error::other(
-                    "not a directory: a day is deleted whole or not at all",
+                    "not a directory: only a directory is deleted whole",
                 )));
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),

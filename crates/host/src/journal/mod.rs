@@ -2,12 +2,13 @@
 //!
 //! It owns `<data-dir>/errors/quarantine_calls.jsonl` (one canonical JSON line per refused or
 //! dropped call; on a fleet's host each names its person) and `<data-dir>/traces.jsonl` (one
-//! reasoning trace per orchestrator decision), `<data-dir>/narrations.jsonl` (the narrator's
-//! records), and the data dir's small files replaced whole (a
-//! run's checkpoint, `run.json`). Each record is written and fsynced before it is reported, and
-//! a torn last line left by a crash is truncated when the log is opened. A write that fails (a
-//! full disk, an I/O error, a short write, a failed fsync) is withdrawn from the file and stops
-//! the journal: it says which file, and the next start repairs and resumes. A replaced file's
+//! reasoning trace per orchestrator decision), the side logs a run names (a live session's
+//! signals and deliveries, the narrator's records: the day crate names them, the host knows
+//! nothing of days), and the data dir's small files replaced whole (a run's checkpoint). Each
+//! record is written and fsynced before it is reported, and a torn last line left by a crash
+//! is truncated when the log is opened. A write that fails (a full disk, an I/O error, a short
+//! write, a failed fsync) is withdrawn from the file and stops the journal: it says which file,
+//! and the next start repairs and resumes. A replaced file's
 //! failed write stops only that write (the old file stays whole; a stale `.tmp` is overwritten
 //! by the next one). A log's torn tail is repaired at open only when no run is live in the data
 //! dir, and a failed record is withdrawn only if no other process appended after it. Records an
@@ -42,15 +43,6 @@ use log::{Already, Log, hash_prefix};
 pub const QUARANTINE_PATH: &str = "errors/quarantine_calls.jsonl";
 /// The reasoning traces, relative to the data dir.
 pub const TRACES_PATH: &str = "traces.jsonl";
-/// A live session's signals and answers as it acknowledged them, each a scenario.v1 signal:
-/// the day it lives, in the order it took them.
-pub const SIGNALS_PATH: &str = "signals.jsonl";
-/// The narrator's records: one per novel case narrated, after its trace (kept, discarded or
-/// failed; a kept one's text replaces the trace's template rationale where a person reads it).
-pub const NARRATIONS_PATH: &str = "narrations.jsonl";
-/// What a live session's sinks were handed: one record per delivery and sink, once it was
-/// delivered or given up on.
-pub const DELIVERIES_PATH: &str = "deliveries.jsonl";
 
 /// Why the journal could not be opened or written.
 #[derive(Debug, thiserror::Error)]
@@ -122,11 +114,8 @@ pub struct Journal {
     dir_file: std::fs::File,
     quarantine: Log,
     traces: Log,
-    /// A live session's logs ([`SIGNALS_PATH`], [`DELIVERIES_PATH`]), opened by
-    /// [`Journal::open_live`] once it holds the run lock.
-    live: std::sync::OnceLock<[Log; 2]>,
-    /// The narrations ([`NARRATIONS_PATH`]), opened by [`Journal::open_narrations`].
-    narrations: std::sync::OnceLock<Log>,
+    /// The side logs a run opened ([`Journal::open_logs`]) once it held the run lock.
+    side: std::sync::Mutex<Vec<std::sync::Arc<Log>>>,
     /// Quarantine records appended (or found already there, see [`Journal::expect`]) since
     /// this journal was opened.
     quarantined: std::sync::atomic::AtomicU64,
@@ -192,8 +181,7 @@ impl Journal {
             quarantine: Log::open(&dir, QUARANTINE_PATH, false, repair, faults.clone())?,
             traces: Log::open(&dir, TRACES_PATH, true, repair, faults.clone())?,
             dir,
-            live: std::sync::OnceLock::new(),
-            narrations: std::sync::OnceLock::new(),
+            side: Default::default(),
             quarantined: std::sync::atomic::AtomicU64::new(0),
             faults,
             replacements: Default::default(),
@@ -244,20 +232,23 @@ impl Journal {
         self.traces.append_value(trace)
     }
 
-    /// The complete lines of one of the data dir's logs (the traces, a live log), oldest
-    /// first, after the first `skip`: at most `max` bytes of the file, or an error that says
-    /// it is larger than a run writes.
+    /// The complete lines of one of the data dir's logs (the traces, the quarantine, an open
+    /// side log), oldest first, after the first `skip`: at most `max` bytes of the file, or an
+    /// error that says it is larger than a run writes.
     pub fn lines(
         &self,
         path: &'static str,
         skip: usize,
         max: u64,
     ) -> Result<Vec<String>, JournalError> {
+        let side;
         let log = match path {
             TRACES_PATH => &self.traces,
             QUARANTINE_PATH => &self.quarantine,
-            NARRATIONS_PATH => self.narrations_log()?,
-            _ => self.live_log(path)?,
+            _ => {
+                side = self.side_log(path)?;
+                &*side
+            }
         };
         let mut state = log.lock();
         let read = |source| JournalError::Open {
@@ -282,12 +273,10 @@ impl Journal {
 
     /// The first failure of any log, if one failed: the journal writes nothing more.
     pub fn failure(&self) -> Option<JournalError> {
-        let live = self.live.get().into_iter().flatten();
-        let narrations = self.narrations.get();
+        let side = self.side_logs();
         for log in [&self.traces, &self.quarantine]
             .into_iter()
-            .chain(live)
-            .chain(narrations)
+            .chain(side.iter().map(|log| &**log))
         {
             if let Some(first) = &log.lock().failed {
                 return Some(JournalError::Stopped {
@@ -451,7 +440,7 @@ impl Journal {
 
     /// Moves the traces and each of `also` (if there) aside as `traces.<n>.jsonl` and
     /// `<stem>.<n>.<ext>`, `n` the first number free for all, and starts an empty traces.jsonl.
-    /// The name the traces went to. A live log among `also` must not be open yet.
+    /// The name the traces went to. A side log among `also` must not be open yet.
     pub fn set_aside(&self, also: &[&'static str]) -> Result<String, JournalError> {
         let error = |path: &str| {
             let path = path.to_owned();

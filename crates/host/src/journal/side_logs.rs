@@ -1,38 +1,40 @@
-//! The journal's logs a run opens once it holds the data dir's run lock, not when the journal
-//! is opened: a live session's signals and deliveries, and the narrator's records. It owns
+//! The journal's side logs: logs beside the quarantine and the traces that a run names and
+//! opens once it holds the data dir's run lock, not when the journal is opened (a live
+//! session's signals and deliveries, the narrator's records: the day crate names them). It owns
 //! opening them (a torn last line repaired: their tails are the lock holder's) and appending to
-//! them, durable before a write returns. It must not decide what they hold.
+//! them, durable before a write returns. It must not decide what they are called or hold.
+
+use std::sync::Arc;
 
 use super::log::{Appended, Log};
-use super::{DELIVERIES_PATH, Journal, JournalError, NARRATIONS_PATH, SIGNALS_PATH};
+use super::{Journal, JournalError, QUARANTINE_PATH, TRACES_PATH};
 
 impl Journal {
-    /// Opens (creating) a live session's logs, repairing a torn last line. The session calls
-    /// it once it holds the run lock ([`Journal::lock_run`]): their tails are its own.
-    pub fn open_live(&self) -> Result<(), JournalError> {
-        if self.live.get().is_some() {
-            return Ok(());
+    /// Opens (creating) the side logs `paths` that are not open yet, repairing a torn last
+    /// line. A run calls it once it holds the run lock ([`Journal::lock_run`]): their tails
+    /// are its own. A log opened before stays as it is.
+    pub fn open_logs(&self, paths: &[&'static str]) -> Result<(), JournalError> {
+        let mut side = self.side.lock().unwrap_or_else(|p| p.into_inner());
+        let mut opened = false;
+        for &path in paths {
+            if path == TRACES_PATH || path == QUARANTINE_PATH {
+                return Err(JournalError::Open {
+                    path: path.to_owned(),
+                    source: std::io::Error::other("the journal opens it itself"),
+                });
+            }
+            if side.iter().any(|log| log.path == path) {
+                continue;
+            }
+            let log = Log::open(&self.dir, path, false, true, self.faults.clone())?;
+            side.push(Arc::new(log));
+            opened = true;
         }
-        let logs = [
-            Log::open(&self.dir, SIGNALS_PATH, false, true, self.faults.clone())?,
-            Log::open(&self.dir, DELIVERIES_PATH, false, true, self.faults.clone())?,
-        ];
-        self.synced()?;
-        // Only the session that holds the run lock opens them; a second call keeps the first.
-        let _ = self.live.set(logs);
-        Ok(())
-    }
-
-    /// Opens (creating) the narrations log, repairing a torn last line: by the run that holds
-    /// the run lock, after the data dir's earlier run was set aside.
-    pub fn open_narrations(&self) -> Result<(), JournalError> {
-        if self.narrations.get().is_some() {
-            return Ok(());
+        drop(side);
+        match opened {
+            true => self.synced(),
+            false => Ok(()),
         }
-        let log = Log::open(&self.dir, NARRATIONS_PATH, false, true, self.faults.clone())?;
-        self.synced()?;
-        let _ = self.narrations.set(log);
-        Ok(())
     }
 
     /// Syncs the data dir's entries, so a log just created survives a crash.
@@ -43,36 +45,66 @@ impl Journal {
         })
     }
 
-    /// Appends one narration record, durable before this returns.
-    pub fn narration(&self, record: &serde_json::Value) -> Result<Appended, JournalError> {
-        self.narrations_log()?.append_value(record)
+    /// Appends one record to the side log `path`, durable before this returns.
+    pub fn append(
+        &self,
+        path: &'static str,
+        record: &serde_json::Value,
+    ) -> Result<Appended, JournalError> {
+        self.side_log(path)?.append_value(record)
     }
 
-    pub(super) fn narrations_log(&self) -> Result<&Log, JournalError> {
-        self.narrations.get().ok_or_else(|| JournalError::Open {
-            path: NARRATIONS_PATH.to_owned(),
-            source: std::io::Error::other("the narrations log is not open"),
-        })
-    }
-
-    /// The live log at `path`, once [`Journal::open_live`] opened it.
-    pub(super) fn live_log(&self, path: &'static str) -> Result<&Log, JournalError> {
-        self.live
-            .get()
-            .and_then(|logs| logs.iter().find(|log| log.path == path))
+    /// The side log at `path`, once [`Journal::open_logs`] opened it.
+    pub(super) fn side_log(&self, path: &str) -> Result<Arc<Log>, JournalError> {
+        let side = self.side.lock().unwrap_or_else(|p| p.into_inner());
+        side.iter()
+            .find(|log| log.path == path)
+            .cloned()
             .ok_or_else(|| JournalError::Open {
                 path: path.to_owned(),
-                source: std::io::Error::other("the live logs are not open"),
+                source: std::io::Error::other("the log is not open"),
             })
     }
 
-    /// Appends one acknowledged signal (a scenario.v1 signal), durable before this returns.
-    pub fn signal(&self, signal: &serde_json::Value) -> Result<Appended, JournalError> {
-        self.live_log(SIGNALS_PATH)?.append_value(signal)
+    /// The side logs open now.
+    pub(super) fn side_logs(&self) -> Vec<Arc<Log>> {
+        self.side.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
+}
 
-    /// Appends one delivery record, durable before this returns.
-    pub fn delivery(&self, record: &serde_json::Value) -> Result<Appended, JournalError> {
-        self.live_log(DELIVERIES_PATH)?.append_value(record)
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_side_log_is_appended_once_opened_and_the_journals_own_are_not_side_logs() {
+        let dir = std::env::temp_dir().join(format!("aura-side-logs-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let journal = Journal::open(&dir).unwrap();
+        let record = serde_json::json!({"b": 2, "a": 1});
+        assert!(journal.append("side.jsonl", &record).is_err());
+        assert!(journal.lines("side.jsonl", 0, 1024).is_err());
+        journal.open_logs(&["side.jsonl"]).unwrap();
+        journal.append("side.jsonl", &record).unwrap();
+        // A second open keeps the log (and its length) as it is.
+        journal.open_logs(&["side.jsonl", "other.jsonl"]).unwrap();
+        journal.append("side.jsonl", &record).unwrap();
+        let line = "{\"a\":1,\"b\":2}";
+        assert_eq!(journal.lines("side.jsonl", 0, 1024).unwrap(), [line, line]);
+        assert_eq!(journal.lines("side.jsonl", 1, 1024).unwrap(), [line]);
+        assert!(journal.lines("other.jsonl", 0, 1024).unwrap().is_empty());
+        for own in [TRACES_PATH, QUARANTINE_PATH] {
+            assert!(journal.open_logs(&[own]).is_err(), "{own}");
+        }
+        // A torn tail a crash left is repaired when the next run opens the log.
+        drop(journal);
+        let path = dir.join("side.jsonl");
+        let mut text = std::fs::read_to_string(&path).unwrap();
+        text.push_str("{\"a\":");
+        std::fs::write(&path, text).unwrap();
+        let journal = Journal::open(&dir).unwrap();
+        journal.open_logs(&["side.jsonl"]).unwrap();
+        assert_eq!(journal.lines("side.jsonl", 0, 1024).unwrap(), [line, line]);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
