@@ -8,13 +8,13 @@
 //! record is written and fsynced before it is reported, and a torn last line left by a crash
 //! is truncated when the log is opened. A write that fails (a full disk, an I/O error, a short
 //! write, a failed fsync) is withdrawn from the file and stops the journal: it says which file,
-//! and the next start repairs and resumes. A replaced file's
-//! failed write stops only that write (the old file stays whole; a stale `.tmp` is overwritten
-//! by the next one). A log's torn tail is repaired at open only when no run is live in the data
-//! dir, and a failed record is withdrawn only if no other process appended after it. Records an
-//! interrupted run left past its last checkpoint are taken as already written when the resumed
-//! run produces them again, so none is lost or written twice. Every write step is open to
-//! injected faults ([`StorageFaults`]), for the deterministic simulation and the crash tests.
+//! and the next start repairs and resumes. A replaced file's failed write stops only that write
+//! (the old file stays whole; a stale `.tmp` is overwritten by the next one). A log's torn tail
+//! is repaired at open only when no run is live in the data dir, and a failed record is
+//! withdrawn only if no other process appended after it. Records an interrupted run left past
+//! its last checkpoint are taken as already written when the resumed run produces them again,
+//! so none is lost or written twice. Every write step is open to injected faults
+//! ([`StorageFaults`]), for the deterministic simulation and the crash tests.
 //! It must not interpret agent output or decide what is quarantined, nor what a checkpoint
 //! holds; it records what it is handed, and touches nothing outside the data dir.
 mod dirs;
