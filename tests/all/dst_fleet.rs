@@ -21,7 +21,8 @@
 //! every journal replays and its decisions are the ones delivered, and every person's delivered
 //! decisions equal their single-machine run, trace by trace. Over the seeds, the run must have
 //! done what it is for: people moved, a stale write met the fence, a checkpoint was read
-//! back. Every seed runs twice and must give the same event log (every choice is the seed's,
+//! back, a journal was purged below one (each purge checked: the person's head covers it and
+//! every decision it takes was delivered; at the end what is kept replays from the head). Every seed runs twice and must give the same event log (every choice is the seed's,
 //! tokio's paused clock the only time, and the fleet's selects biased). `just dst-fleet N` runs
 //! N seeds; a failing seed prints how to replay it.
 
@@ -38,7 +39,7 @@ use tokio::time::Instant;
 use aura_contract::limits::{FLEET_CHECKPOINT_STORE_MS, FLEET_LEASE_MS, FLEET_STEP_TIMEOUT_MS};
 use aura_day::live::Clock;
 use aura_fleet::placement::{FleetHost, serve};
-use aura_fleet::protocol::{Record, Seq, Stored, replay};
+use aura_fleet::protocol::{Covered, Record, Seq, Stored, replay, replay_from};
 use aura_fleet::store::{
     Bucket, DECISION_HEADER, EPOCH_HEADER, Enrolment, Entry, Fleet, FleetError, FleetStore,
     Journaled, Log, MSG_ID_HEADER, Message, Messages, Step, decisions_subject, journal_subject,
@@ -97,6 +98,10 @@ struct State {
     keys: BTreeMap<(Bucket, String), Key>,
     sequences: BTreeMap<Log, Seq>,
     subjects: BTreeMap<(Log, String), Vec<Message>>,
+    /// What purges took from each subject, in order: with what is left, its whole history.
+    purged: BTreeMap<(Log, String), Vec<Message>>,
+    /// Purges that took journal records.
+    purges: u64,
     objects: BTreeMap<String, Vec<u8>>,
     /// Hosts cut off, until when.
     cut: BTreeMap<String, Instant>,
@@ -144,6 +149,8 @@ impl Sim {
                 keys: BTreeMap::new(),
                 sequences: BTreeMap::new(),
                 subjects: BTreeMap::new(),
+                purged: BTreeMap::new(),
+                purges: 0,
                 objects: BTreeMap::new(),
                 cut: BTreeMap::new(),
                 frozen: BTreeMap::new(),
@@ -261,6 +268,55 @@ impl State {
             .get(&(log, subject.to_owned()))
             .and_then(|messages| messages.last())
             .map_or(0, |m| m.seq)
+    }
+
+    /// The compaction's invariants on a purge `who` is about to have applied: the person's head
+    /// covers what goes (the journal's records before `below`, the inbox's signals), and every
+    /// decision purged from the journal was delivered.
+    fn check_purge(&self, who: &str, log: Log, subject: &str, below: Seq) -> Vec<String> {
+        let mut violations = Vec::new();
+        let person = match log {
+            Log::Journal => subject.trim_start_matches("aura.journal.").to_owned(),
+            // aura.signal.<tenant>.<user>: the person's key is <tenant>.<user>.
+            Log::Signals => subject.trim_start_matches("aura.signal.").to_owned(),
+            Log::Decisions => return vec![format!("{who} purged decisions of {subject}")],
+        };
+        let head: Option<Covered> = self
+            .keys
+            .get(&(Bucket::Heads, person.clone()))
+            .and_then(|key| serde_json::from_slice(&key.value).ok());
+        let covers = head.is_some_and(|head| match log {
+            Log::Journal => head.fence >= below,
+            _ => head.inbox_next >= below,
+        });
+        if !covers {
+            violations.push(format!(
+                "{who} purged {subject} below {below}, past its head {head:?}"
+            ));
+        }
+        if log == Log::Journal {
+            let delivered = self
+                .subjects
+                .get(&(Log::Decisions, format!("aura.decision.{person}")))
+                .map_or(0, Vec::len) as u64;
+            let undelivered = self
+                .subjects
+                .get(&(Log::Journal, subject.to_owned()))
+                .into_iter()
+                .flatten()
+                .filter(|m| m.seq < below)
+                .filter_map(|m| match serde_json::from_slice::<Journaled>(&m.payload) {
+                    Ok(Record::Decision { number, .. }) => Some(number),
+                    _ => None,
+                })
+                .find(|number| *number >= delivered);
+            if let Some(number) = undelivered {
+                violations.push(format!(
+                    "{who} purged {subject} below {below}: decision {number} was not delivered"
+                ));
+            }
+        }
+        violations
     }
 
     /// The protocol's invariants on a write `who` is about to have accepted.
@@ -594,6 +650,22 @@ impl FleetStore for Handle {
         })
     }
 
+    fn purge(&self, log: Log, subject: &str, below: Seq) -> Step<'_, u64> {
+        let subject = subject.to_owned();
+        self.step("purge a subject", move |state, who| {
+            let violations = state.check_purge(who, log, &subject, below);
+            state.violations.extend(violations);
+            let key = (log, subject);
+            let messages = state.subjects.entry(key.clone()).or_default();
+            let kept = messages.split_off(messages.partition_point(|m| m.seq < below));
+            let gone = std::mem::replace(messages, kept);
+            let count = gone.len() as u64;
+            state.purges += u64::from(log == Log::Journal && count > 0);
+            state.purged.entry(key).or_default().extend(gone);
+            Ok(count)
+        })
+    }
+
     fn put_object(&self, name: &str, bytes: Vec<u8>) -> Step<'_, ()> {
         let name = name.to_owned();
         self.step_within(
@@ -604,6 +676,14 @@ impl FleetStore for Handle {
                 Ok(())
             },
         )
+    }
+
+    fn delete_object(&self, name: &str) -> Step<'_, ()> {
+        let name = name.to_owned();
+        self.step("delete an object", move |state, _| {
+            state.objects.remove(&name);
+            Ok(())
+        })
     }
 
     fn get_object(&self, name: &str, max: usize) -> Step<'_, Option<Vec<u8>>> {
@@ -755,6 +835,8 @@ struct Outcome {
     takeovers: usize,
     fenced: u64,
     restores: u64,
+    /// Purges that took journal records.
+    purges: u64,
     summary: String,
 }
 
@@ -949,11 +1031,11 @@ async fn run_seed(
     failures.extend(calls.violations.lock().unwrap().drain(..));
     for (plan, traces) in plans.iter().zip(reference) {
         let person = &plan.person;
-        let journal = state
-            .subjects
-            .get(&(Log::Journal, journal_subject(person)))
-            .cloned()
-            .unwrap_or_default();
+        let key = (Log::Journal, journal_subject(person));
+        let kept = state.subjects.get(&key).cloned().unwrap_or_default();
+        // The journal's whole history: what purges took, then what is kept.
+        let mut journal = state.purged.get(&key).cloned().unwrap_or_default();
+        journal.extend(kept.iter().cloned());
         let ids: Vec<Seq> = journal
             .iter()
             .filter_map(|m| match serde_json::from_slice::<Journaled>(&m.payload) {
@@ -987,6 +1069,37 @@ async fn run_seed(
             }
             Err(error) => failures.push(format!("{person}: the journal does not replay: {error}")),
         }
+        // What is kept replays from the head, as a takeover reads it, to the same decisions.
+        if state.purged.get(&key).is_some_and(|gone| !gone.is_empty()) {
+            let head: Option<Covered> = state
+                .keys
+                .get(&(Bucket::Heads, person.key()))
+                .and_then(|key| serde_json::from_slice(&key.value).ok());
+            let records = kept.iter().map(|m| {
+                let record: Journaled = serde_json::from_slice(&m.payload).unwrap();
+                (m.seq, record)
+            });
+            let whole = replay(journal.iter().map(|m| {
+                (
+                    m.seq,
+                    serde_json::from_slice::<Journaled>(&m.payload).unwrap(),
+                )
+            }));
+            match (replay_from(head, records), whole) {
+                (Ok(from), Ok(whole)) => {
+                    let base = from.decisions_base() as usize;
+                    if whole.decisions.get(base..) != Some(&from.decisions[..]) {
+                        failures.push(format!(
+                            "{person}: the purged journal replays from its head to other decisions than the whole one"
+                        ));
+                    }
+                }
+                (Err(error), _) => failures.push(format!(
+                    "{person}: the purged journal does not replay from its head {head:?}: {error}"
+                )),
+                (_, Err(_)) => {}
+            }
+        }
         if ids != sent {
             failures.push(format!(
                 "{person}: journaled signals {ids:?}, acknowledged {sent:?}"
@@ -1016,6 +1129,7 @@ async fn run_seed(
     let takeovers = state
         .subjects
         .iter()
+        .chain(&state.purged)
         .filter(|((log, _), _)| *log == Log::Journal)
         .flat_map(|(_, messages)| messages)
         .filter(|m| {
@@ -1024,7 +1138,7 @@ async fn run_seed(
         })
         .count();
     let summary = format!(
-        "seed {seed}: {} planned faults, {fault_percent}% of steps faulted ({} times), {takeovers} takeovers of {} people, {} appends fenced, {} checkpoints read at takeovers, {} late deliveries, {} ms simulated",
+        "seed {seed}: {} planned faults, {fault_percent}% of steps faulted ({} times), {takeovers} takeovers of {} people, {} appends fenced, {} checkpoints read at takeovers, {} journal purges, {} late deliveries, {} ms simulated",
         state.events.iter().filter(|e| e.contains("FAULT")).count(),
         state
             .events
@@ -1036,6 +1150,7 @@ async fn run_seed(
         plans.len(),
         state.fenced,
         state.restores,
+        state.purges,
         state.late_deliveries,
         sim.ms()
     );
@@ -1046,6 +1161,7 @@ async fn run_seed(
         takeovers,
         fenced: state.fenced,
         restores: state.restores,
+        purges: state.purges,
         summary,
     }
 }
@@ -1071,7 +1187,7 @@ async fn a_fleet_through_crashes_partitions_and_storage_faults_lives_every_day_a
         assert!(!traces.is_empty(), "{}'s day decides nothing", plan.person);
     }
     let seeds = seeds();
-    let (mut takeovers, mut fenced, mut restores) = (0, 0, 0);
+    let (mut takeovers, mut fenced, mut restores, mut purges) = (0, 0, 0, 0);
     for seed in &seeds {
         let outcome = run_seed("dst-fleet", *seed, &plans, &reference, false).await;
         eprintln!("{}", outcome.summary);
@@ -1098,9 +1214,10 @@ async fn a_fleet_through_crashes_partitions_and_storage_faults_lives_every_day_a
         takeovers += outcome.takeovers;
         fenced += outcome.fenced;
         restores += outcome.restores;
+        purges += outcome.purges;
     }
     // The seeds did what they are for: people moved between hosts, a stale holder's write met
-    // the fence, and a takeover read a checkpoint back.
+    // the fence, a takeover read a checkpoint back, and a journal was purged below one.
     if std::env::var_os("DST_FLEET_SEED").is_none() {
         assert!(
             takeovers > seeds.len() * PEOPLE,
@@ -1108,6 +1225,7 @@ async fn a_fleet_through_crashes_partitions_and_storage_faults_lives_every_day_a
         );
         assert!(fenced > 0, "no write met the fence");
         assert!(restores > 0, "no takeover read a checkpoint");
+        assert!(purges > 0, "no journal was purged below a checkpoint");
     }
 }
 

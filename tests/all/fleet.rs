@@ -164,20 +164,20 @@ async fn a_decision_both_holders_deliver_reaches_the_person_once() {
     let mut taken = holder(&b, &carol, "host-b").await;
     assert_eq!(taken.replayed.decisions, journaled_by_a);
     let delivered = b
-        .deliver(&carol, &mut taken.outbox, &taken.replayed.decisions)
+        .deliver(&carol, &mut taken.outbox, &taken.replayed.decisions, 0)
         .await
         .unwrap();
     assert_eq!(delivered, 1);
     // host-a wakes and delivers what it journaled: the subject has moved, it reads the last
     // decision and publishes nothing.
     let again = a
-        .deliver(&carol, &mut held.outbox, &journaled_by_a)
+        .deliver(&carol, &mut held.outbox, &journaled_by_a, 0)
         .await
         .unwrap();
     assert_eq!(again, 0);
     assert_eq!(held.outbox.next, 1);
     assert_eq!(
-        b.deliver(&carol, &mut taken.outbox, &taken.replayed.decisions)
+        b.deliver(&carol, &mut taken.outbox, &taken.replayed.decisions, 0)
             .await
             .unwrap(),
         0

@@ -281,6 +281,12 @@ struct Audit {
     seq: u64,
     /// Why a hold stopped (`stop` events), as `Ended`'s debug form.
     why: String,
+    /// Journal records a purge took (`purged` events).
+    records: u64,
+    /// What a refusal was for (`refused` events).
+    kind: String,
+    /// What an append wrote (`appended` events).
+    record: String,
 }
 
 fn audit(log: &Path) -> Vec<Audit> {
@@ -304,6 +310,9 @@ fn audit(log: &Path) -> Vec<Audit> {
                 epoch: fields["epoch"].as_u64().unwrap_or(0),
                 seq: fields["seq"].as_u64().unwrap_or(0),
                 why: fields["why"].as_str().unwrap_or_default().to_owned(),
+                records: fields["records"].as_u64().unwrap_or(0),
+                kind: fields["kind"].as_str().unwrap_or_default().to_owned(),
+                record: fields["record"].as_str().unwrap_or_default().to_owned(),
             }
         })
         .collect()
@@ -432,13 +441,17 @@ async fn three_hosts_live_their_peoples_days_through_a_kill_and_a_partition_as_o
         }
         if round == rounds / 3 {
             // The whole days have passed 50 signals: wait until each has its first checkpoint
-            // stored, so a takeover of one resumes from it however loaded the machine is.
+            // stored and its journal purged below it, so a takeover of one resumes from it
+            // and lives a journal that no longer starts at its first record, however loaded
+            // the machine is.
             let started = Instant::now();
             for plan in &plans[..FULL_DAYS] {
-                while fleet.checkpoint(&plan.person).await.unwrap().is_none() {
+                while fleet.checkpoint(&plan.person).await.unwrap().is_none()
+                    || !purged(&client, &plan.person).await
+                {
                     assert!(
                         started.elapsed() < Duration::from_secs(120),
-                        "no checkpoint"
+                        "no checkpoint, or the journal not purged below it"
                     );
                     tokio::time::sleep(Duration::from_millis(100)).await;
                 }
@@ -623,10 +636,23 @@ async fn three_hosts_live_their_peoples_days_through_a_kill_and_a_partition_as_o
                 }
             }
         }
-        for seq in written.keys() {
+        // Records before the first one kept were purged below a checkpoint.
+        let first_kept = journal.first().map_or(0, |(seq, _, _)| *seq);
+        for seq in written.keys().filter(|seq| **seq >= first_kept) {
             assert!(
                 journal.iter().any(|(s, _, _)| s == seq),
                 "{who}: logged record {seq} is not in the journal"
+            );
+        }
+        if plan.setup.get("signals").is_none() {
+            assert!(
+                purged(&client, &plan.person).await,
+                "{who}: a life's journal is whole: nothing was purged"
+            );
+            eprintln!(
+                "{who}: the journal keeps {} records; its hosts logged {} written",
+                journal.len(),
+                written.len()
             );
         }
         // Each host's time writing for the person, from its hold to its last write.
@@ -715,6 +741,33 @@ async fn three_hosts_live_their_peoples_days_through_a_kill_and_a_partition_as_o
         count("checkpoint_refused")
     );
     assert!(restored > 0, "no takeover resumed from a checkpoint");
+    // A takeover after its person's journal was purged lived from the checkpoint alone.
+    let after_purge = logs
+        .iter()
+        .filter(|a| a.event == "restored")
+        .filter(|a| {
+            logs.iter().any(|p| {
+                p.event == "purged" && p.person == a.person && p.at < a.at && p.records > 0
+            })
+        })
+        .count();
+    eprintln!(
+        "journal purges: {}; takeovers resumed after a purge: {after_purge}",
+        logs.iter()
+            .filter(|a| a.event == "purged" && a.records > 0)
+            .count()
+    );
+    assert!(after_purge > 0, "no takeover resumed from a purged journal");
+}
+
+/// Whether `person`'s journal was purged: its first record is not its first holder's
+/// takeover (every journal starts with one; a purge keeps the record at a checkpoint's fence,
+/// a signal).
+async fn purged(client: &async_nats::Client, person: &Person) -> bool {
+    let journal = messages(client, JOURNAL_STREAM, journal_subject(person)).await;
+    journal
+        .first()
+        .is_some_and(|(_, _, payload)| payload["record"] != "takeover")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -758,13 +811,21 @@ async fn garbage_and_a_message_naming_another_person_are_refused_quarantined_and
     let got = messages(&client, DECISIONS_STREAM, decisions_subject(&plan.person)).await;
     let traces: Vec<&Value> = got.iter().map(|(_, _, d)| &d["trace"]).collect();
     assert_eq!(traces, reference.iter().collect::<Vec<_>>());
-    // Both journaled as refused (the next holder passes over them), both quarantined.
-    let journal = messages(&client, JOURNAL_STREAM, journal_subject(&plan.person)).await;
-    let refused: Vec<&str> = journal
+    // Both journaled as refused (the next holder passes over them), both quarantined. The
+    // journal may have been purged below a checkpoint since: the host's own log says what it
+    // refused and that it appended each refusal.
+    let logged = audit(&host.log);
+    let refused: Vec<&str> = logged
         .iter()
-        .filter_map(|(_, _, record)| record["signal"]["refused"].as_str())
+        .filter(|a| a.event == "refused")
+        .map(|a| a.kind.as_str())
         .collect();
     assert_eq!(refused, ["malformed_json", "wrong_person"]);
+    let appended = logged
+        .iter()
+        .filter(|a| a.event == "appended" && a.record == "refused")
+        .count();
+    assert_eq!(appended, 2, "each refusal journaled");
     let person_dir = dir
         .join("solo/people")
         .join(plan.person.tenant())

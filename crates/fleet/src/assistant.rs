@@ -21,17 +21,18 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::sync::watch;
 
-use aura_contract::limits::{FLEET_LEASE_MS, FLEET_RENEW_EVERY_MS, LIVE_TRACES_BYTES_MAX};
+use aura_contract::limits::{FLEET_LEASE_MS, FLEET_RENEW_EVERY_MS};
 use aura_contract::person::Person;
 use aura_day::live::{self, Clock, Delivery, LiveConfig, Sink};
 use aura_day::logs::RunLogs;
 use aura_day::orchestrator::Start;
 use aura_host::Host;
-use aura_host::journal::TRACES_PATH;
 
 mod inbox;
+mod missed;
 mod session_dir;
 use inbox::{INPUTS_END, REFUSED, take};
+use missed::missed;
 use session_dir::{restore, scratch};
 
 use crate::protocol::{AfterAppend, Holding, LeaseStep, Outbox, Record};
@@ -64,8 +65,13 @@ struct Holder {
 
 /// The journal's decisions and their delivery, and the checkpoints.
 struct Writer {
-    /// The decisions journaled, in order (the ones read at the takeover first).
+    /// The decisions journaled, in order, from decision `base` (the ones read at the takeover
+    /// first): those delivered and covered by a checkpoint before the last are let go.
     journaled: Vec<Value>,
+    /// The number of `journaled`'s first decision.
+    base: u64,
+    /// The decisions the last checkpoint captured covers.
+    captured_decisions: u64,
     outbox: Outbox,
     /// Signals taken that no stored checkpoint holds: those journaled since the last capture,
     /// and, after a takeover, those of the journal after the checkpoint it restored.
@@ -132,7 +138,7 @@ impl Holder {
                 self.person
             ));
         }
-        let known = writer.journaled.len() as u64;
+        let known = writer.base + writer.journaled.len() as u64;
         if delivery.life_seq > known {
             let missed = missed(host, delivery, known).map_err(|why| self.fail(why))?;
             for missed in &missed {
@@ -156,10 +162,18 @@ impl Holder {
         delivery: &Delivery,
     ) -> Result<(), String> {
         let value = serde_json::to_value(delivery).map_err(|e| e.to_string())?;
-        let known = writer.journaled.len() as u64;
+        let known = writer.base + writer.journaled.len() as u64;
         let number = delivery.life_seq;
+        if number < writer.base {
+            // A session resumes from a checkpoint at or past the one its journal was replayed
+            // from: it makes again only decisions after it.
+            return Err(self.fail(format!(
+                "decision {number} was made again, but this hold keeps decisions from {} on",
+                writer.base
+            )));
+        }
         if number < known {
-            if writer.journaled[number as usize] != value {
+            if writer.journaled[(number - writer.base) as usize] != value {
                 return Err(self.fail(format!(
                     "decision {number} differs from the journaled one: the run does not replay"
                 )));
@@ -183,9 +197,16 @@ impl Holder {
     /// Delivers the journaled decisions not delivered yet.
     async fn deliver_due(&self, writer: &mut Writer) -> Result<(), String> {
         let Writer {
-            journaled, outbox, ..
+            journaled,
+            base,
+            outbox,
+            ..
         } = &mut *writer;
-        match self.fleet.deliver(&self.person, outbox, journaled).await {
+        match self
+            .fleet
+            .deliver(&self.person, outbox, journaled, *base)
+            .await
+        {
             Ok(published) => {
                 if published > 0 {
                     tracing::info!(target: "aura_fleet::audit", event = "delivered", person = %self.person,
@@ -196,55 +217,6 @@ impl Holder {
             Err(error) => Err(self.fail(error.to_string())),
         }
     }
-}
-
-/// The decisions of the life in `host`'s data dir from the life's `from`th up to
-/// `delivery` (not included), read back from the traces of its days: the day `delivery` was
-/// decided in, and as many kept days before it as they reach back to.
-fn missed(host: &Host, delivery: &Delivery, from: u64) -> Result<Vec<Delivery>, String> {
-    let root = host.journal().path().to_path_buf();
-    let traces_of = |day: &str| {
-        let dir = live::life::day_dir(&root, day);
-        let day_host = host.in_data_dir(&dir).map_err(|e| e.to_string())?;
-        day_host
-            .journal()
-            .lines(TRACES_PATH, 0, LIVE_TRACES_BYTES_MAX)
-            .map_err(|e| format!("the session's traces of {day}: {e}"))
-    };
-    let Some(day) = delivery.day.as_deref() else {
-        return Err("a decision of a session of one day: the fleet's holds live days".to_owned());
-    };
-    // Back from the delivery's day: each day's first decision is the life's base-th.
-    let mut days = vec![(day.to_owned(), delivery.life_seq - delivery.seq)];
-    let kept = live::life::days(&root).map_err(|e| e.to_string())?;
-    let mut earlier = kept.iter().rev().filter(|name| name.as_str() < day);
-    while days.last().is_some_and(|(_, base)| *base > from) {
-        let Some(name) = earlier.next() else {
-            return Err(format!(
-                "decisions {from}.. were made on a day no longer kept: never journaled"
-            ));
-        };
-        let count = traces_of(name)?.len() as u64;
-        let base = days.last().map_or(0, |(_, base)| *base);
-        days.push((name.clone(), base.saturating_sub(count)));
-    }
-    let mut missed = Vec::new();
-    for (name, base) in days.iter().rev() {
-        for (offset, line) in traces_of(name)?.iter().enumerate() {
-            let seq = offset as u64;
-            let life_seq = base + seq;
-            if life_seq < from {
-                continue;
-            }
-            if life_seq >= delivery.life_seq {
-                break;
-            }
-            let read = Delivery::read(line, seq)
-                .ok_or_else(|| format!("trace {seq} of {name} does not read as one"))?;
-            missed.push(read.in_life(*base, Some(name)));
-        }
-    }
-    Ok(missed)
 }
 
 /// The sink that journals and delivers a held person's decisions (their session's host, for
@@ -339,6 +311,8 @@ pub async fn hold(hold: Hold, mut claim: Claim, mut stop: watch::Receiver<bool>)
         holding: Mutex::new(claim.holding.clone()),
         writer: tokio::sync::Mutex::new(Writer {
             journaled: claim.replayed.decisions.clone(),
+            base: claim.replayed.decisions_base(),
+            captured_decisions: claim.replayed.decisions_base(),
             outbox: claim.outbox.clone(),
             since_checkpoint: 0,
             storing: None,
@@ -449,6 +423,17 @@ async fn run(
         true => restore(holder, claim, root, &dir).await,
         false => None,
     };
+    // A journal replayed from a checkpoint is lived only from one: without it, the person
+    // waits for a host (this one or another, later) that can read it.
+    if let Some(covered) = claim.replayed.covered
+        && restored.is_none()
+    {
+        return Err(Ended::Failed(format!(
+            "{}'s journal was purged below record {} and no checkpoint at or past it could be restored",
+            holder.person, covered.fence
+        ))
+        .into());
+    }
     // The signals taken that no stored checkpoint holds count toward the next one (as the
     // inbox counts what it takes: not a refusal, not the end of the inputs): a person whose
     // holds keep ending before FLEET_CHECKPOINT_EVERY_SIGNALS new signals is still
@@ -480,7 +465,7 @@ async fn run(
         .and_then(|day| Ok(day.journal().open_live().map(|()| day)?))
         .map_err(|e| failed("data dir")(&e))?;
     let mut inputs_ended = false;
-    let mut next_inbox = 1;
+    let mut next_inbox = restored.unwrap_or(1);
     for (id, signal) in &claim.replayed.signals {
         let seq: u64 = id
             .parse()

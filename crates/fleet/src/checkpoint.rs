@@ -1,6 +1,7 @@
 //! A held person's checkpoint: their session's data dir as of a journal sequence, kept as an
-//! object of the fleet's store (JetStream's object store) so that a host taking them over resumes from it instead of living
-//! their whole journal again.
+//! object of the fleet's store (JetStream's object store) so that a host taking them over
+//! resumes from it instead of living their whole journal again, and so that the journal
+//! before it can be purged (`store::checkpoints`).
 //!
 //! It owns the checkpoint's form (the person, the journal sequence and the inbox sequence it
 //! covers, and the session's files: its life's `life.json`, then the open day's checkpoint
@@ -26,7 +27,7 @@ use aura_day::live::life::{DAYS_DIR, LIFE_PATH, is_day_name};
 use aura_day::logs::{DELIVERIES_PATH, SIGNALS_PATH};
 use aura_host::journal::{QUARANTINE_PATH, TRACES_PATH};
 
-use crate::protocol::Seq;
+use crate::protocol::{Covered, Seq};
 
 /// The open day's files a checkpoint holds, in the order they are read: its checkpoint before
 /// the logs it refers to (logs only grow, so each holds at least what the checkpoint says).
@@ -52,6 +53,8 @@ pub struct Checkpoint {
     pub epoch: u64,
     /// The journal's last sequence it covers.
     pub fence: Seq,
+    /// The decisions journaled up to `fence`.
+    pub decisions: u64,
     /// The first inbox sequence it does not hold.
     pub inbox_next: u64,
     /// The session's files by path relative to its data dir (`life.json`, the open day's of
@@ -86,15 +89,14 @@ pub enum CheckpointError {
     Mismatch(String),
 }
 
-/// Captures `person`'s session in `dir` as of journal sequence `fence`, its inbox read up to
-/// `inbox_next` (exclusive). `life.json` is read first: a rollover that commits meanwhile
-/// leaves the day it named whole and closed, which a restored session closes again.
+/// Captures `person`'s session in `dir` as of what `covered` says (the journal's sequence and
+/// decisions, the inbox read up to `inbox_next`, exclusive, by the holder of its epoch).
+/// `life.json` is read first: a rollover that commits meanwhile leaves the day it named whole
+/// and closed, which a restored session closes again.
 pub fn capture(
     dir: &Path,
     person: &Person,
-    epoch: u64,
-    fence: Seq,
-    inbox_next: u64,
+    covered: Covered,
 ) -> Result<Checkpoint, CheckpointError> {
     let mut files = BTreeMap::new();
     let mut bytes = 0;
@@ -128,9 +130,10 @@ pub fn capture(
     }
     Ok(Checkpoint {
         person: person.clone(),
-        epoch,
-        fence,
-        inbox_next,
+        epoch: covered.epoch,
+        fence: covered.fence,
+        decisions: covered.decisions,
+        inbox_next: covered.inbox_next,
         files,
     })
 }
@@ -167,17 +170,38 @@ fn is_held(path: &str, open: &str, previous: Option<&str>) -> bool {
 }
 
 impl Checkpoint {
+    /// What it covers of its person's journal and inbox.
+    pub fn covered(&self) -> Covered {
+        Covered {
+            fence: self.fence,
+            decisions: self.decisions,
+            epoch: self.epoch,
+            inbox_next: self.inbox_next,
+        }
+    }
+
     /// Checks that this checkpoint is `person`'s and within a journal whose last sequence is
-    /// `journal_last` and whose newest epoch is `newest_epoch`.
+    /// `journal_last` and whose newest epoch is `newest_epoch`, and, when the journal was
+    /// replayed from a checkpoint (`replayed_from`, its records before may be purged), at or
+    /// past that one.
     pub fn fits(
         &self,
         person: &Person,
         journal_last: Seq,
         newest_epoch: u64,
+        replayed_from: Option<Covered>,
     ) -> Result<(), CheckpointError> {
         let mismatch = |why: String| Err(CheckpointError::Mismatch(why));
         if &self.person != person {
             return mismatch(format!("it is {}'s, not {person}'s", self.person));
+        }
+        if let Some(from) = replayed_from
+            && (self.fence < from.fence || self.decisions < from.decisions)
+        {
+            return mismatch(format!(
+                "it covers the journal to {} ({} decisions), before the checkpoint it was replayed from ({}, {})",
+                self.fence, self.decisions, from.fence, from.decisions
+            ));
         }
         if self.fence > journal_last || self.epoch > newest_epoch {
             return mismatch(format!(
@@ -241,6 +265,17 @@ mod tests {
         Person::new("acme", "alice").unwrap()
     }
 
+    /// What a checkpoint of the holder of `epoch` covers at `fence`, the inbox read to
+    /// `inbox_next`, with a decision for every other record before the fence.
+    fn covered(epoch: u64, fence: Seq, inbox_next: u64) -> Covered {
+        Covered {
+            fence,
+            decisions: fence / 2,
+            epoch,
+            inbox_next,
+        }
+    }
+
     fn dir(name: &str) -> std::path::PathBuf {
         let dir = std::env::temp_dir().join(format!("aura-fleet-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
@@ -262,13 +297,13 @@ mod tests {
         let dir = dir("not-yet");
         write(&dir, "days/2026-10-26/signals.jsonl", "{}\n");
         assert!(matches!(
-            capture(&dir, &person(), 1, 5, 3),
+            capture(&dir, &person(), covered(1, 5, 3)),
             Err(CheckpointError::NotYet)
         ));
         write(&dir, LIFE_PATH, LIFE);
         write(&dir, "days/2026-10-25/run.json", "{}");
         assert!(matches!(
-            capture(&dir, &person(), 1, 5, 3),
+            capture(&dir, &person(), covered(1, 5, 3)),
             Err(CheckpointError::NotYet)
         ));
     }
@@ -296,7 +331,7 @@ mod tests {
         write(&from, "days/2026-10-25/traces.jsonl", "{}\n");
         write(&from, "days/2026-10-25/day.json", "{}");
         write(&from, "days/2026-10-24/run.json", "{}");
-        let checkpoint = capture(&from, &person(), 7, 40, 12).unwrap();
+        let checkpoint = capture(&from, &person(), covered(7, 40, 12)).unwrap();
         let mut expected: Vec<&str> = open.iter().map(|(path, _)| *path).collect();
         expected.push(LIFE_PATH);
         expected.sort();
@@ -308,7 +343,7 @@ mod tests {
                 .collect::<Vec<_>>(),
             expected
         );
-        checkpoint.fits(&person(), 40, 7).unwrap();
+        checkpoint.fits(&person(), 40, 7, None).unwrap();
         let to = dir("to");
         checkpoint.restore(&to).unwrap();
         for path in expected {
@@ -327,17 +362,28 @@ mod tests {
             person: person(),
             epoch: 3,
             fence: 10,
+            decisions: 5,
             inbox_next: 4,
             files: BTreeMap::from([
                 (LIFE_PATH.to_owned(), LIFE.to_owned()),
                 ("days/2026-10-26/run.json".to_owned(), "{}".to_owned()),
             ]),
         };
-        assert!(checkpoint.fits(&person(), 10, 3).is_ok());
+        assert!(checkpoint.fits(&person(), 10, 3, None).is_ok());
         let bob = Person::new("acme", "bob").unwrap();
-        assert!(checkpoint.fits(&bob, 10, 3).is_err());
-        assert!(checkpoint.fits(&person(), 9, 3).is_err());
-        assert!(checkpoint.fits(&person(), 10, 2).is_err());
+        assert!(checkpoint.fits(&bob, 10, 3, None).is_err());
+        assert!(checkpoint.fits(&person(), 9, 3, None).is_err());
+        assert!(checkpoint.fits(&person(), 10, 2, None).is_err());
+        // A journal replayed from a checkpoint: this one must be it or a later one.
+        let earlier = covered(3, 8, 3);
+        assert!(checkpoint.fits(&person(), 10, 3, Some(earlier)).is_ok());
+        assert!(
+            checkpoint
+                .fits(&person(), 10, 3, Some(checkpoint.covered()))
+                .is_ok()
+        );
+        let later = covered(3, 12, 5);
+        assert!(checkpoint.fits(&person(), 14, 3, Some(later)).is_err());
         for stranger in [
             "../../etc/passwd",
             "days/../../etc/passwd",
@@ -347,7 +393,7 @@ mod tests {
         ] {
             let mut forged = checkpoint.clone();
             forged.files.insert(stranger.to_owned(), String::new());
-            assert!(forged.fits(&person(), 10, 3).is_err(), "{stranger}");
+            assert!(forged.fits(&person(), 10, 3, None).is_err(), "{stranger}");
             assert!(forged.restore(&dir("forged")).is_err(), "{stranger}");
         }
         // A life.json that names no day, or a path as its day, holds nothing to resume.
@@ -355,7 +401,7 @@ mod tests {
             checkpoint
                 .files
                 .insert(LIFE_PATH.to_owned(), life.to_owned());
-            assert!(checkpoint.fits(&person(), 10, 3).is_err(), "{life}");
+            assert!(checkpoint.fits(&person(), 10, 3, None).is_err(), "{life}");
         }
     }
 }

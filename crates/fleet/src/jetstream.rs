@@ -1,6 +1,6 @@
 //! The fleet's store on JetStream: the lease, people and hosts buckets (key-value), the
 //! journal, decisions and signals streams (a subject per person), and the checkpoints (object
-//! store).
+//! store) with their heads (key-value).
 //!
 //! It owns the buckets' and streams' settings (the same from every host; bounds in
 //! `limits::fleet`) and each [`FleetStore`] step as JetStream requests: a create or an update
@@ -9,6 +9,7 @@
 //! [`FLEET_STEP_TIMEOUT_MS`] (a checkpoint `FLEET_CHECKPOINT_STORE_MS`). It must not decide
 //! anything of the protocol's ([`crate::store::Fleet`] does).
 
+use std::future::IntoFuture;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -27,8 +28,8 @@ use aura_contract::limits::{
 mod checkpoints;
 mod people;
 mod read;
-pub use checkpoints::CHECKPOINTS_BUCKET;
 use checkpoints::Checkpoints;
+pub use checkpoints::{CHECKPOINTS_BUCKET, HEADS_BUCKET};
 pub use people::{HOSTS_BUCKET, PEOPLE_BUCKET, SIGNALS_STREAM};
 use read::{last_message, read_subject};
 
@@ -108,6 +109,7 @@ pub struct JetStreamStore {
     hosts: kv::Store,
     signals: stream::Stream,
     checkpoints: Checkpoints,
+    heads: kv::Store,
 }
 
 /// The fleet on `client`'s JetStream: its buckets and streams, created if they are not there
@@ -160,6 +162,7 @@ pub async fn open(client: &async_nats::Client) -> Result<Fleet, FleetError> {
     .await?;
     let (people, hosts, signals) = people::open(&context).await?;
     let checkpoints = Checkpoints(checkpoints::open(&context).await?);
+    let heads = checkpoints::open_heads(&context).await?;
     Ok(Fleet::over(Arc::new(JetStreamStore {
         context,
         leases,
@@ -169,6 +172,7 @@ pub async fn open(client: &async_nats::Client) -> Result<Fleet, FleetError> {
         hosts,
         signals,
         checkpoints,
+        heads,
     })))
 }
 
@@ -178,6 +182,7 @@ impl JetStreamStore {
             Bucket::Leases => &self.leases,
             Bucket::People => &self.people,
             Bucket::Hosts => &self.hosts,
+            Bucket::Heads => &self.heads,
         }
     }
 
@@ -381,6 +386,15 @@ impl FleetStore for JetStreamStore {
         })
     }
 
+    fn purge(&self, log: Log, subject: &str, below: Seq) -> Step<'_, u64> {
+        let subject = subject.to_owned();
+        Box::pin(async move {
+            let purge = self.log(log).purge().filter(subject).sequence(below);
+            let purged = step("purge a subject", purge.into_future()).await?;
+            Ok(purged.purged)
+        })
+    }
+
     fn put_object(&self, name: &str, bytes: Vec<u8>) -> Step<'_, ()> {
         let name = name.to_owned();
         Box::pin(async move { self.checkpoints.put(&name, bytes).await })
@@ -389,5 +403,10 @@ impl FleetStore for JetStreamStore {
     fn get_object(&self, name: &str, max: usize) -> Step<'_, Option<Vec<u8>>> {
         let name = name.to_owned();
         Box::pin(async move { self.checkpoints.get(&name, max).await })
+    }
+
+    fn delete_object(&self, name: &str) -> Step<'_, ()> {
+        let name = name.to_owned();
+        Box::pin(async move { self.checkpoints.delete(&name).await })
     }
 }

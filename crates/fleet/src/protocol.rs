@@ -266,17 +266,51 @@ pub enum Record<S, D> {
     },
 }
 
+/// What a person's stored checkpoint covers of their journal: the journal's records up to
+/// `fence` may be purged once it is the person's newest (the checkpoint pointer's), since the
+/// checkpoint holds their state there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Covered {
+    /// The journal's last sequence it covers (a record kept when the journal is purged below
+    /// it, so the subject always has a last sequence to fence on).
+    pub fence: Seq,
+    /// The decisions journaled up to `fence`: the journal's next decision after it is numbered
+    /// this.
+    pub decisions: u64,
+    /// The newest takeover's epoch up to `fence` (the capturing holder's).
+    pub epoch: Epoch,
+    /// The first inbox sequence it does not hold.
+    pub inbox_next: u64,
+}
+
 /// What a host rebuilds from a person's journal when it takes them over.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Replayed<S, D> {
-    /// The signals, in the order they were journaled, each id once.
+    /// The signals, in the order they were journaled, each id once (after `covered`'s fence,
+    /// when the journal was replayed from a checkpoint).
     pub signals: Vec<(String, S)>,
-    /// The decisions journaled.
+    /// The decisions the journal holds, from decision [`Replayed::decisions_base`] (the
+    /// first the journal keeps: when it was replayed from a checkpoint, those before its
+    /// fence that a purge left, then those after).
     pub decisions: Vec<D>,
+    /// The number of the first of `decisions`.
+    pub first_decision: u64,
     /// The journal's last sequence (0 when it is empty).
     pub last: Seq,
     /// The newest takeover's epoch (0 when none).
     pub epoch: Epoch,
+    /// The checkpoint the journal was replayed from, when its records up to the checkpoint's
+    /// fence were not replayed (they may have been purged): the session must resume from a
+    /// checkpoint at or past it.
+    pub covered: Option<Covered>,
+}
+
+impl<S, D> Replayed<S, D> {
+    /// The number of the first decision in [`Replayed::decisions`].
+    pub fn decisions_base(&self) -> u64 {
+        self.first_decision
+    }
 }
 
 /// Rebuilds a person's state from their journal's records with their sequences, in order. A
@@ -286,12 +320,46 @@ pub struct Replayed<S, D> {
 pub fn replay<S, D>(
     records: impl IntoIterator<Item = (Seq, Record<S, D>)>,
 ) -> Result<Replayed<S, D>, ReplayError> {
+    replay_from(None, records)
+}
+
+/// [`replay`] after what checkpoint `covered` holds (or from the journal's start): the signals
+/// and takeovers up to its fence are passed over (the checkpoint holds them), its decisions
+/// are kept (one may not be delivered yet: the journal is purged below a checkpoint only once
+/// the decisions it covers were delivered, and may not be yet), numbered back from the
+/// checkpoint's count. A purge keeps the record at the fence, so the journal must hold it; a
+/// journal replayed from its start must start with its first holder's takeover (sequences are
+/// the stream's, shared by every person, so a first record's number says nothing).
+pub fn replay_from<S, D>(
+    covered: Option<Covered>,
+    records: impl IntoIterator<Item = (Seq, Record<S, D>)>,
+) -> Result<Replayed<S, D>, ReplayError> {
+    let records: Vec<_> = records.into_iter().collect();
+    let fence = covered.map(|covered| covered.fence);
+    // The decisions kept up to the fence are the last the checkpoint counts.
+    let kept_before = records
+        .iter()
+        .filter(|(seq, record)| {
+            fence.is_some_and(|fence| *seq <= fence) && matches!(record, Record::Decision { .. })
+        })
+        .count() as u64;
+    let counted = covered.map_or(0, |covered| covered.decisions);
+    let Some(base) = counted.checked_sub(kept_before) else {
+        return Err(ReplayError::DecisionOutOfOrder {
+            seq: fence.unwrap_or(0),
+            number: kept_before,
+            expected: counted,
+        });
+    };
     let mut replayed = Replayed {
         signals: Vec::new(),
         decisions: Vec::new(),
+        first_decision: base,
         last: 0,
-        epoch: 0,
+        epoch: covered.map_or(0, |covered| covered.epoch),
+        covered,
     };
+    let mut at_fence = fence.is_none();
     let mut ids = std::collections::HashSet::new();
     for (seq, record) in records {
         if seq <= replayed.last {
@@ -300,7 +368,29 @@ pub fn replay<S, D>(
                 after: replayed.last,
             });
         }
+        let first = replayed.last == 0;
         replayed.last = seq;
+        match fence {
+            None if first && !matches!(record, Record::Takeover { .. }) => {
+                return Err(ReplayError::Purged {
+                    first: seq,
+                    covered: 0,
+                });
+            }
+            Some(fence) if seq <= fence => {
+                at_fence |= seq == fence;
+                if !matches!(record, Record::Decision { .. }) {
+                    continue;
+                }
+            }
+            Some(fence) if !at_fence => {
+                return Err(ReplayError::Purged {
+                    first: seq,
+                    covered: fence,
+                });
+            }
+            _ => {}
+        }
         match record {
             Record::Takeover { epoch, .. } => replayed.epoch = replayed.epoch.max(epoch),
             Record::Signal { id, signal } => {
@@ -309,7 +399,7 @@ pub fn replay<S, D>(
                 }
             }
             Record::Decision { number, decision } => {
-                let expected = replayed.decisions.len() as u64;
+                let expected = base + replayed.decisions.len() as u64;
                 if number != expected {
                     return Err(ReplayError::DecisionOutOfOrder {
                         seq,
@@ -321,7 +411,13 @@ pub fn replay<S, D>(
             }
         }
     }
-    Ok(replayed)
+    match fence {
+        Some(fence) if !at_fence => Err(ReplayError::Ahead {
+            last: replayed.last,
+            covered: fence,
+        }),
+        _ => Ok(replayed),
+    }
 }
 
 /// Why a person's journal cannot be replayed.
@@ -344,6 +440,25 @@ pub enum ReplayError {
         number: u64,
         /// The number the journal's decisions so far call for.
         expected: u64,
+    },
+    /// The journal's records before `first` are gone and no checkpoint covers them.
+    #[error(
+        "the journal's first record read is {first}, but its checkpoint covers it only to {covered} (0: none): records were purged that no checkpoint holds"
+    )]
+    Purged {
+        /// The first record read past the checkpoint (or the journal's first).
+        first: Seq,
+        /// The checkpoint's fence (0: no checkpoint).
+        covered: Seq,
+    },
+    /// The checkpoint covers records after the last one read: the journal moved since it was
+    /// read (read it again).
+    #[error("the journal was read to record {last}, but its checkpoint covers it to {covered}")]
+    Ahead {
+        /// The journal's last record read.
+        last: Seq,
+        /// The checkpoint's fence.
+        covered: Seq,
     },
 }
 

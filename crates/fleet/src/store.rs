@@ -1,7 +1,7 @@
 //! The seam between the fleet's steps and where a fleet keeps its state: the [`FleetStore`]
 //! trait (key-value buckets with compare-and-set on a key's revision and expiry, subjects of
-//! append-only logs with an expected-last-sequence check, objects), and [`Fleet`], the
-//! protocol's steps carried out over any such store.
+//! append-only logs with an expected-last-sequence check and a purge below a sequence,
+//! objects), and [`Fleet`], the protocol's steps carried out over any such store.
 //!
 //! It owns the steps (a claim is a create, a renewal an update at the holder's revision, an
 //! append or a delivery a publish with the expected last sequence; each answer goes back to
@@ -29,6 +29,7 @@ use aura_contract::limits::{
 use aura_contract::person::Person;
 
 mod checkpoints;
+pub use checkpoints::{Purged, Saved};
 mod people;
 pub use people::{
     Enrolment, INPUTS_END_HEADER, Inbox, MSG_ID_HEADER, PERSON_HEADER, Sent, signals_subject,
@@ -36,7 +37,7 @@ pub use people::{
 
 use crate::protocol::{
     AfterAppend, AfterPublish, Holding, LeaseEntry, LeaseStep, Outbox, Record, ReplayError,
-    Replayed, Seq, Stored, lease_step, replay,
+    Replayed, Seq, Stored, lease_step, replay, replay_from,
 };
 
 /// The header naming a journal record's writer's epoch.
@@ -70,6 +71,9 @@ pub enum Bucket {
     People,
     /// Hosts present: a host's key lasts [`FLEET_LEASE_MS`] after it was last written.
     Hosts,
+    /// Checkpoint heads: a person's key holds what their newest stored checkpoint covers
+    /// ([`crate::protocol::Covered`]), moved only forward.
+    Heads,
 }
 
 /// An append-only log of the fleet's, a subject per person.
@@ -152,10 +156,15 @@ pub trait FleetStore: std::fmt::Debug + Send + Sync {
     fn read(&self, log: Log, subject: &str, max: usize) -> Step<'_, Vec<Message>>;
     /// The messages on `subject` of `log` from sequence `from` on, as they come.
     fn follow(&self, log: Log, subject: &str, from: Seq) -> Step<'_, Box<dyn Messages>>;
+    /// Removes the messages on `subject` of `log` before sequence `below` (it and those after
+    /// stay): how many went.
+    fn purge(&self, log: Log, subject: &str, below: Seq) -> Step<'_, u64>;
     /// Stores object `name` (replacing the one before).
     fn put_object(&self, name: &str, bytes: Vec<u8>) -> Step<'_, ()>;
     /// Object `name`, if there is one, refused past `max` bytes ([`FleetError::TooLarge`]).
     fn get_object(&self, name: &str, max: usize) -> Step<'_, Option<Vec<u8>>>;
+    /// Deletes object `name` (nothing when there is none).
+    fn delete_object(&self, name: &str) -> Step<'_, ()>;
 }
 
 /// Why a step on a fleet's store failed. A refusal the protocol expects (a key that exists, a
@@ -440,19 +449,37 @@ impl Fleet {
         Ok(holding.appended(answer))
     }
 
-    /// Delivers `person`'s journaled decisions (`journaled`, from the first) that are due: each
-    /// once, in order, after the one before it. Returns how many this host published.
+    /// Delivers `person`'s journaled decisions (`journaled`, from decision `base`) that are
+    /// due: each once, in order, after the one before it. Returns how many this host published.
     pub async fn deliver(
         &self,
         person: &Person,
         outbox: &mut Outbox,
         journaled: &[Value],
+        base: u64,
     ) -> Result<u64, FleetError> {
         let mut published = 0;
-        while outbox.due(journaled.len() as u64) {
+        while outbox.due(base + journaled.len() as u64) {
+            if outbox.next < base {
+                // The journal is purged only below what was delivered: another holder
+                // delivered this one since this host read the subject.
+                self.catch_up(person, outbox).await?;
+                if outbox.next < base {
+                    return Err(FleetError::Record {
+                        person: person.to_string(),
+                        seq: outbox.last,
+                        detail: format!(
+                            "decision {} is not delivered but the journal keeps decisions from {base} on",
+                            outbox.next
+                        ),
+                    });
+                }
+                continue;
+            }
             let number = outbox.next;
-            let bytes = serde_json::to_vec(&journaled[number as usize])
-                .map_err(|e| failed("encode a decision")(&e))?;
+            let decision = &journaled[(number - base) as usize];
+            let bytes =
+                serde_json::to_vec(decision).map_err(|e| failed("encode a decision")(&e))?;
             let headers = vec![
                 (DECISION_HEADER, number.to_string()),
                 (PERSON_HEADER, person.to_string()),
@@ -466,23 +493,29 @@ impl Fleet {
                 .map_err(during("deliver a decision"))?;
             match outbox.published(answer) {
                 AfterPublish::Delivered => published += 1,
-                AfterPublish::ReadLast => {
-                    let last = self.last_decision(person).await?;
-                    outbox
-                        .caught_up(last)
-                        .map_err(|regressed| FleetError::Record {
-                            person: person.to_string(),
-                            seq: outbox.last,
-                            detail: regressed.to_string(),
-                        })?;
-                }
+                AfterPublish::ReadLast => self.catch_up(person, outbox).await?,
             }
         }
         Ok(published)
     }
 
+    /// Moves `outbox` to the decisions subject's last message (another holder delivered).
+    async fn catch_up(&self, person: &Person, outbox: &mut Outbox) -> Result<(), FleetError> {
+        let last = self.last_decision(person).await?;
+        outbox
+            .caught_up(last)
+            .map_err(|regressed| FleetError::Record {
+                person: person.to_string(),
+                seq: outbox.last,
+                detail: regressed.to_string(),
+            })
+    }
+
     /// The last decision delivered for `person`: its number and sequence.
-    async fn last_decision(&self, person: &Person) -> Result<Option<(u64, Seq)>, FleetError> {
+    pub(crate) async fn last_decision(
+        &self,
+        person: &Person,
+    ) -> Result<Option<(u64, Seq)>, FleetError> {
         let subject = decisions_subject(person);
         let last = self.store.last(Log::Decisions, &subject);
         let Some(message) = last.await.map_err(during("read the last decision"))? else {
@@ -512,11 +545,36 @@ impl Fleet {
         Ok(Some((number, message.seq)))
     }
 
-    /// Reads `person`'s journal to its last record as of now, and replays it.
+    /// Reads `person`'s journal to its last record as of now, and replays it: whole when it
+    /// starts with its first holder's takeover (never purged), else from the checkpoint its
+    /// head names (read after the journal: a head only moves forward, so it covers at least
+    /// what any purge took). A head past the journal's last record read means the journal
+    /// moved since: it is read again.
     pub async fn read_journal(
         &self,
         person: &Person,
     ) -> Result<Replayed<Value, Value>, FleetError> {
+        for _ in 0..FLEET_TAKEOVER_ATTEMPTS_MAX {
+            let records = self.journal_records(person).await?;
+            let whole = records
+                .first()
+                .is_none_or(|(_, record)| matches!(record, Record::Takeover { .. }));
+            if whole {
+                return Ok(replay(records)?);
+            }
+            let head = self.head(person).await?;
+            match replay_from(head, records) {
+                Err(ReplayError::Ahead { .. }) => continue,
+                replayed => return Ok(replayed?),
+            }
+        }
+        Err(FleetError::Contended {
+            person: person.to_string(),
+        })
+    }
+
+    /// `person`'s journal records to the last as of now.
+    async fn journal_records(&self, person: &Person) -> Result<Vec<(Seq, Journaled)>, FleetError> {
         let subject = journal_subject(person);
         // The stream keeps at most this many per person (it refuses more), so this bounds
         // what is read, whatever the stream was made with.
@@ -534,6 +592,6 @@ impl Fleet {
                 })?;
             records.push((seq, record));
         }
-        Ok(replay(records)?)
+        Ok(records)
     }
 }

@@ -31,8 +31,10 @@ pub const FLEET_RECORD_BYTES_MAX: usize = 256 * 1024;
 pub const FLEET_RECORD_HEADER_BYTES_MAX: usize = 1024;
 
 /// Records one person's journal may hold (JetStream discards new past it, per subject): a day
-/// is ~300 signals and ~60 decisions; a checkpoint lets the older ones go. One person cannot
-/// fill the stream that every other person's journal shares.
+/// is ~300 signals and ~60 decisions, and the journal is purged below each checkpoint head
+/// (every FLEET_CHECKPOINT_EVERY_SIGNALS signals), so a person's holds ~150; this is the
+/// backstop for a person whose checkpoints keep failing. One person cannot fill the stream
+/// that every other person's journal shares.
 pub const FLEET_RECORDS_PER_PERSON_MAX: i64 = 100_000;
 
 /// Times a new holder appends its takeover after reading what landed since: each refusal means
@@ -76,6 +78,10 @@ pub const FLEET_INBOX_PENDING_MAX: i64 = 64;
 /// ~0.3 MiB and a week's a few MiB; past this the host does not checkpoint (it says so), and a
 /// takeover lives the journal again instead.
 pub const FLEET_CHECKPOINT_BYTES_MAX: usize = 64 * 1024 * 1024;
+
+/// Bytes of a person's checkpoint head (what their newest checkpoint covers: four numbers as
+/// JSON, under 200 bytes); the heads bucket refuses a larger value.
+pub const FLEET_CHECKPOINT_HEAD_BYTES_MAX: usize = 1024;
 
 /// Signals a holder journals between two checkpoints of a person: a takeover then lives at
 /// most this many again; a day's 215 signals make four checkpoints.

@@ -3,7 +3,8 @@
 //! signals are journaled.
 //!
 //! It owns the scratch dir's life and when a checkpoint is captured and stored (every
-//! `FLEET_CHECKPOINT_EVERY_SIGNALS` signals, one store at a time, never blocking a signal). It
+//! `FLEET_CHECKPOINT_EVERY_SIGNALS` signals, one store at a time, never blocking a signal),
+//! and once it is the person's head, the purge of what it covers of their journal and inbox. It
 //! must not decide what a checkpoint holds ([`crate::checkpoint`] does) nor take signals (the
 //! hold does).
 
@@ -13,7 +14,8 @@ use aura_contract::person::Person;
 use aura_host::journal::QUARANTINE_PATH;
 
 use super::{Holder, Writer};
-use crate::store::Claim;
+use crate::protocol::Covered;
+use crate::store::{Claim, Saved};
 
 /// Restores `holder`'s person's stored checkpoint into their scratch dir `dir` (under `root`)
 /// if it fits the journal `claim` read: the first inbox sequence it does not hold, or `None`
@@ -33,7 +35,8 @@ pub(super) async fn restore(
             return None;
         }
     };
-    let fits = checkpoint.fits(person, claim.replayed.last, claim.replayed.epoch);
+    let replayed = &claim.replayed;
+    let fits = checkpoint.fits(person, replayed.last, replayed.epoch, replayed.covered);
     // What this host quarantined for the person before is kept beside the checkpoint's own.
     let quarantine = dir.join(QUARANTINE_PATH);
     if std::fs::metadata(&quarantine).is_ok_and(|m| m.len() > 0) {
@@ -71,8 +74,13 @@ pub(super) fn checkpoint(holder: &Holder, writer: &mut Writer, dir: &Path, inbox
         Ok(holding) => (holding.epoch, holding.fence),
         Err(_) => return,
     };
-    let captured = crate::checkpoint::capture(dir, &holder.person, epoch, fence, inbox_next);
-    let checkpoint = match captured {
+    let covered = Covered {
+        fence,
+        decisions: writer.base + writer.journaled.len() as u64,
+        epoch,
+        inbox_next,
+    };
+    let checkpoint = match crate::checkpoint::capture(dir, &holder.person, covered) {
         Ok(checkpoint) => checkpoint,
         Err(error) => {
             tracing::warn!(person = %holder.person, %error, "no checkpoint this time");
@@ -80,16 +88,37 @@ pub(super) fn checkpoint(holder: &Holder, writer: &mut Writer, dir: &Path, inbox
         }
     };
     writer.since_checkpoint = 0;
+    // Decisions delivered and covered by the checkpoint before this one are not made again
+    // (a session resumes at or past that one): the hold's memory holds a checkpoint's worth.
+    let keep_from = writer.outbox.next.min(writer.captured_decisions);
+    if keep_from > writer.base {
+        writer.journaled.drain(..(keep_from - writer.base) as usize);
+        writer.base = keep_from;
+    }
+    writer.captured_decisions = covered.decisions;
     let (fleet, person, me) = (
         holder.fleet.clone(),
         holder.person.clone(),
         holder.me.clone(),
     );
     writer.storing = Some(tokio::spawn(async move {
-        match fleet.save_checkpoint(&checkpoint).await {
-            Ok(()) => tracing::info!(target: "aura_fleet::audit", event = "checkpointed",
-                person = %person, host = %me, epoch, seq = fence, inbox = inbox_next),
-            Err(error) => tracing::warn!(person = %person, %error, "checkpoint not stored"),
+        let saved = match fleet.save_checkpoint(&checkpoint).await {
+            Ok(saved) => saved,
+            Err(error) => {
+                tracing::warn!(person = %person, %error, "checkpoint not stored");
+                return;
+            }
+        };
+        tracing::info!(target: "aura_fleet::audit", event = "checkpointed",
+            person = %person, host = %me, epoch, seq = fence, inbox = inbox_next,
+            head = matches!(saved, Saved::Head(_)));
+        if let Saved::Head(covered) = saved {
+            match fleet.purge_covered(&person, covered).await {
+                Ok(purged) => tracing::info!(target: "aura_fleet::audit", event = "purged",
+                    person = %person, host = %me, seq = fence, records = purged.records,
+                    signals = purged.signals),
+                Err(error) => tracing::warn!(person = %person, %error, "journal not purged"),
+            }
         }
     }));
 }

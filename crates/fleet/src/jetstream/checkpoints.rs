@@ -1,21 +1,26 @@
-//! People's checkpoints in JetStream's object store: one object per person, replaced by each
-//! newer one.
+//! People's checkpoints in JetStream: their objects (the object store, one per checkpoint) and
+//! the key-value bucket of checkpoint heads (a person's key names their newest).
 //!
-//! It owns the bucket's settings and an object's put and bounded get (its size checked before
-//! it is read). It must not decide what a checkpoint holds ([`crate::checkpoint`] does).
+//! It owns the buckets' settings and an object's put, delete and bounded get (its size checked
+//! before it is read). It must not decide what a checkpoint holds ([`crate::checkpoint`] does)
+//! nor when a head moves ([`crate::store::Fleet`] does).
 
 use std::time::Duration;
 
-use async_nats::jetstream::{self, object_store, stream};
+use async_nats::jetstream::{self, kv, object_store, stream};
 use tokio::io::AsyncReadExt;
 
-use aura_contract::limits::FLEET_CHECKPOINT_STORE_MS;
+use aura_contract::limits::{FLEET_CHECKPOINT_HEAD_BYTES_MAX, FLEET_CHECKPOINT_STORE_MS};
 
 use super::{step, within};
 use crate::store::{FleetError, failed};
 
-/// The object store of people's checkpoints, an object per person (`<tenant>.<user>`).
+/// The object store of people's checkpoints, an object per checkpoint
+/// (`<tenant>.<user>.<fence>`).
 pub const CHECKPOINTS_BUCKET: &str = "aura-checkpoints";
+/// The key-value bucket of checkpoint heads: a person's key holds what their newest stored
+/// checkpoint covers, moved only forward (compare-and-set).
+pub const HEADS_BUCKET: &str = "aura-checkpoint-heads";
 
 /// The object store of checkpoints (which does not say itself in Debug).
 #[derive(Clone)]
@@ -24,6 +29,31 @@ pub(super) struct Checkpoints(pub(super) object_store::ObjectStore);
 impl std::fmt::Debug for Checkpoints {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(CHECKPOINTS_BUCKET)
+    }
+}
+
+/// The checkpoint heads bucket, created if it is not there.
+pub(super) async fn open_heads(context: &jetstream::Context) -> Result<kv::Store, FleetError> {
+    match within(
+        "open the checkpoint heads",
+        context.get_key_value(HEADS_BUCKET),
+    )
+    .await?
+    {
+        Ok(store) => Ok(store),
+        Err(_) => {
+            step(
+                "create the checkpoint heads",
+                context.create_key_value(kv::Config {
+                    bucket: HEADS_BUCKET.to_owned(),
+                    history: 1,
+                    max_value_size: FLEET_CHECKPOINT_HEAD_BYTES_MAX as i32,
+                    storage: stream::StorageType::File,
+                    ..Default::default()
+                }),
+            )
+            .await
+        }
     }
 }
 
@@ -64,6 +94,16 @@ impl Checkpoints {
                 doing,
                 ms: FLEET_CHECKPOINT_STORE_MS,
             }),
+        }
+    }
+
+    /// Deletes object `name` (nothing when there is none).
+    pub(super) async fn delete(&self, name: &str) -> Result<(), FleetError> {
+        let doing = "delete a checkpoint";
+        match within(doing, self.0.delete(name)).await? {
+            Ok(()) => Ok(()),
+            Err(error) if error.kind() == object_store::DeleteErrorKind::NotFound => Ok(()),
+            Err(error) => Err(failed(doing)(&error)),
         }
     }
 

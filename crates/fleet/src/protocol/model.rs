@@ -13,15 +13,19 @@
 //! back (a lost ack, a step that timed out) is that write followed by [`Action::Stop`]: a host
 //! that cannot know whether a record was stored stops for the person (`jetstream` returns the
 //! timeout as an error), so it needs no action of its own (modelled as one, it added no state).
+//! With [`Checkpoints::Compacted`], holders store checkpoints that move the person's head only
+//! forward and purge the journal below it once its decisions were delivered, at any later
+//! moment (the storing task outlives its hold); a takeover then reads only the kept records,
+//! from the head, as the fleet does (`store::Fleet::read_journal`), and the mutations (a head
+//! that moves back, a purge of undelivered decisions) are found.
 
 use stateright::{Model, Property};
 
 use aura_contract::crossing::check_chain;
-use aura_contract::limits::AGENT_CALL_DEPTH_MAX;
 
 use super::{
-    AfterAppend, AfterPublish, Epoch, Holding, LeaseEntry, LeaseStep, Outbox, Record, Seq, Stored,
-    lease_step, replay,
+    AfterAppend, AfterPublish, Covered, Epoch, Holding, LeaseEntry, LeaseStep, Outbox, Record, Seq,
+    Stored, lease_step,
 };
 
 /// A signal's payload in the model: its number. A decision's: how many signals it saw.
@@ -46,27 +50,56 @@ pub(super) struct Fleet {
     pub checkpoints: Checkpoints,
 }
 
-/// When a holder captures its checkpoint of the person (the object store keeps the last one
-/// written, by whichever host: it has no compare-and-set).
+/// When a holder captures its checkpoint of the person, and what the store does with it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Checkpoints {
     /// None are stored.
     Off,
     /// Of what the journal holds up to the host's fence (`assistant` captures right after an
-    /// append was stored, under its writer).
+    /// append was stored, under its writer); the last one written, by whichever host, is the
+    /// one a takeover reads, and the journal is never purged.
     AfterAppend,
     /// The mutation: of a signal taken before its append was answered.
     BeforeAppend,
+    /// As `store::checkpoints` does: captured after the append, the person's head moved to it
+    /// only forward, then (at any later moment, whoever holds the person by then) the journal
+    /// purged below its fence if every decision it covers was delivered.
+    Compacted,
+    /// The mutation: the head is the last one written (it may move back), and purged below.
+    HeadBack,
+    /// The mutation: purged below the head whether its decisions were delivered or not.
+    PurgeUndelivered,
 }
 
-/// A stored checkpoint: the journal sequence it covers, the signals applied by then, and the
-/// first inbox signal it does not hold.
+impl Checkpoints {
+    fn purges(self) -> bool {
+        matches!(
+            self,
+            Self::Compacted | Self::HeadBack | Self::PurgeUndelivered
+        )
+    }
+}
+
+/// A stored checkpoint: the journal sequence it covers, the signals applied and the decisions
+/// made by then (what each saw), and the first inbox signal it does not hold.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct Snapshot {
     fence: Seq,
     epoch: Epoch,
     applied: Vec<u8>,
+    decided: Vec<u64>,
     inbox_next: u8,
+}
+
+impl Snapshot {
+    fn covered(&self) -> Covered {
+        Covered {
+            fence: self.fence,
+            decisions: self.decided.len() as u64,
+            epoch: self.epoch,
+            inbox_next: u64::from(self.inbox_next),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -76,8 +109,12 @@ pub(super) struct State {
     /// The bucket's last revision.
     revision: u64,
     /// The journal: each record with the epoch of the host that wrote it (its sequence is its
-    /// index + 1).
+    /// index + 1), the purged ones too (the properties read its whole history).
     journal: Vec<(Epoch, Rec)>,
+    /// The journal's records before this sequence are purged: a host reads from it on.
+    purged_below: Seq,
+    /// A holder had to deliver a decision the journal no longer held.
+    lost_decision: bool,
     /// The decisions subject: each message's decision number and what it saw.
     delivered: Vec<(u64, u64)>,
     /// The signals stream: what no holder acknowledged yet (redelivered until one does).
@@ -85,7 +122,7 @@ pub(super) struct State {
     /// Signals the sender was told are durable.
     acked: Vec<u8>,
     hosts: Vec<Host>,
-    /// The object store's checkpoint of the person.
+    /// The person's checkpoint a takeover reads (the object store's last, or the head's).
     checkpoint: Option<Snapshot>,
     /// Whether a holder's append was ever refused by the fence, a takeover ever read the
     /// journal again, and a holder ever started from a checkpoint: that the search reached the
@@ -98,6 +135,9 @@ pub(super) struct State {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct Host {
     run: Option<Run>,
+    /// A purge this host will make once its checkpoint's store was answered: its storing task
+    /// runs on after the host stopped for the person.
+    purge: Option<Covered>,
 }
 
 /// What a host holds in memory for the person.
@@ -106,8 +146,11 @@ struct Run {
     holding: Holding,
     outbox: Outbox,
     applied: Vec<u8>,
-    /// The decisions journaled, each with what it saw.
+    /// The decisions made, each with what it saw (the session's, from its checkpoint on).
     decided: Vec<u64>,
+    /// The first decision the host holds as journaled (what it may deliver): the journal was
+    /// read from a checkpoint that covers the ones before.
+    base: u64,
     /// A signal journaled and not yet acknowledged.
     unacked: Option<u8>,
     /// The tick's chain of agent calls.
@@ -127,6 +170,8 @@ pub(super) enum Action {
     Return(usize),
     /// The host stores its checkpoint of the person.
     Checkpoint(usize),
+    /// The host's storing task purges the journal below the checkpoint it stored.
+    Purge(usize),
     /// The host stops for the person: it crashed, or could not renew in time.
     Stop(usize),
     Expire,
@@ -164,24 +209,6 @@ impl Fleet {
         }
     }
 
-    /// A host's state rebuilt from the journal, as at takeover, or `None` when the journal
-    /// does not replay (two decisions under one number: written without the fence).
-    fn replay(state: &State) -> Option<(Vec<u8>, Vec<u64>, Epoch)> {
-        let records = state
-            .journal
-            .iter()
-            .enumerate()
-            .map(|(index, (_, record))| (index as Seq + 1, record.clone()));
-        let replayed = replay(records).ok()?;
-        let applied = replayed.signals.into_iter().map(|(_, s)| s).collect();
-        Some((applied, replayed.decisions, replayed.epoch))
-    }
-
-    /// [`Fleet::replay`], or nothing when the journal does not replay (a property says so).
-    fn replayed(state: &State) -> (Vec<u8>, Vec<u64>, Epoch) {
-        Self::replay(state).unwrap_or_default()
-    }
-
     /// The decisions subject's last message, as (number, sequence).
     fn last_delivered(state: &State) -> Option<(u64, Seq)> {
         state
@@ -204,6 +231,8 @@ impl Model for Fleet {
             key: None,
             revision: 0,
             journal: Vec::new(),
+            purged_below: 0,
+            lost_decision: false,
             delivered: Vec::new(),
             stream: (0..self.signals).collect(),
             acked: Vec::new(),
@@ -211,7 +240,13 @@ impl Model for Fleet {
             fenced: false,
             reread: false,
             restored: false,
-            hosts: vec![Host { run: None }; self.hosts],
+            hosts: vec![
+                Host {
+                    run: None,
+                    purge: None,
+                };
+                self.hosts
+            ],
         }]
     }
 
@@ -223,6 +258,9 @@ impl Model for Fleet {
             }
         }
         for (h, host) in state.hosts.iter().enumerate() {
+            if host.purge.is_some() {
+                actions.push(Action::Purge(h));
+            }
             let Some(run) = &host.run else {
                 if state.key.is_none() && state.revision < self.revisions {
                     actions.push(Action::Acquire(h));
@@ -258,7 +296,9 @@ impl Model for Fleet {
             }
             // As `assistant` does: right after a signal's append was stored (and before it is
             // acknowledged), whatever other hosts did meanwhile.
-            if self.checkpoints == Checkpoints::AfterAppend && run.unacked.is_some() {
+            let after_append =
+                matches!(self.checkpoints, Checkpoints::AfterAppend) || self.checkpoints.purges();
+            if after_append && run.unacked.is_some() {
                 actions.push(Action::Checkpoint(h));
             }
         }
@@ -283,23 +323,21 @@ impl Model for Fleet {
                 }
                 state.revision += 1;
                 state.key = Some((h, state.revision));
-                let (mut applied, decided, newest) = Self::replayed(&state);
-                // The newest checkpoint that fits the journal, then the journal's signals after
-                // it (`assistant::session_dir::restore`, then the inbox ids it does not hold).
-                if let Some(snapshot) = &state.checkpoint {
-                    let fits =
-                        snapshot.fence <= state.journal.len() as Seq && snapshot.epoch <= newest;
-                    if fits {
-                        let after = applied.iter().filter(|s| **s >= snapshot.inbox_next);
-                        applied = snapshot.applied.iter().chain(after).copied().collect();
-                        state.restored = true;
-                    }
-                }
+                // A journal this host cannot rebuild: the claim fails (the lease is let go).
+                let TakenOver {
+                    applied,
+                    decided,
+                    base,
+                    restored,
+                    ..
+                } = Self::taken_over(&state)?;
+                state.restored |= restored;
                 state.hosts[h].run = Some(Run {
                     holding: Holding::acquired(state.revision, state.journal.len() as Seq),
                     outbox: Outbox::read(Self::last_delivered(&state)),
                     applied,
                     decided,
+                    base,
                     unacked: None,
                     stack: Vec::new(),
                 });
@@ -342,19 +380,32 @@ impl Model for Fleet {
                     run.holding.epoch,
                     record,
                 );
-                let (applied, decided, newest) = Self::replayed(&state);
+                let reread = Self::taken_over(&state);
                 let fence = state.journal.len() as Seq;
                 let run = state.hosts[h].run.as_mut()?;
                 match run.holding.appended(answer) {
                     AfterAppend::Go => {}
                     AfterAppend::Reread => {
                         state.reread = true;
+                        // Read again and not rebuilt: the hold fails, the host stops.
+                        let Some(TakenOver {
+                            applied,
+                            decided,
+                            base,
+                            newest,
+                            ..
+                        }) = reread
+                        else {
+                            state.hosts[h].run = None;
+                            return Some(state);
+                        };
                         if run.holding.reread(fence, newest) == AfterAppend::Fenced {
                             state.hosts[h].run = None;
                             state.fenced = true;
                         } else {
                             run.applied = applied;
                             run.decided = decided;
+                            run.base = base;
                         }
                     }
                     AfterAppend::Fenced => unreachable!("a takeover is not fenced"),
@@ -379,6 +430,7 @@ impl Model for Fleet {
                         fence: run.holding.fence + 1,
                         epoch: run.holding.epoch,
                         applied,
+                        decided: run.decided.clone(),
                         inbox_next: signal + 1,
                     });
                 }
@@ -399,13 +451,33 @@ impl Model for Fleet {
                     number: run.decided.len() as u64,
                     decision: saw,
                 };
+                if (run.decided.len() as u64) < run.base {
+                    return None;
+                }
                 if let Some(run) = self.journal(&mut state, h, record) {
                     run.decided.push(saw);
                 }
             }
             Action::Deliver(h) => {
                 let run = state.hosts[h].run.clone()?;
-                let number = run.outbox.next;
+                let mut number = run.outbox.next;
+                // Below what it holds as journaled: delivered by another holder (the journal
+                // is purged only below what was delivered), as the subject's last message
+                // says; else purged before it was delivered.
+                if number < run.base {
+                    let last = Self::last_delivered(&state);
+                    let run = state.hosts[h].run.as_mut()?;
+                    if run.outbox.caught_up(last).is_err() || run.outbox.next < run.base {
+                        state.lost_decision = true;
+                        state.hosts[h].run = None;
+                        return Some(state);
+                    }
+                    number = run.outbox.next;
+                    if !run.outbox.due(run.decided.len() as u64) {
+                        return Some(state);
+                    }
+                }
+                let run = state.hosts[h].run.clone()?;
                 let saw = run.decided[number as usize];
                 let answer = if self.fencing && state.delivered.len() as Seq != run.outbox.last {
                     Stored::Conflict
@@ -434,12 +506,36 @@ impl Model for Fleet {
             }
             Action::Checkpoint(h) => {
                 let run = state.hosts[h].run.as_ref()?;
-                state.checkpoint = Some(Snapshot {
+                let snapshot = Snapshot {
                     fence: run.holding.fence,
                     epoch: run.holding.epoch,
                     applied: run.applied.clone(),
+                    decided: run.decided.clone(),
                     inbox_next: run.applied.iter().max().map_or(0, |s| s + 1),
-                });
+                };
+                let forward = state
+                    .checkpoint
+                    .as_ref()
+                    .is_none_or(|head| head.fence < snapshot.fence);
+                let moves = match self.checkpoints {
+                    Checkpoints::Compacted | Checkpoints::PurgeUndelivered => forward,
+                    _ => true,
+                };
+                if moves {
+                    if self.checkpoints.purges() {
+                        state.hosts[h].purge = Some(snapshot.covered());
+                    }
+                    state.checkpoint = Some(snapshot);
+                }
+            }
+            Action::Purge(h) => {
+                let covered = state.hosts[h].purge.take()?;
+                let delivered = state.delivered.len() as u64;
+                if delivered >= covered.decisions
+                    || self.checkpoints == Checkpoints::PurgeUndelivered
+                {
+                    state.purged_below = state.purged_below.max(covered.fence);
+                }
             }
         }
         Some(state)
@@ -450,120 +546,12 @@ impl Model for Fleet {
     }
 
     fn properties(&self) -> Vec<Property<Self>> {
-        vec![
-            Property::always("the journal replays", |_, s: &State| {
-                Fleet::replay(s).is_some()
-            }),
-            Property::always(
-                "one writer at a time (no stale record after a takeover)",
-                |_, s: &State| {
-                    let mut newest = 0;
-                    s.journal.iter().all(|(epoch, record)| {
-                        if let Record::Takeover { epoch: taken, .. } = record {
-                            newest = newest.max(*taken);
-                        }
-                        *epoch >= newest
-                    })
-                },
-            ),
-            Property::always("no acknowledged signal lost", |_, s: &State| {
-                let journaled: Vec<u8> = s
-                    .journal
-                    .iter()
-                    .filter_map(|(_, r)| match r {
-                        Record::Signal { signal, .. } => Some(*signal),
-                        _ => None,
-                    })
-                    .collect();
-                s.acked.iter().all(|a| journaled.contains(a))
-            }),
-            Property::always(
-                "the current holder applied every journaled signal once",
-                |_, s: &State| {
-                    let (applied, _, _) = Fleet::replayed(s);
-                    s.hosts.iter().filter_map(|h| h.run.as_ref()).all(|run| {
-                        let current =
-                            run.holding.taken_over && run.holding.fence == s.journal.len() as Seq;
-                        !current || run.applied == applied
-                    })
-                },
-            ),
-            Property::always(
-                "no decision delivered twice or out of order",
-                |_, s: &State| {
-                    s.delivered
-                        .iter()
-                        .enumerate()
-                        .all(|(index, (number, _))| *number == index as u64)
-                },
-            ),
-            Property::always(
-                "every decision delivered is the journal's",
-                |_, s: &State| {
-                    let (_, decided, _) = Fleet::replayed(s);
-                    s.delivered
-                        .iter()
-                        .all(|(number, saw)| decided.get(*number as usize) == Some(saw))
-                },
-            ),
-            Property::always(
-                "at most one active host (when the lease's timing holds)",
-                |m: &Fleet, s: &State| {
-                    m.pauses || s.hosts.iter().filter(|h| h.run.is_some()).count() <= 1
-                },
-            ),
-            Property::always("no agent twice in a call stack", |_, s: &State| {
-                s.hosts.iter().filter_map(|h| h.run.as_ref()).all(|run| {
-                    let mut seen = run.stack.clone();
-                    seen.sort_unstable();
-                    seen.windows(2).all(|w| w[0] != w[1])
-                })
-            }),
-            Property::always("call depth bounded", |_, s: &State| {
-                s.hosts
-                    .iter()
-                    .filter_map(|h| h.run.as_ref())
-                    .all(|run| run.stack.len() <= AGENT_CALL_DEPTH_MAX)
-            }),
-            Property::always("pending calls bounded", |m: &Fleet, s: &State| {
-                let pending: usize = s
-                    .hosts
-                    .iter()
-                    .filter_map(|h| h.run.as_ref())
-                    .map(|run| run.stack.len())
-                    .sum();
-                pending <= m.agents.len() * AGENT_CALL_DEPTH_MAX
-            }),
-            Property::sometimes(
-                "a stale holder's append refused by the fence",
-                |_, s: &State| s.fenced,
-            ),
-            Property::sometimes(
-                "a takeover refused, the journal read again",
-                |_, s: &State| s.reread,
-            ),
-            Property::sometimes(
-                "a holder started from a checkpoint",
-                |m: &Fleet, s: &State| m.checkpoints == Checkpoints::Off || s.restored,
-            ),
-            Property::sometimes(
-                "a takeover, then every signal acknowledged and every decision delivered",
-                |m: &Fleet, s: &State| {
-                    let takeovers = s
-                        .journal
-                        .iter()
-                        .filter(|(_, r)| matches!(r, Record::Takeover { .. }))
-                        .count();
-                    let (_, decided, _) = Fleet::replayed(s);
-                    takeovers >= 2
-                        && s.acked.len() == usize::from(m.signals)
-                        && !decided.is_empty()
-                        && s.delivered.len() == decided.len()
-                },
-            ),
-        ]
+        properties::properties()
     }
 }
 
 #[cfg(test)]
 mod checks;
+mod properties;
+mod read;
+use read::TakenOver;

@@ -153,35 +153,152 @@ fn a_journal_replays_each_signal_once_and_its_decisions_in_order() {
     assert_eq!(replay(Vec::<(Seq, R)>::new()).unwrap().last, 0);
 }
 
+fn takeover(host: &str, epoch: Epoch) -> R {
+    Record::Takeover {
+        host: host.into(),
+        epoch,
+    }
+}
+
+fn decision(number: u64, decision: &'static str) -> R {
+    Record::Decision { number, decision }
+}
+
 #[test]
 fn a_journal_not_written_under_the_fence_does_not_replay() {
     let twice: Vec<(Seq, R)> = vec![
-        (
-            1,
-            Record::Decision {
-                number: 0,
-                decision: "d0",
-            },
-        ),
-        (
-            2,
-            Record::Decision {
-                number: 0,
-                decision: "d0 again",
-            },
-        ),
+        (1, takeover("a", 1)),
+        (2, decision(0, "d0")),
+        (3, decision(0, "d0 again")),
     ];
     assert_eq!(
         replay(twice),
         Err(ReplayError::DecisionOutOfOrder {
-            seq: 2,
+            seq: 3,
             number: 0,
             expected: 1
         })
     );
-    let backwards = vec![(4, signal("s1", "x")), (4, signal("s2", "y"))];
+    let backwards = vec![
+        (3, takeover("a", 1)),
+        (4, signal("s1", "x")),
+        (4, signal("s2", "y")),
+    ];
     assert_eq!(
         replay(backwards),
         Err(ReplayError::OutOfOrder { seq: 4, after: 4 })
+    );
+}
+
+/// A journal of records 10..=16 (the stream's sequences: other people's records are between
+/// a person's, so a person's first is any number): a takeover, three signals, two decisions,
+/// a second holder's takeover, one more signal and decision.
+fn journal() -> Vec<(Seq, R)> {
+    vec![
+        (10, takeover("a", 3)),
+        (11, signal("1", "s1")),
+        (12, decision(0, "d0")),
+        (13, signal("2", "s2")),
+        (14, decision(1, "d1")),
+        (16, signal("3", "s3")),
+        (20, takeover("b", 9)),
+        (21, signal("4", "s4")),
+        (22, decision(2, "d2")),
+    ]
+}
+
+#[test]
+fn a_journal_purged_below_its_checkpoint_replays_from_it_as_the_whole_one_does_after_it() {
+    // Captured right after signal 2 (record 13), by the holder of epoch 3: one decision (d0)
+    // journaled by then, the inbox read to 2 (the next is 3).
+    let covered = Covered {
+        fence: 13,
+        decisions: 1,
+        epoch: 3,
+        inbox_next: 3,
+    };
+    let whole = replay(journal()).unwrap();
+    assert_eq!(whole.decisions, vec!["d0", "d1", "d2"]);
+    assert_eq!((whole.last, whole.epoch, whole.covered), (22, 9, None));
+    // Purged below the fence: record 13 is kept, the ones before are gone.
+    let purged: Vec<_> = journal()
+        .into_iter()
+        .filter(|(seq, _)| *seq >= 13)
+        .collect();
+    let from = replay_from(Some(covered), purged).unwrap();
+    assert_eq!(from.decisions, vec!["d1", "d2"]);
+    assert_eq!(from.decisions_base(), 1);
+    assert_eq!(
+        from.signals,
+        vec![("3".to_owned(), "s3"), ("4".to_owned(), "s4")]
+    );
+    assert_eq!(
+        (from.last, from.epoch, from.covered),
+        (22, 9, Some(covered))
+    );
+    // Not purged yet (d0 may not have been delivered): its signals are the checkpoint's, but
+    // d0 is kept, counted back from the checkpoint's one decision.
+    let unpurged = replay_from(Some(covered), journal()).unwrap();
+    assert_eq!(unpurged.decisions, vec!["d0", "d1", "d2"]);
+    assert_eq!(unpurged.decisions_base(), 0);
+    assert_eq!(unpurged.signals, from.signals);
+    // Purged below record 12: d0 (record 12) is before the fence and still kept.
+    let partly: Vec<_> = journal()
+        .into_iter()
+        .filter(|(seq, _)| *seq >= 12)
+        .collect();
+    let partly = replay_from(Some(covered), partly).unwrap();
+    assert_eq!((partly.decisions_base(), partly.decisions.len()), (0, 3));
+}
+
+#[test]
+fn a_journal_purged_past_what_a_checkpoint_holds_or_read_before_it_does_not_replay() {
+    let covered = Covered {
+        fence: 13,
+        decisions: 1,
+        epoch: 3,
+        inbox_next: 3,
+    };
+    // Record 13 purged too: 14..16 are not its state's, and nothing holds 13.
+    let past: Vec<_> = journal().into_iter().filter(|(seq, _)| *seq > 13).collect();
+    assert_eq!(
+        replay_from(Some(covered), past.clone()),
+        Err(ReplayError::Purged {
+            first: 14,
+            covered: 13
+        })
+    );
+    // Without a checkpoint, a journal whose first record is not a takeover was purged.
+    assert_eq!(
+        replay(past),
+        Err(ReplayError::Purged {
+            first: 14,
+            covered: 0
+        })
+    );
+    // Read to record 12, then a checkpoint to 13 was stored: the journal moved since.
+    let early: Vec<_> = journal()
+        .into_iter()
+        .filter(|(seq, _)| *seq <= 12)
+        .collect();
+    assert_eq!(
+        replay_from(Some(covered), early),
+        Err(ReplayError::Ahead {
+            last: 12,
+            covered: 13
+        })
+    );
+    // A checkpoint that counts other decisions than the journal holds does not replay.
+    let miscounted = Covered {
+        decisions: 2,
+        ..covered
+    };
+    assert_eq!(
+        replay_from(Some(miscounted), journal()),
+        Err(ReplayError::DecisionOutOfOrder {
+            seq: 12,
+            number: 0,
+            expected: 1
+        })
     );
 }

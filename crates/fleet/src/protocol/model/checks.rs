@@ -186,3 +186,47 @@ fn a_checkpoint_captured_before_its_append_was_stored_loses_a_signal() {
         found.into_actions()
     );
 }
+
+#[test]
+fn a_journal_purged_below_the_head_is_lived_from_it_and_loses_nothing() {
+    // Two leases and no renewal: a purge's own actions (a head per checkpoint, a purge that
+    // outlives its host) take the search past its bound with a third revision.
+    let model = Fleet {
+        checkpoints: Checkpoints::Compacted,
+        revisions: 2,
+        ..fleet()
+    };
+    let checker = check(
+        "2 hosts, 2 signals, 2 leases, pauses, purged below the head",
+        model,
+    );
+    checker.assert_properties();
+    checker.assert_any_discovery("a holder started from a purged journal");
+}
+
+#[test]
+fn a_head_that_moves_back_or_a_purge_of_undelivered_decisions_is_found() {
+    for (mutation, wanted) in [
+        (
+            Checkpoints::HeadBack,
+            "a purged journal is rebuilt from its head",
+        ),
+        (
+            Checkpoints::PurgeUndelivered,
+            "no decision purged before it was delivered",
+        ),
+    ] {
+        let model = Fleet {
+            checkpoints: mutation,
+            ..fleet()
+        };
+        let until = HasDiscoveries::AnyOf([wanted].into_iter().collect());
+        let name = format!("2 hosts, {mutation:?}");
+        let checker = check_until(&name, model, Some(until));
+        let found = checker.assert_any_discovery(wanted);
+        eprintln!(
+            "{mutation:?}: \"{wanted}\" fails after: {:?}",
+            found.into_actions()
+        );
+    }
+}
