@@ -98,6 +98,31 @@ async fn per_person(
     .await
 }
 
+/// The key-value bucket `config` names, created with `config` if it is not there (or not
+/// readable: creating it then says why). Every bucket of the fleet's keeps one revision a key
+/// on file.
+async fn key_value(
+    context: &jetstream::Context,
+    config: kv::Config,
+) -> Result<kv::Store, FleetError> {
+    match within(
+        "open a bucket",
+        context.get_key_value(config.bucket.clone()),
+    )
+    .await?
+    {
+        Ok(store) => Ok(store),
+        Err(_) => {
+            let config = kv::Config {
+                history: 1,
+                storage: stream::StorageType::File,
+                ..config
+            };
+            step("create a bucket", context.create_key_value(config)).await
+        }
+    }
+}
+
 /// The fleet's buckets and streams on one JetStream.
 #[derive(Debug, Clone)]
 pub struct JetStreamStore {
@@ -117,27 +142,12 @@ pub struct JetStreamStore {
 pub async fn open(client: &async_nats::Client) -> Result<Fleet, FleetError> {
     let context = jetstream::new(client.clone());
     let lease = Duration::from_millis(FLEET_LEASE_MS);
-    let existing = within(
-        "open the lease bucket",
-        context.get_key_value(LEASES_BUCKET),
-    );
-    let leases = match existing.await? {
-        Ok(store) => store,
-        // Not there yet (or not readable: creating it then says why).
-        Err(_) => {
-            step(
-                "create the lease bucket",
-                context.create_key_value(kv::Config {
-                    bucket: LEASES_BUCKET.to_owned(),
-                    history: 1,
-                    max_age: lease,
-                    storage: stream::StorageType::File,
-                    ..Default::default()
-                }),
-            )
-            .await?
-        }
+    let config = kv::Config {
+        bucket: LEASES_BUCKET.to_owned(),
+        max_age: lease,
+        ..Default::default()
     };
+    let leases = key_value(&context, config).await?;
     let status = step("read the lease bucket", leases.status()).await?;
     if status.max_age() != lease {
         return Err(FleetError::LeaseMismatch {

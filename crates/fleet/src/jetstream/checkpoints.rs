@@ -12,7 +12,7 @@ use tokio::io::AsyncReadExt;
 
 use aura_contract::limits::{FLEET_CHECKPOINT_HEAD_BYTES_MAX, FLEET_CHECKPOINT_STORE_MS};
 
-use super::{step, within};
+use super::{key_value, step, within};
 use crate::store::{FleetError, failed};
 
 /// The object store of people's checkpoints, an object per checkpoint
@@ -34,27 +34,12 @@ impl std::fmt::Debug for Checkpoints {
 
 /// The checkpoint heads bucket, created if it is not there.
 pub(super) async fn open_heads(context: &jetstream::Context) -> Result<kv::Store, FleetError> {
-    match within(
-        "open the checkpoint heads",
-        context.get_key_value(HEADS_BUCKET),
-    )
-    .await?
-    {
-        Ok(store) => Ok(store),
-        Err(_) => {
-            step(
-                "create the checkpoint heads",
-                context.create_key_value(kv::Config {
-                    bucket: HEADS_BUCKET.to_owned(),
-                    history: 1,
-                    max_value_size: FLEET_CHECKPOINT_HEAD_BYTES_MAX as i32,
-                    storage: stream::StorageType::File,
-                    ..Default::default()
-                }),
-            )
-            .await
-        }
-    }
+    let config = kv::Config {
+        bucket: HEADS_BUCKET.to_owned(),
+        max_value_size: FLEET_CHECKPOINT_HEAD_BYTES_MAX as i32,
+        ..Default::default()
+    };
+    key_value(context, config).await
 }
 
 /// The checkpoints bucket, created if it is not there.

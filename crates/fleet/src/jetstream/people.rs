@@ -9,7 +9,7 @@ use async_nats::jetstream::{self, kv, stream};
 
 use aura_contract::limits::{FLEET_ENROLMENT_BYTES_MAX, FLEET_LEASE_MS, FLEET_SIGNAL_DEDUPE_MS};
 
-use super::{per_person, step, within};
+use super::{key_value, per_person};
 use crate::store::FleetError;
 
 /// The key-value bucket of people: a person's key holds their enrolment.
@@ -24,43 +24,18 @@ pub const SIGNALS_STREAM: &str = "AURA_SIGNALS";
 pub(super) async fn open(
     context: &jetstream::Context,
 ) -> Result<(kv::Store, kv::Store, stream::Stream), FleetError> {
-    let hosts = match within("open the hosts bucket", context.get_key_value(HOSTS_BUCKET)).await? {
-        Ok(store) => store,
-        Err(_) => {
-            step(
-                "create the hosts bucket",
-                context.create_key_value(kv::Config {
-                    bucket: HOSTS_BUCKET.to_owned(),
-                    history: 1,
-                    max_age: Duration::from_millis(FLEET_LEASE_MS),
-                    storage: stream::StorageType::File,
-                    ..Default::default()
-                }),
-            )
-            .await?
-        }
+    let config = kv::Config {
+        bucket: HOSTS_BUCKET.to_owned(),
+        max_age: Duration::from_millis(FLEET_LEASE_MS),
+        ..Default::default()
     };
-    let people = match within(
-        "open the people bucket",
-        context.get_key_value(PEOPLE_BUCKET),
-    )
-    .await?
-    {
-        Ok(store) => store,
-        Err(_) => {
-            step(
-                "create the people bucket",
-                context.create_key_value(kv::Config {
-                    bucket: PEOPLE_BUCKET.to_owned(),
-                    history: 1,
-                    max_value_size: FLEET_ENROLMENT_BYTES_MAX as i32,
-                    storage: stream::StorageType::File,
-                    ..Default::default()
-                }),
-            )
-            .await?
-        }
+    let hosts = key_value(context, config).await?;
+    let config = kv::Config {
+        bucket: PEOPLE_BUCKET.to_owned(),
+        max_value_size: FLEET_ENROLMENT_BYTES_MAX as i32,
+        ..Default::default()
     };
+    let people = key_value(context, config).await?;
     // Discard new per subject: a sender told its signal was not stored can say so, where
     // dropping the oldest would lose signals a person has not been served yet.
     // A signal resent under the same message id is stored once (Fleet::send names each by
