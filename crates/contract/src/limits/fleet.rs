@@ -83,6 +83,13 @@ pub const FLEET_CHECKPOINT_BYTES_MAX: usize = 64 * 1024 * 1024;
 /// JSON, under 200 bytes); the heads bucket refuses a larger value.
 pub const FLEET_CHECKPOINT_HEAD_BYTES_MAX: usize = 1024;
 
+/// Times a holder's storing task tries to move a person's checkpoint head forward, and a
+/// takeover reads the head again after the checkpoint it named was deleted: each refusal
+/// means another holder's checkpoint moved the head meanwhile (one every
+/// FLEET_CHECKPOINT_EVERY_SIGNALS signals a holder); past this the checkpoint is given up
+/// (the one before stays the head) or the takeover fails and is retried.
+pub const FLEET_HEAD_ATTEMPTS_MAX: u32 = 16;
+
 /// Signals a holder journals between two checkpoints of a person: a takeover then lives at
 /// most this many again; a day's 215 signals make four checkpoints.
 pub const FLEET_CHECKPOINT_EVERY_SIGNALS: u64 = 50;

@@ -296,8 +296,10 @@ impl Model for Fleet {
             }
             // As `assistant` does: right after a signal's append was stored (and before it is
             // acknowledged), whatever other hosts did meanwhile.
-            let after_append =
-                matches!(self.checkpoints, Checkpoints::AfterAppend) || self.checkpoints.purges();
+            let after_append = !matches!(
+                self.checkpoints,
+                Checkpoints::Off | Checkpoints::BeforeAppend
+            );
             if after_append && run.unacked.is_some() {
                 actions.push(Action::Checkpoint(h));
             }

@@ -15,7 +15,7 @@
 
 use bytes::Bytes;
 
-use aura_contract::limits::{FLEET_CHECKPOINT_BYTES_MAX, FLEET_TAKEOVER_ATTEMPTS_MAX};
+use aura_contract::limits::{FLEET_CHECKPOINT_BYTES_MAX, FLEET_HEAD_ATTEMPTS_MAX};
 use aura_contract::person::Person;
 
 use super::{Bucket, Fleet, FleetError, Log, during, failed, journal_subject, signals_subject};
@@ -64,7 +64,7 @@ impl Fleet {
         let mine = checkpoint.covered();
         let value =
             Bytes::from(serde_json::to_vec(&mine).map_err(|e| failed("encode a head")(&e))?);
-        for _ in 0..FLEET_TAKEOVER_ATTEMPTS_MAX {
+        for _ in 0..FLEET_HEAD_ATTEMPTS_MAX {
             let head = self.head_entry(person).await?;
             let stored = match head {
                 Some((head, _)) if head.fence >= mine.fence => {
@@ -151,7 +151,7 @@ impl Fleet {
     /// between reading the head and reading it means the head moved, and is read again.
     pub async fn checkpoint(&self, person: &Person) -> Result<Option<Checkpoint>, FleetError> {
         let mut named = None;
-        for _ in 0..FLEET_TAKEOVER_ATTEMPTS_MAX {
+        for _ in 0..FLEET_HEAD_ATTEMPTS_MAX {
             let Some(head) = self.head(person).await? else {
                 return Ok(None);
             };
