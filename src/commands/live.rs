@@ -296,7 +296,9 @@ async fn read_lines(mut input: impl AsyncBufRead + Unpin, live: &live::Live) {
         let answer = match line {
             Line::Whole(bytes) if bytes.iter().all(u8::is_ascii_whitespace) => continue,
             Line::Whole(bytes) => live.push_in_order(&bytes).await,
-            Line::TooLong { bytes, start } => Err(live.refuse_unread(bytes, &start)),
+            Line::TooLong { bytes, start } => {
+                Err(live.refuse_unread(bytes, LIVE_SIGNAL_BYTES_MAX, &start))
+            }
         };
         let line = match answer {
             Ok(ack) => serde_json::json!({ "ack": ack }),

@@ -33,6 +33,7 @@ mod locked;
 mod mcp;
 mod narration;
 mod narrator;
+mod never_refuses;
 mod orchestrator;
 mod plugins;
 mod precompiled;

@@ -7,9 +7,11 @@
 
 mod days;
 mod fleet;
+mod live;
 mod narrator;
 pub use days::*;
 pub use fleet::*;
+pub use live::*;
 pub use narrator::*;
 
 /// Largest string accepted across the boundary in either direction (call envelopes, agent
@@ -230,20 +232,6 @@ pub const AGENTS_MAX: usize = 16;
 /// is one tick, not one each), and a person cannot tell 10 ms from at once.
 pub const URGENT_TICK_QUANTUM_MS: i64 = 10;
 
-/// Longest signal or answer `aura live` takes (one JSON line, one HTTP body): a message at
-/// scenario.v1's bounds (a 20,000-character body) fits; the journal's torn-tail repair scans
-/// further back than this, so a signal's record can always be repaired.
-pub const LIVE_SIGNAL_BYTES_MAX: usize = 64 * 1024;
-/// Signals and answers a live session takes per second, over any second (a bucket that
-/// refills at this rate and holds as many): each is fsynced before it is acknowledged, and a
-/// person's devices send a few a minute. Past it a sender is told to retry.
-pub const LIVE_SIGNALS_PER_SECOND_MAX: u32 = 100;
-/// Inputs waiting for a live session between its ticks: past it a sender is told to retry
-/// rather than queued without bound.
-pub const LIVE_INPUT_QUEUE_MAX: usize = 256;
-/// Furthest ahead of the session's clock a signal may be stamped (`at`): a reminder set for
-/// tomorrow, not a year of invented future.
-pub const LIVE_SIGNAL_AHEAD_MAX_MINUTES: i64 = 24 * 60;
 /// A surface's command (`aura live --on SURFACE=CMD`) is stopped after this long: a notifier
 /// that hangs must not hold the decisions behind it for ever.
 pub const SINK_COMMAND_TIMEOUT_MS: u64 = 10_000;

@@ -29,6 +29,8 @@ pub trait RunLogs {
     fn open_narrations(&self) -> Result<(), JournalError>;
     /// Appends one acknowledged signal (a scenario.v1 signal), durable before this returns.
     fn signal(&self, signal: &serde_json::Value) -> Result<Appended, JournalError>;
+    /// Appends acknowledged signals, all durable (one write, one sync) before this returns.
+    fn signals(&self, signals: &[serde_json::Value]) -> Result<(), JournalError>;
     /// Appends one delivery record, durable before this returns.
     fn delivery(&self, record: &serde_json::Value) -> Result<Appended, JournalError>;
     /// Appends one narration record, durable before this returns.
@@ -46,6 +48,10 @@ impl RunLogs for Journal {
 
     fn signal(&self, signal: &serde_json::Value) -> Result<Appended, JournalError> {
         self.append(SIGNALS_PATH, signal)
+    }
+
+    fn signals(&self, signals: &[serde_json::Value]) -> Result<(), JournalError> {
+        self.append_all(SIGNALS_PATH, signals)
     }
 
     fn delivery(&self, record: &serde_json::Value) -> Result<Appended, JournalError> {

@@ -264,13 +264,18 @@ impl Scenario {
 
     /// The tick times: `start`, then every `tick_minutes`, and a tick of its own for each
     /// signal of a `tick_on` kind at its time (rounded up to [`URGENT_TICK_QUANTUM_MS`]);
-    /// in order, none twice, none after `end`.
+    /// in order, none twice, none after `end`. An `unfinished` day (a live session's record)
+    /// ends at its last tick, so `end` is one: the closing tick of a day that filled with
+    /// signals runs at once, off the grid.
     pub fn ticks(&self) -> Vec<OffsetDateTime> {
         let mut ticks = Vec::new();
         let mut next = Some(self.start);
         while let Some(at) = next.filter(|at| *at <= self.end) {
             ticks.push(at);
             next = self.tick_after(at);
+        }
+        if self.unfinished && ticks.last().is_some_and(|last| *last < self.end) {
+            ticks.push(self.end);
         }
         ticks
     }

@@ -43,6 +43,15 @@ AuraAssistant *aura_open(const char *config_json,
 // string; `reply_json` null or writable.
 int32_t aura_push(AuraAssistant *assistant, const char *signal_json, char **reply_json);
 
+// Pushes a batch of signals (a JSON array of them, or NDJSON: one a line). 0 and
+// `{"results": [{"ack": …} or {"refused": …}, …], "acked": n, "refused": m}` once every
+// signal acknowledged is durable (one result each, in order); 1 and `{"refused":
+// recovery.v1}` when the batch is refused whole; -1 on misuse.
+//
+// # Safety
+// As `aura_push`; `batch_json` a NUL-terminated string.
+int32_t aura_push_batch(AuraAssistant *assistant, const char *batch_json, char **reply_json);
+
 // Answers a question by its id with `yes`, `no` or `later`; as `aura_push`.
 //
 // # Safety

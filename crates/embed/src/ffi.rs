@@ -174,6 +174,46 @@ pub unsafe extern "C" fn aura_push(
     unsafe { answer(reply_json, || assistant.inner.push(signal)) }
 }
 
+/// Pushes a batch of signals (a JSON array of them, or NDJSON: one a line). 0 and
+/// `{"results": [{"ack": …} or {"refused": …}, …], "acked": n, "refused": m}` once every
+/// signal acknowledged is durable (one result each, in order); 1 and `{"refused":
+/// recovery.v1}` when the batch is refused whole; -1 on misuse.
+///
+/// # Safety
+/// As `aura_push`; `batch_json` a NUL-terminated string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aura_push_batch(
+    assistant: *mut AuraAssistant,
+    batch_json: *const c_char,
+    reply_json: *mut *mut c_char,
+) -> i32 {
+    // SAFETY: the caller's promise.
+    let (Some(assistant), Some(batch)) =
+        (unsafe { assistant.as_ref() }, unsafe { read(batch_json) })
+    else {
+        // SAFETY: the caller's promise.
+        unsafe {
+            put(
+                reply_json,
+                error("a null assistant, or a batch that is not UTF-8"),
+            )
+        };
+        return MISUSED;
+    };
+    let taken = catch_unwind(AssertUnwindSafe(|| assistant.inner.push_batch(batch)));
+    let (status, text) = match taken {
+        Ok(Ok(results)) => (TAKEN, aura_day::live::batch_answers(results).to_string()),
+        Ok(Err(refused)) => (
+            REFUSED,
+            serde_json::json!({ "refused": refused }).to_string(),
+        ),
+        Err(_) => (MISUSED, error("the assistant panicked")),
+    };
+    // SAFETY: the caller's promise.
+    unsafe { put(reply_json, text) };
+    status
+}
+
 /// Answers a question by its id with `yes`, `no` or `later`; as `aura_push`.
 ///
 /// # Safety

@@ -271,6 +271,20 @@ impl Assistant {
             .block_on(self.live.push(signal_json.as_bytes()))
     }
 
+    /// Pushes a batch of signals (a JSON array of them, or NDJSON: one a line; at most
+    /// `LIVE_BATCH_SIGNALS_MAX`): one answer each, in order (an acknowledgement or a
+    /// refusal, quarantined), once every signal taken is durable, journaled with one fsync;
+    /// refused whole when it cannot be read as a batch, is too large, or the assistant is
+    /// busy. A backlog (a week of a watch's readings) goes in as one.
+    pub fn push_batch(&self, batch: &str) -> Result<Vec<Result<Ack, Refused>>, Refused> {
+        let form = match batch.trim_start().starts_with('[') {
+            true => aura_day::live::BatchForm::Array,
+            false => aura_day::live::BatchForm::Ndjson,
+        };
+        self.runtime
+            .block_on(self.live.push_batch(batch.as_bytes(), form))
+    }
+
     /// Answers a question (`yes`, `no` or `later`) by its id, as a decision gave it.
     pub fn answer(&self, question: &str, reply: &str) -> Result<Ack, Refused> {
         let signal = serde_json::json!({"kind": "answer",

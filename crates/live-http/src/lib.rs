@@ -1,7 +1,8 @@
 //! aura's live HTTP front: a live session's inputs and decisions over local HTTP.
 //!
 //! It owns four routes on a loopback address or a unix socket: `POST /signals` (one
-//! scenario.v1 signal, `at` and `id` optional), `POST /answers` (`{"question", "reply"}`, `at`
+//! scenario.v1 signal, `at` and `id` optional; or a batch of them, as a JSON array or as
+//! NDJSON with `Content-Type: application/x-ndjson`, each answered on its own), `POST /answers` (`{"question", "reply"}`, `at`
 //! and `id` optional), `GET /decisions` (each decision as it is delivered, one JSON line
 //! each, for as long as the client reads) and `GET /narrations` (each narration record, the
 //! same way, of a session that narrates). A body is read up to the session's bound and no
@@ -24,9 +25,9 @@ use axum::routing::{get, post};
 use http_body_util::BodyExt;
 use serde_json::{Value, json};
 
-use aura_contract::limits::LIVE_SIGNAL_BYTES_MAX;
+use aura_contract::limits::{LIVE_BATCH_BYTES_MAX, LIVE_SIGNAL_BYTES_MAX};
 use aura_contract::recovery::Action;
-use aura_day::live::{Ack, Live, Refused};
+use aura_day::live::{Ack, BatchForm, Live, Refused};
 
 /// Where the front listens.
 #[derive(Debug)]
@@ -208,17 +209,43 @@ async fn loopback_only(
     next.run(request).await
 }
 
-/// `POST /signals`: one signal.
+/// `POST /signals`: one signal, or a batch (a JSON array, or NDJSON by its content type):
+/// `{"results": [{"ack": …} or {"refused": …}, …], "acked": n, "refused": m}`, one result
+/// each in order, once every signal acknowledged is durable.
 async fn signals(State(live): State<Arc<Live>>, request: Request) -> Response {
-    match body(&live, request).await {
-        Ok(bytes) => answer(live.push(&bytes).await),
+    let ndjson = request
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.split(';').next())
+        .is_some_and(|media| {
+            let media = media.trim();
+            media.eq_ignore_ascii_case("application/x-ndjson")
+                || media.eq_ignore_ascii_case("application/jsonl")
+        });
+    let bytes = match body(&live, request, LIVE_BATCH_BYTES_MAX).await {
+        Ok(bytes) => bytes,
+        Err(refused) => return answer(Err(refused)),
+    };
+    let array = bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[');
+    let form = match (ndjson, array) {
+        (true, _) => BatchForm::Ndjson,
+        (false, true) => BatchForm::Array,
+        (false, false) => return answer(live.push(&bytes).await),
+    };
+    match live.push_batch(&bytes, form).await {
+        Ok(results) => (
+            StatusCode::OK,
+            axum::Json(aura_day::live::batch_answers(results)),
+        )
+            .into_response(),
         Err(refused) => answer(Err(refused)),
     }
 }
 
 /// `POST /answers`: `{"question": …, "reply": …}` (and `at`, `id`), as the answer signal it is.
 async fn answers(State(live): State<Arc<Live>>, request: Request) -> Response {
-    let bytes = match body(&live, request).await {
+    let bytes = match body(&live, request, LIVE_SIGNAL_BYTES_MAX).await {
         Ok(bytes) => bytes,
         Err(refused) => return answer(Err(refused)),
     };
@@ -276,9 +303,9 @@ fn follow<T: Send + Sync + 'static>(
     response
 }
 
-/// The request's body, read up to [`LIVE_SIGNAL_BYTES_MAX`] and no further (a longer one is
-/// refused with what was read of it).
-async fn body(live: &Live, request: Request) -> Result<Bytes, Refused> {
+/// The request's body, read up to `max` bytes and no further (a longer one is refused with
+/// what was read of it).
+async fn body(live: &Live, request: Request, max: usize) -> Result<Bytes, Refused> {
     let mut body = request.into_body();
     let mut read = Vec::new();
     let mut total: u64 = 0;
@@ -290,13 +317,14 @@ async fn body(live: &Live, request: Request) -> Result<Bytes, Refused> {
             continue;
         };
         total += data.len() as u64;
-        if read.len() <= LIVE_SIGNAL_BYTES_MAX {
-            let room = LIVE_SIGNAL_BYTES_MAX + 1 - read.len();
+        if read.len() <= max {
+            let room = max + 1 - read.len();
             read.extend_from_slice(&data[..data.len().min(room)]);
         }
-        if total > LIVE_SIGNAL_BYTES_MAX as u64 {
+        if total > max as u64 {
             // Stop reading: the connection is closed after the answer.
-            return Err(live.refuse_unread(total, &read));
+            read.truncate(LIVE_SIGNAL_BYTES_MAX);
+            return Err(live.refuse_unread(total, max, &read));
         }
     }
     Ok(Bytes::from(read))

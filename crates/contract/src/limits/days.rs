@@ -21,16 +21,23 @@ pub const SCENARIO_DAYS_MAX: i64 = 7;
 /// in memory whole.
 pub const SCENARIO_SIGNALS_MAX: usize = 10_000;
 
-/// Signals a live session's day holds before it closes early, at its next tick (the next part
-/// of the same local day goes on from there): a watch every 5 minutes and a busy inbox bring
-/// about 600 a day, so only a flood closes a day before midnight, and a day's record stays a
-/// scenario `aura run` holds in memory.
+/// Signals a live session's day holds before it closes early: the signal that fills it
+/// fixes its closing tick at once (the session's clock then), and the next part of the same
+/// local day goes on from just after it. A watch every 5 minutes and a busy inbox bring about
+/// 600 a day, so only a flood (a phone's backlog) closes a day before midnight, and a day's
+/// record stays a scenario `aura run` holds in memory.
 pub const DAY_SIGNALS_MAX: usize = 5_000;
 
-/// Signals one day's journal holds at most: those a flood brings within the tick that closes
-/// it come on top of [`DAY_SIGNALS_MAX`]; past this they are refused as busy until that tick
-/// ran. A day's record is a scenario: at most [`SCENARIO_SIGNALS_MAX`].
+/// Signals one day's journal holds at most: those that come while its closing tick is due (a
+/// batch that filled it goes on in the next part, so few) come on top of
+/// [`DAY_SIGNALS_MAX`]; past this they are refused as busy until that tick ran. A day's record
+/// is a scenario: at most [`SCENARIO_SIGNALS_MAX`].
 pub const DAY_JOURNAL_SIGNALS_MAX: usize = SCENARIO_SIGNALS_MAX;
+
+/// Of [`DAY_JOURNAL_SIGNALS_MAX`], the room only signals of a `tick_on` kind (a message, an
+/// invitation, an answer) may take: readings that fill a day's journal never keep the
+/// urgent mail out.
+pub const DAY_JOURNAL_URGENT_RESERVED: usize = 1_000;
 
 /// Closed days a live session keeps by default (`aura live --keep-days`): a month to look at
 /// or replay; older ones are deleted whole at a rollover.

@@ -15,7 +15,8 @@ use aura_contract::canonical::parse_i_json;
 use aura_contract::catalogue::LIVE_SIGNAL_SCHEMA;
 use aura_contract::error::{CrossingError, Phase};
 use aura_contract::limits::{
-    LIVE_SIGNAL_AHEAD_MAX_MINUTES, LIVE_SIGNAL_BYTES_MAX, LIVE_SIGNALS_PER_SECOND_MAX,
+    LIVE_BATCH_SIGNALS_MAX, LIVE_PUSHES_PER_SECOND_MAX, LIVE_SIGNAL_AHEAD_MAX_MINUTES,
+    LIVE_SIGNAL_BYTES_MAX, LIVE_URGENT_PUSHES_RESERVED,
 };
 use aura_contract::quarantine::InputRefusal;
 use aura_contract::recovery::{Action, Recovery};
@@ -269,8 +270,8 @@ pub(crate) fn refusal(kind: &'static str, reason: String, action: Action) -> Inp
     }
 }
 
-/// The refusal of an input that came faster than [`LIVE_SIGNALS_PER_SECOND_MAX`], or found
-/// the session's queue full: retry after `retry_after_ms`.
+/// The refusal of a push that came faster than [`LIVE_PUSHES_PER_SECOND_MAX`], or found the
+/// session's queue full, or a day's journal full: retry after `retry_after_ms`.
 pub(crate) fn busy(reason: String, retry_after_ms: u64) -> InputRefusal {
     InputRefusal {
         recovery: Box::new(Recovery {
@@ -281,11 +282,12 @@ pub(crate) fn busy(reason: String, retry_after_ms: u64) -> InputRefusal {
     }
 }
 
-/// The rate bound: a bucket of [`LIVE_SIGNALS_PER_SECOND_MAX`] tokens that refills at that
+/// The rate bound: a bucket of [`LIVE_PUSHES_PER_SECOND_MAX`] tokens that refills at that
 /// rate per second of the machine's monotonic clock (the rate is the machine's to protect,
 /// whatever the session's clock says), read through tokio's clock: the same instant, except
 /// under a deterministic simulation's paused clock, where the rate is the simulated time's and
-/// a run does not depend on how fast the machine ran it.
+/// a run does not depend on how fast the machine ran it. Its last
+/// [`LIVE_URGENT_PUSHES_RESERVED`] tokens are for urgent pushes only.
 #[derive(Debug)]
 pub(crate) struct Bucket {
     tokens: f64,
@@ -295,30 +297,119 @@ pub(crate) struct Bucket {
 impl Bucket {
     pub(crate) fn new() -> Self {
         Self {
-            tokens: f64::from(LIVE_SIGNALS_PER_SECOND_MAX),
+            tokens: f64::from(LIVE_PUSHES_PER_SECOND_MAX),
             last: tokio::time::Instant::now(),
         }
     }
 
-    /// Takes a token, or says how many milliseconds until one is there.
-    pub(crate) fn take(&mut self) -> Result<(), u64> {
-        let rate = f64::from(LIVE_SIGNALS_PER_SECOND_MAX);
+    /// Takes a token for a push (`urgent`: it carries a signal of a `tick_on` kind, and may
+    /// take the reserved ones), or says how many milliseconds until one is there for it.
+    pub(crate) fn take(&mut self, urgent: bool) -> Result<(), u64> {
+        let rate = f64::from(LIVE_PUSHES_PER_SECOND_MAX);
         let now = tokio::time::Instant::now();
         let elapsed = now.duration_since(self.last).as_secs_f64();
         self.last = now;
         self.tokens = (self.tokens + elapsed * rate).min(rate);
-        if self.tokens >= 1.0 {
+        let floor = match urgent {
+            true => 0.0,
+            false => f64::from(LIVE_URGENT_PUSHES_RESERVED),
+        };
+        if self.tokens >= 1.0 + floor {
             self.tokens -= 1.0;
             return Ok(());
         }
-        Err((((1.0 - self.tokens) / rate * 1000.0).ceil() as u64).max(1))
+        Err((((1.0 + floor - self.tokens) / rate * 1000.0).ceil() as u64).max(1))
     }
 }
 
-/// The refusal of an input that came while the bucket was empty: retry after `wait_ms`.
+/// The refusal of a push that came while the bucket was empty: retry after `wait_ms`.
 pub(crate) fn too_fast(wait_ms: u64) -> InputRefusal {
     busy(
-        format!("more than {LIVE_SIGNALS_PER_SECOND_MAX} signals a second"),
+        format!("more than {LIVE_PUSHES_PER_SECOND_MAX} pushes a second"),
         wait_ms,
     )
+}
+
+/// How a batch's signals are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BatchForm {
+    /// One JSON value a line (`application/x-ndjson`); blank lines are skipped.
+    Ndjson,
+    /// A JSON array of them.
+    Array,
+}
+
+/// A batch's signals, each as its sender wrote it (its bytes are checked one by one by the
+/// session, as a single push's are), at most [`LIVE_BATCH_SIGNALS_MAX`].
+pub(crate) fn split_batch(text: &str, form: BatchForm) -> Result<Vec<String>, InputRefusal> {
+    let too_many = || {
+        refusal(
+            "too_large",
+            format!("a batch holds at most {LIVE_BATCH_SIGNALS_MAX} signals"),
+            Action::CorrectCall,
+        )
+    };
+    match form {
+        BatchForm::Ndjson => {
+            let mut items = Vec::new();
+            for line in text.lines().filter(|line| !line.trim().is_empty()) {
+                if items.len() == LIVE_BATCH_SIGNALS_MAX {
+                    return Err(too_many());
+                }
+                items.push(line.to_owned());
+            }
+            Ok(items)
+        }
+        BatchForm::Array => {
+            use serde::Deserializer as _;
+            let mut reader = serde_json::Deserializer::from_str(text);
+            let items = reader
+                .deserialize_seq(Items)
+                .and_then(|items| reader.end().map(|()| items));
+            match items {
+                Ok(items) => Ok(items.into_iter().map(|raw| raw.get().to_owned()).collect()),
+                Err(e) if e.to_string().starts_with(TOO_MANY) => Err(too_many()),
+                Err(e) => Err(refusal(
+                    "malformed_json",
+                    format!("the batch is not a JSON array: {e}"),
+                    Action::CorrectCall,
+                )),
+            }
+        }
+    }
+}
+
+/// What a batch past its bound fails with while it is read.
+const TOO_MANY: &str = "too many signals";
+
+/// Reads a JSON array's items as they were written, stopping past [`LIVE_BATCH_SIGNALS_MAX`].
+struct Items;
+
+impl<'de> serde::de::Visitor<'de> for Items {
+    type Value = Vec<&'de serde_json::value::RawValue>;
+
+    fn expecting(&self, formatter: &mut std::fmt::Formatter) -> std::fmt::Result {
+        formatter.write_str("a JSON array of signals")
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element()? {
+            if items.len() == LIVE_BATCH_SIGNALS_MAX {
+                return Err(serde::de::Error::custom(TOO_MANY));
+            }
+            items.push(item);
+        }
+        Ok(items)
+    }
+}
+
+/// The kind a pushed signal says it is, read without checking anything else (the session
+/// checks it whole): what decides its lane and the tokens it may take.
+pub(crate) fn kind_of(text: &str) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Kind {
+        kind: Option<String>,
+    }
+    serde_json::from_str::<Kind>(text).ok()?.kind
 }

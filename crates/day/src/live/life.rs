@@ -18,7 +18,7 @@ use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
 use aura_contract::canonical::{parse_i_json, to_canonical_string};
-use aura_contract::limits::{LIFE_STATE_BYTES_MAX, LIVE_SIGNAL_BYTES_MAX, SCENARIO_BYTES_MAX};
+use aura_contract::limits::{LIFE_STATE_BYTES_MAX, SCENARIO_BYTES_MAX};
 use aura_contract::quarantine::QuarantineRecord;
 use aura_contract::recovery::Action;
 use aura_host::Host;
@@ -52,7 +52,8 @@ pub(super) struct LifeState {
     pub(super) open: String,
     /// The day before it, if it was kept.
     pub(super) previous: Option<String>,
-    /// The life's place of the open day's first journal line.
+    /// The life's place (`seq`) of the open day's first new signal: the one after the last
+    /// the days before took (a line carried into the open day keeps its own).
     pub(super) base: usize,
     /// The life's place of the open day's first decision (a life of an earlier aura: 0).
     #[serde(default)]
@@ -100,7 +101,7 @@ pub fn days(data_dir: &Path) -> Result<Vec<String>, LiveError> {
             names.push(name.to_owned());
         }
     }
-    names.sort();
+    names.sort_by(|a, b| day_order(a).cmp(&day_order(b)));
     Ok(names)
 }
 
@@ -146,6 +147,15 @@ pub fn is_day_name(name: &str) -> bool {
             _ => b.is_ascii_digit(),
         });
     date_ok && !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// Where a day's name stands among the life's: its date, then its part (`2026-11-10.10`
+/// after `2026-11-10.9`, which text order would put first).
+pub fn day_order(name: &str) -> (&str, u64) {
+    match name.split_once('.') {
+        Some((date, part)) => (date, part.parse::<u64>().unwrap_or(u64::MAX)),
+        None => (name, 0),
+    }
 }
 
 fn io(path: &Path, source: std::io::Error) -> LiveError {
@@ -231,7 +241,7 @@ impl Life {
                 life.state = state;
                 // A day a rollover began and did not commit holds nothing acknowledged.
                 for name in days(&life.path)? {
-                    if name > life.state.open {
+                    if day_order(&name) > day_order(&life.state.open) {
                         life.delete_day(&name)?;
                     }
                 }
@@ -290,16 +300,29 @@ impl Life {
         let last_tick = day.last_tick.unwrap_or(day.scenario.start);
         let journal = closing.journal();
         let lines = journal.lines(SIGNALS_PATH, 0, SCENARIO_BYTES_MAX as u64)?;
-        // What came after the last tick goes to the next day.
+        // What came after the last tick goes to the next day, each line keeping its place
+        // among the life's signals (its acknowledgement stays the same); the next day's new
+        // signals are numbered on from this day's last.
         let mut kept = Vec::new();
         let mut tail = Vec::new();
-        for (seq, line) in lines.iter().enumerate() {
-            let (signal, _) = setup::read_signal(line, seq)?;
-            let value = parse_i_json(line, LIVE_SIGNAL_BYTES_MAX * 2)
-                .map_err(|e| LiveError::Damaged(format!("signal {seq}: {e}")))?;
-            match signal.at <= last_tick {
-                true => kept.push(setup::scenario_signal(value)),
-                false => tail.push(value),
+        let mut fresh = self.state.base;
+        for (index, line) in lines.iter().enumerate() {
+            let line = setup::read_line(line, index, self.state.base)?;
+            if let Some(seq) = line.seq {
+                fresh = fresh.max(seq + 1);
+            }
+            match line.signal.at <= last_tick {
+                true => kept.push(setup::scenario_signal(line.value)),
+                false => {
+                    let mut value = line.value;
+                    if let Some(object) = value.as_object_mut() {
+                        object.remove(setup::LINE_CLOSES_AT);
+                        if let Some(seq) = line.seq {
+                            object.insert(setup::LINE_SEQ.to_owned(), seq.into());
+                        }
+                    }
+                    tail.push(value);
+                }
             }
         }
         let mut record = setup::record(closing, &kept, last_tick)?;
@@ -315,13 +338,15 @@ impl Life {
             );
             journal.quarantine(&QuarantineRecord::input(&refusal, &item.to_string()))?;
         }
-        // Where the person is as the next day begins.
-        // (An offset change that names no zone leaves the zone unknown: offsets only.)
+        // Where the person is as the next day begins: the latest offset change at or before
+        // it, one that came after the last tick included (a landing that ended the day names
+        // the next one where they landed). (An offset change that names no zone leaves the
+        // zone unknown: offsets only.)
         let time_zone = match day
             .scenario
             .signals
             .iter()
-            .rfind(|s| s.kind == UTC_OFFSET && s.at <= last_tick)
+            .rfind(|s| s.kind == UTC_OFFSET && s.at <= next)
         {
             Some(change) => change.data["time_zone"].as_str().map(str::to_owned),
             None => self.state.time_zone.clone(),
@@ -382,7 +407,7 @@ impl Life {
         self.commit(LifeState {
             open: name,
             previous: Some(closed),
-            base: self.state.base + lines.len(),
+            base: fresh,
             decided_base: self.state.decided_base + day.decisions() as u64,
             time_zone,
             ..self.state.clone()
@@ -422,7 +447,7 @@ impl Life {
     fn sweep(&self) -> Result<(), LiveError> {
         let closed: Vec<String> = days(&self.path)?
             .into_iter()
-            .filter(|name| *name < self.state.open)
+            .filter(|name| day_order(name) < day_order(&self.state.open))
             .collect();
         let over = closed.len().saturating_sub(self.keep_days);
         for name in &closed[..over] {

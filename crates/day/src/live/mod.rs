@@ -34,7 +34,8 @@ use crate::logs::{RunLogs, SIGNALS_PATH};
 
 pub use clock::Clock;
 pub use deliver::{CommandSink, Delivery, LinesSink, Sink};
-pub use handle::{Ack, Inbox, Live, Refused, channel};
+pub use handle::{Ack, Inbox, Live, Refused, batch_answers, channel};
+pub use input::BatchForm;
 pub use narrate::LiveNarration;
 pub use setup::export;
 
@@ -115,8 +116,20 @@ pub async fn live(
         config.start == Start::Fresh,
         config.keep_days,
     )?;
-    let mut queue = inbox.queue;
+    let mut lanes = inbox.lanes;
     let inbox_open_day = inbox.open_day;
+    // The handle's fronts send what ticks at once in the urgent lane.
+    // (The resolved setup names none when none does.)
+    let kinds: Vec<String> = resolved.setup["tick_on"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|kind| kind.as_str().map(str::to_owned))
+        .collect();
+    match inbox.tick_on.write() {
+        Ok(mut tick_on) => *tick_on = kinds,
+        Err(poisoned) => *poisoned.into_inner() = kinds,
+    }
     let mut session = Session {
         end: resolved.end,
         horizon: resolved.start,
@@ -130,10 +143,11 @@ pub async fn live(
         yesterday: match life.previous() {
             Some(previous) => {
                 let scenario = setup::day_scenario(&previous, None)?;
-                journal_ids(&previous, &scenario, Base::Before(life.state.base))?.1
+                journal_ids(&previous, &scenario, Base::Before(life.state.base))?.seen
             }
             None => Seen::new(),
         },
+        batch: None,
     };
     let mut first = true;
     // When the day before began to close: a rollover's time is until the next day runs.
@@ -156,8 +170,8 @@ pub async fn live(
             None,
         )
         .await?;
-        let (signals, seen) = journal_ids(&day_host, &day.scenario, Base::At(life.state.base))?;
-        for signal in signals {
+        let journaled = journal_ids(&day_host, &day.scenario, Base::At(life.state.base))?;
+        for signal in journaled.signals {
             // What the journal holds was taken: a replayed clock is at least that late.
             session.horizon = session.horizon.max(signal.at);
             day.scenario.accept(signal);
@@ -176,9 +190,16 @@ pub async fn live(
             session.reading = Reading::new(config.clock, begins);
             first = false;
         }
-        let mut today = session.today(&day_host, &day, life.bases(), seen)?;
+        let mut today = session.today(
+            &day_host,
+            &day,
+            life.bases(),
+            journaled.seen,
+            journaled.next_seq,
+            journaled.closes_at,
+        )?;
         let ended = session
-            .run(&mut today, &mut day, &mut queue, &mut report)
+            .run(&mut today, &mut day, &mut lanes, &mut report)
             .await;
         match ended {
             Ok(Ended::Closes { next }) => {
@@ -192,13 +213,13 @@ pub async fn live(
             }
             Ok(outcome) => {
                 let finished = matches!(outcome, Ended::Finished);
-                session.stop(today, &mut queue, finished).await;
+                session.stop(today, &mut lanes, finished).await;
                 let summary = day.finish();
                 drop(lock);
                 return Ok(summary);
             }
             Err(error) => {
-                session.stop(today, &mut queue, false).await;
+                session.stop(today, &mut lanes, false).await;
                 return Err(error);
             }
         }
@@ -222,10 +243,22 @@ pub fn open_life(host: &Host, config: &LiveConfig) -> Result<Host, LiveError> {
 
 /// Where a day's journal lines stand among the life's.
 enum Base {
-    /// Its first line is the life's this-th.
+    /// Its first new signal is the life's this-th.
     At(usize),
     /// Its lines end before the life's this-th (the day before the open one).
     Before(usize),
+}
+
+/// What a day's journal holds, read back.
+struct Journaled {
+    /// Its signals, in the order they were taken.
+    signals: Vec<crate::scenario::Signal>,
+    /// The ids taken in it, each with its acknowledgement.
+    seen: Seen,
+    /// The life's place of the next new signal.
+    next_seq: usize,
+    /// The tick that closes it, if it filled.
+    closes_at: Option<time::OffsetDateTime>,
 }
 
 /// The signals of `host`'s day journal and the ids taken in it, each with its
@@ -234,7 +267,7 @@ fn journal_ids(
     host: &Host,
     scenario: &crate::scenario::Scenario,
     base: Base,
-) -> Result<(Vec<crate::scenario::Signal>, Seen), LiveError> {
+) -> Result<Journaled, LiveError> {
     let journal = host.journal();
     journal.open_live()?;
     let lines = journal.lines(SIGNALS_PATH, 0, SCENARIO_BYTES_MAX as u64)?;
@@ -242,14 +275,24 @@ fn journal_ids(
         Base::At(base) => base,
         Base::Before(end) => end.saturating_sub(lines.len()),
     };
-    let mut seen = Seen::new();
-    let mut signals = Vec::new();
-    for (seq, line) in lines.iter().enumerate() {
-        let (signal, id) = setup::read_signal(line, seq)?;
-        if let Some((id, what)) = id {
-            seen.insert(id, (what, Ack::of(base + seq, &signal, scenario)));
+    let mut journaled = Journaled {
+        signals: Vec::with_capacity(lines.len()),
+        seen: Seen::new(),
+        next_seq: base,
+        closes_at: None,
+    };
+    for (index, line) in lines.iter().enumerate() {
+        let line = setup::read_line(line, index, base)?;
+        if let Some(seq) = line.seq {
+            journaled.next_seq = journaled.next_seq.max(seq + 1);
+            if let Some((id, what)) = line.id {
+                journaled
+                    .seen
+                    .insert(id, (what, Ack::of(seq, &line.signal, scenario)));
+            }
         }
-        signals.push(signal);
+        journaled.closes_at = journaled.closes_at.or(line.closes_at);
+        journaled.signals.push(line.signal);
     }
-    Ok((signals, seen))
+    Ok(journaled)
 }

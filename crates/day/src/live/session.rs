@@ -10,26 +10,30 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use serde_json::Value;
 use time::OffsetDateTime;
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::{broadcast, oneshot};
 
-use aura_contract::limits::{BUSY_RETRY_AFTER_MS, DAY_JOURNAL_SIGNALS_MAX, DAY_SIGNALS_MAX};
+use aura_contract::limits::{
+    BUSY_RETRY_AFTER_MS, DAY_JOURNAL_SIGNALS_MAX, DAY_JOURNAL_URGENT_RESERVED, DAY_SIGNALS_MAX,
+    URGENT_TICK_QUANTUM_MS,
+};
 use aura_contract::quarantine::InputRefusal;
 use aura_contract::recovery::Action;
 use aura_contract::trace::narration::NarrationRecord;
 use aura_host::Host;
-use aura_host::journal::JournalError;
 
 use crate::logs::RunLogs;
 
 use super::clock::{Clock, Reading};
 use super::deliver::{Deliveries, Delivery, Sink};
-use super::handle::{Ack, Input, Refused, closed, refuse};
+use super::handle::{Ack, Input, Lanes, Refused, closed, refuse};
 use super::input::{self, Sent, Standing, Taken};
 use super::narrate::{self, LiveNarration, Narrating};
+use super::setup::{LINE_CLOSES_AT, LINE_SEQ};
 use super::{LiveError, zone};
 use crate::orchestrator::{Day, RunEvent};
-use crate::scenario::UTC_OFFSET;
+use crate::scenario::{UTC_OFFSET, urgent_tick};
 
 /// The ids a session took, what was sent under each, and its acknowledgement.
 pub(super) type Seen = HashMap<String, (Sent, Ack)>;
@@ -50,6 +54,16 @@ pub(super) struct Session {
     pub(super) narrations: broadcast::Sender<Arc<NarrationRecord>>,
     /// The ids the day before took (a sender resending across midnight is still known).
     pub(super) yesterday: Seen,
+    /// The push being taken, if a day's close came in the middle of it.
+    pub(super) batch: Option<Batch>,
+}
+
+/// A push being taken: its signals not taken yet, the answers so far (those of signals
+/// taken in an earlier day are durable), where they all go once it is whole.
+pub(super) struct Batch {
+    texts: std::vec::IntoIter<String>,
+    answers: Vec<Result<Ack, Refused>>,
+    reply: oneshot::Sender<Vec<Result<Ack, Refused>>>,
 }
 
 /// What belongs to the open day.
@@ -61,14 +75,16 @@ pub(super) struct Today {
     narrating: Option<Narrating>,
     /// The ids the day took.
     pub(super) seen: Seen,
-    /// The life's place of the day's first journal line.
-    pub(super) base: usize,
+    /// The life's place (`seq`) of the next new signal.
+    next_seq: usize,
+    /// The day's closing tick once it holds [`DAY_SIGNALS_MAX`] signals.
+    closes_at: Option<OffsetDateTime>,
     /// The life's place of the day's first decision.
     decided_base: u64,
     /// The day's name in the life.
     name: Option<String>,
-    /// When the day ends: the person's local midnight, or the next tick once the day holds
-    /// [`DAY_SIGNALS_MAX`] signals.
+    /// When the day ends: the person's local midnight, or just after its closing tick once
+    /// it holds [`DAY_SIGNALS_MAX`] signals.
     pub(super) ends: OffsetDateTime,
 }
 
@@ -92,15 +108,23 @@ enum Next {
 }
 
 impl Session {
-    /// What the day `day` on `host` (its journal line 0 and first decision the life's
-    /// `base`th, its ids `seen`) needs of the session.
+    /// What the day `day` on `host` (its first decision the life's `base`th, its ids `seen`,
+    /// its next new signal the life's `next_seq`th, its closing tick `closes_at` if it
+    /// filled) needs of the session.
     pub(super) fn today(
         &self,
         host: &Host,
         day: &Day<'_>,
         base: super::life::Bases,
         seen: Seen,
+        next_seq: usize,
+        closes_at: Option<OffsetDateTime>,
     ) -> Result<Today, LiveError> {
+        // A day that begins full (what came after the closing tick of the part before) closes
+        // at its first tick; one an earlier aura filled, at once.
+        let closes_at = closes_at.or_else(|| {
+            (day.scenario.signals.len() >= DAY_SIGNALS_MAX).then_some(day.scenario.start)
+        });
         let mut today = Today {
             host: host.clone(),
             deliveries: Deliveries::start(
@@ -115,7 +139,8 @@ impl Session {
                 .clone()
                 .map(|narration| Narrating::new(narration, host, self.narrations.clone())),
             seen,
-            base: base.signals,
+            next_seq,
+            closes_at,
             decided_base: base.decided,
             name: base.day.clone(),
             ends: OffsetDateTime::new_utc(time::Date::MAX, time::Time::MIDNIGHT),
@@ -129,7 +154,7 @@ impl Session {
         &mut self,
         today: &mut Today,
         day: &mut Day<'_>,
-        queue: &mut mpsc::Receiver<Input>,
+        lanes: &mut Lanes,
         report: &mut impl FnMut(RunEvent<'_>),
     ) -> Result<Ended, LiveError> {
         let host = today.host.clone();
@@ -154,10 +179,23 @@ impl Session {
                 }
                 Next::Wait(wait) => wait,
             };
+            // A push being taken goes on before anything else is read, once the day's closing
+            // tick (if it filled) ran: the next part takes the rest.
+            if self.batch.is_some() {
+                match today.filled(day) {
+                    true => {
+                        let quantum =
+                            std::time::Duration::from_millis(URGENT_TICK_QUANTUM_MS as u64);
+                        tokio::time::sleep(wait.unwrap_or(quantum)).await;
+                    }
+                    false => self.take_batch(today, day)?,
+                }
+                continue;
+            }
             let received = async {
                 match wait {
-                    Some(wait) => tokio::time::timeout(wait, queue.recv()).await.ok(),
-                    None => Some(queue.recv().await),
+                    Some(wait) => tokio::time::timeout(wait, lanes.recv()).await.ok(),
+                    None => Some(lanes.recv().await),
                 }
             };
             let input = tokio::select! {
@@ -174,36 +212,91 @@ impl Session {
                 }
             };
             match input {
-                Some(Input::Signal { text, reply }) => match self.take(today, day, &text) {
-                    Ok(ack) => {
-                        let _ = reply.send(Ok(ack));
-                    }
-                    Err(refusal) => {
-                        let (refused, failed) = *refusal;
-                        let _ = reply.send(Err(refused));
-                        if let Some(error) = failed {
-                            return Err(LiveError::Journal(error));
-                        }
-                    }
-                },
+                Some(Input::Signals { texts, reply }) => {
+                    self.batch = Some(Batch {
+                        answers: Vec::with_capacity(texts.len()),
+                        texts: texts.into_iter(),
+                        reply,
+                    });
+                }
                 Some(Input::Closed) => self.closed = true,
                 Some(Input::Stop) | None => return Ok(Ended::Stopped),
             }
         }
     }
 
+    /// Takes the push being taken into the open day, until it is whole or fills the day:
+    /// what it took is journaled with one fsync, and once whole its sender hears every
+    /// answer. A journal that failed stops the session: what this part took is refused as
+    /// not durable, and the rest as the session stopping.
+    fn take_batch(&mut self, today: &mut Today, day: &mut Day<'_>) -> Result<(), LiveError> {
+        let Some(mut batch) = self.batch.take() else {
+            return Ok(());
+        };
+        let mut records = Vec::new();
+        let mut taken = Vec::new();
+        while !today.filled(day) {
+            let Some(text) = batch.texts.next() else {
+                break;
+            };
+            match self.take(today, day, &text) {
+                Ok((ack, record)) => {
+                    if let Some(record) = record {
+                        records.push(record);
+                        taken.push((batch.answers.len(), text));
+                    }
+                    batch.answers.push(Ok(ack));
+                }
+                Err(refused) => batch.answers.push(Err(refused)),
+            }
+        }
+        if !records.is_empty()
+            && let Err(error) = today.host.journal().signals(&records)
+        {
+            let refusal = input::refusal(
+                "not_durable",
+                format!("the input could not be made durable: {error}"),
+                Action::Retry,
+            );
+            for (index, text) in taken {
+                batch.answers[index] = Err(refuse(&today.host, &refusal, &text));
+            }
+            for text in batch.texts.by_ref() {
+                batch
+                    .answers
+                    .push(Err(refuse(&today.host, &closed(), &text)));
+            }
+            let _ = batch.reply.send(batch.answers);
+            return Err(LiveError::Journal(error));
+        }
+        match batch.texts.len() {
+            0 => {
+                let _ = batch.reply.send(batch.answers);
+            }
+            _ => self.batch = Some(batch),
+        }
+        Ok(())
+    }
+
     /// At the session's end: what is still queued is refused (its senders are told the
     /// session stopped), the open day's narration and sinks finish.
-    pub(super) async fn stop(
-        &mut self,
-        today: Today,
-        queue: &mut mpsc::Receiver<Input>,
-        ended: bool,
-    ) {
-        queue.close();
-        while let Ok(input) = queue.try_recv() {
-            if let Input::Signal { text, reply } = input {
-                let _ = reply.send(Err(refuse(&today.host, &closed(), &text)));
+    pub(super) async fn stop(&mut self, today: Today, lanes: &mut Lanes, ended: bool) {
+        lanes.close();
+        if let Some(mut batch) = self.batch.take() {
+            for text in batch.texts.by_ref() {
+                batch
+                    .answers
+                    .push(Err(refuse(&today.host, &closed(), &text)));
+            }
+            let _ = batch.reply.send(batch.answers);
+        }
+        while let Some(input) = lanes.try_recv() {
+            if let Input::Signals { texts, reply } = input {
+                let refused = texts
+                    .iter()
+                    .map(|text| Err(refuse(&today.host, &closed(), text)))
+                    .collect();
+                let _ = reply.send(refused);
             }
         }
         // A replayed day that ran to its end leaves every narration `aura run --narrate` would.
@@ -211,12 +304,20 @@ impl Session {
     }
 
     /// The next tick if it is due, the day's close once its last tick ran, else how long to
-    /// wait for an input.
+    /// wait for an input. A day that filled runs its closing tick and closes at once, on
+    /// every clock.
     fn next(&self, today: &Today, day: &Day<'_>) -> Next {
         let scenario = &day.scenario;
         let due = match day.last_tick {
             None => Some(scenario.start),
             Some(last) => scenario.tick_after(last),
+        };
+        let closing = today
+            .closes_at
+            .filter(|at| day.last_tick.is_none_or(|last| *at > last));
+        let due = match closing {
+            Some(closing) => Some(due.map_or(closing, |due| due.min(closing))),
+            None => due,
         };
         let Some(due) = due.filter(|due| self.end.is_none_or(|end| *due <= end)) else {
             return Next::Finished;
@@ -235,11 +336,12 @@ impl Session {
         match self.clock {
             Clock::Replay => {
                 // Run once nothing stamped at or before it can come: an input stamped later
-                // came (and, for the last tick, one after the end), or the inputs ended.
+                // came (and, for the last tick, one after the end), or the inputs ended. A
+                // day that filled does not wait: what comes later is the next part's.
                 let known = match last {
                     true => self.end.is_some_and(|end| self.horizon > end),
                     false => self.horizon > at,
-                };
+                } || today.closes_at.is_some();
                 match (known, self.closed) {
                     (true, _) => next,
                     // A life without an end waits for its inputs; once they ended, the rest
@@ -256,34 +358,27 @@ impl Session {
         }
     }
 
-    /// Checks one input and journals it into the open day: its acknowledgement, or its
-    /// refusal (quarantined) and, when the journal failed, the failure that stops the
-    /// session. What is stamped after the day's last tick waits in the journal for the next.
+    /// Checks one input and takes it into the open day (not yet journaled: the caller
+    /// journals what a push took at once): its acknowledgement and its journal line (none
+    /// for a signal taken before under its id: that acknowledgement again), or its refusal
+    /// (quarantined). What is stamped after the day's last tick waits for the next.
     fn take(
         &mut self,
         today: &mut Today,
         day: &mut Day<'_>,
         text: &str,
-    ) -> Result<Ack, Box<(Refused, Option<JournalError>)>> {
+    ) -> Result<(Ack, Option<Value>), Refused> {
         let host = today.host.clone();
-        let refused = |refusal: InputRefusal| Box::new((refuse(&host, &refusal, text), None));
-        if day.scenario.signals.len() >= DAY_JOURNAL_SIGNALS_MAX {
-            // Only a flood within one tick gets here: the day closes at its next tick.
-            return Err(refused(input::busy(
-                format!(
-                    "{DAY_JOURNAL_SIGNALS_MAX} signals wait for the day's next tick; it closes the day"
-                ),
-                BUSY_RETRY_AFTER_MS,
-            )));
-        }
+        let refused = |refusal: InputRefusal| refuse(&host, &refusal, text);
         let now = self.reading.now().unwrap_or(self.horizon);
         let reaches = |answer: &crate::scenario::Answer| day.reaches(answer);
         let answered = day.answered_unapplied();
+        // The day before first: a signal it carried into this day keeps the acknowledgement
+        // it was first given.
         let seen = |id: &str| {
-            today
-                .seen
+            self.yesterday
                 .get(id)
-                .or_else(|| self.yesterday.get(id))
+                .or_else(|| today.seen.get(id))
                 .map(|(what, _)| *what)
         };
         let standing = Standing {
@@ -297,14 +392,14 @@ impl Session {
         };
         let schemas = host.crossing().schemas();
         let taken = input::check(text, schemas, &day.scenario, &standing).map_err(refused)?;
-        let (signal, record, key) = match taken {
+        let (signal, mut record, key) = match taken {
             Taken::New {
                 signal,
                 record,
                 sent,
             } => (signal, record, sent),
             Taken::Again(id) => {
-                let before = today.seen.get(&id).or_else(|| self.yesterday.get(&id));
+                let before = self.yesterday.get(&id).or_else(|| today.seen.get(&id));
                 let mut ack = before.map(|(_, ack)| ack.clone()).ok_or_else(|| {
                     refused(input::refusal(
                         "id_reused",
@@ -313,31 +408,45 @@ impl Session {
                     ))
                 })?;
                 ack.again = true;
-                return Ok(ack);
+                return Ok((ack, None));
             }
         };
-        if let Err(error) = host.journal().signal(&record) {
-            let refusal = input::refusal(
-                "not_durable",
-                format!("the input could not be made durable: {error}"),
-                Action::Retry,
-            );
-            return Err(Box::new((refuse(&host, &refusal, text), Some(error))));
+        // Readings that fill the journal leave room for what ticks at once.
+        let held = day.scenario.signals.len();
+        let room = match day.scenario.tick_on.contains(&signal.kind) {
+            true => DAY_JOURNAL_SIGNALS_MAX,
+            false => DAY_JOURNAL_SIGNALS_MAX - DAY_JOURNAL_URGENT_RESERVED,
+        };
+        if held >= room {
+            let wait = today.closes_at.and_then(|at| self.reading.until(at));
+            let wait_ms = wait.map_or(0, |wait| wait.as_millis() as u64);
+            return Err(refused(input::busy(
+                format!("the day's journal holds {held} signals; its closing tick is due"),
+                wait_ms.max(BUSY_RETRY_AFTER_MS),
+            )));
         }
-        let mut ack = Ack::of(
-            today.base + day.scenario.signals.len(),
-            &signal,
-            &day.scenario,
-        );
+        let seq = today.next_seq;
+        today.next_seq += 1;
+        record[LINE_SEQ] = seq.into();
+        let mut ack = Ack::of(seq, &signal, &day.scenario);
         if let Some((id, what)) = key {
             today.seen.insert(id, (what, ack.clone()));
         }
-        ack.record = Some(record);
         self.horizon = self.horizon.max(signal.at);
         let moves = signal.kind == UTC_OFFSET;
         day.scenario.accept(signal);
+        // The signal that fills the day fixes its closing tick: now, on the session's clock.
+        if day.scenario.signals.len() >= DAY_SIGNALS_MAX && today.closes_at.is_none() {
+            let after = day.last_tick.map_or(day.scenario.start, |last| {
+                last + time::Duration::milliseconds(1)
+            });
+            let closes_at = urgent_tick(now.max(after));
+            today.closes_at = Some(closes_at);
+            record[LINE_CLOSES_AT] = Value::String(day.scenario.format(closes_at));
+        }
         today.bound(day, moves);
-        Ok(ack)
+        ack.record = Some(record.clone());
+        Ok((ack, Some(record)))
     }
 }
 
@@ -345,8 +454,8 @@ impl Today {
     /// When the day ends: at the person's local midnight, where they are (worked out again
     /// when `moved`: an offset change came, flying west makes the day longer), never at or
     /// before its last tick (a change stamped before it takes effect after it: the day ends
-    /// at its next tick); and a day holding [`DAY_SIGNALS_MAX`] signals at its next tick on
-    /// the grid, whichever comes first.
+    /// at its next tick); and a day that filled just after its closing tick, whichever comes
+    /// first.
     fn bound(&mut self, day: &Day<'_>, moved: bool) {
         let scenario = &day.scenario;
         if moved {
@@ -356,14 +465,17 @@ impl Today {
                 _ => midnight,
             };
         }
-        if scenario.signals.len() < DAY_SIGNALS_MAX {
-            return;
+        if let Some(closes_at) = self.closes_at {
+            let closing = day.last_tick.map_or(closes_at, |last| last.max(closes_at));
+            self.ends = self.ends.min(closing + time::Duration::milliseconds(1));
         }
-        let last = day.last_tick.unwrap_or(scenario.start);
-        let step = time::Duration::minutes(scenario.tick_minutes);
-        let steps = (last - scenario.start).whole_minutes() / scenario.tick_minutes + 1;
-        let grid = scenario.start + step * steps as i32;
-        self.ends = self.ends.min(grid);
+    }
+
+    /// Whether the day filled and its closing tick has not run yet: it takes nothing more
+    /// of a push until it ran.
+    fn filled(&self, day: &Day<'_>) -> bool {
+        self.closes_at
+            .is_some_and(|at| day.last_tick.is_none_or(|last| last < at))
     }
 
     /// Runs the tick at `at`, handing each decision over as it is recorded; how many it

@@ -21,9 +21,9 @@ use crate::logs::{RunLogs, SIGNALS_PATH};
 
 use super::clock::{Clock, Reading};
 use super::input::{Sent, sent};
-use super::{LIVE_TICK_ON, LiveConfig, LiveError};
+use super::{LIVE_TICK_ON, LiveConfig, LiveError, zone};
 use crate::checkpoint::{LIVE_SETUP_PATH, Start};
-use crate::scenario::{Scenario, ScenarioError, Signal};
+use crate::scenario::{Scenario, ScenarioError, Signal, UTC_OFFSET};
 
 impl LiveConfig {
     /// Reads a setup file: a scenario.v1 or a live.v1 (checked against its schema).
@@ -60,7 +60,7 @@ impl LiveConfig {
 #[derive(Debug, Clone)]
 pub(super) struct Resolved {
     /// The setup without its day (`tick_on` resolved; no start, end or signals).
-    setup: Value,
+    pub(super) setup: Value,
     /// sha256 of `setup`: the life's identity.
     pub(super) setup_sha256: String,
     /// Where the life begins: the file's start on a replayed clock, else the minute now.
@@ -201,13 +201,31 @@ pub(super) fn day_scenario(
     Ok(scenario)
 }
 
-/// One line of the session's journal: the signal it recorded, and the sender's id and what it
-/// sent under it, if it gave an id.
-pub(super) fn read_signal(
-    line: &str,
-    seq: usize,
-) -> Result<(Signal, Option<(String, Sent)>), LiveError> {
-    let damaged = |why: String| LiveError::Damaged(format!("signal {seq}: {why}"));
+/// One line of a day's journal, read.
+pub(super) struct Line {
+    /// The signal it records.
+    pub(super) signal: Signal,
+    /// The sender's id and what was sent under it, if it gave an id.
+    pub(super) id: Option<(String, Sent)>,
+    /// Its place among the life's signals (`seq` of its acknowledgement): the line's own
+    /// `seq`, or, for a line of an earlier aura, its place in the day (`None` for the life's
+    /// own lines, a time zone's offset changes, which no sender sent).
+    pub(super) seq: Option<usize>,
+    /// The tick that closes a day full of signals, on the line that filled it.
+    pub(super) closes_at: Option<OffsetDateTime>,
+    /// The line as JSON.
+    pub(super) value: Value,
+}
+
+/// What a journal line records of its acknowledgement: its place among the life's signals.
+pub(super) const LINE_SEQ: &str = "seq";
+/// What the line that fills a day records: the tick that closes it.
+pub(super) const LINE_CLOSES_AT: &str = "closes_at";
+
+/// The `index`th line of a day's journal, the life's `base + index`th signal if it does not
+/// say which it is (a line an earlier aura wrote).
+pub(super) fn read_line(line: &str, index: usize, base: usize) -> Result<Line, LiveError> {
+    let damaged = |why: String| LiveError::Damaged(format!("signal {index}: {why}"));
     let value =
         parse_i_json(line, LIVE_SIGNAL_BYTES_MAX * 2).map_err(|e| damaged(e.to_string()))?;
     let time = |field: &str| {
@@ -231,13 +249,37 @@ pub(super) fn read_signal(
         let what = sent(at, &signal.kind, &signal.data);
         (id.to_owned(), what)
     });
-    Ok((signal, id))
+    let own = value.get(LINE_SEQ).is_none()
+        && signal.kind == UTC_OFFSET
+        && id
+            .as_ref()
+            .is_some_and(|(id, _)| id.starts_with(zone::ZONE_ID_PREFIX));
+    let seq = match value.get(LINE_SEQ) {
+        Some(seq) => Some(
+            seq.as_u64()
+                .and_then(|seq| usize::try_from(seq).ok())
+                .ok_or_else(|| damaged(format!("`{LINE_SEQ}` {seq}")))?,
+        ),
+        None if own => None,
+        None => Some(base + index),
+    };
+    let closes_at = match value.get(LINE_CLOSES_AT) {
+        Some(_) => Some(time(LINE_CLOSES_AT)?),
+        None => None,
+    };
+    Ok(Line {
+        signal,
+        id,
+        seq,
+        closes_at,
+        value,
+    })
 }
 
 /// A journal line as the scenario.v1 signal it is (what the session added to it taken off).
 pub(super) fn scenario_signal(mut record: Value) -> Value {
     if let Some(object) = record.as_object_mut() {
-        for added in ["id", "sent", "stamped"] {
+        for added in ["id", "sent", "stamped", LINE_SEQ, LINE_CLOSES_AT] {
             object.remove(added);
         }
     }

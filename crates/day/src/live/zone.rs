@@ -10,6 +10,10 @@ use time::OffsetDateTime;
 
 use crate::scenario::{Scenario, UTC_OFFSET};
 
+/// How the id of an offset change the life journals itself begins (`time_zone:<zone>:<unix
+/// second>`): a line no sender sent.
+pub(crate) const ZONE_ID_PREFIX: &str = "time_zone:";
+
 /// Why a time zone cannot be used.
 #[derive(Debug, thiserror::Error)]
 #[error("time zone `{zone}`: {reason}")]
@@ -118,7 +122,7 @@ pub(crate) fn changes(zone: &str, from: OffsetDateTime) -> Result<Vec<Value>, Zo
             "at": at_text,
             "kind": UTC_OFFSET,
             "data": { "utc_offset_minutes": minutes, "time_zone": zone },
-            "id": format!("time_zone:{zone}:{}", at.as_second()),
+            "id": format!("{ZONE_ID_PREFIX}{zone}:{}", at.as_second()),
         }));
     }
     Ok(signals)

@@ -29,7 +29,10 @@ pub(super) fn missed(host: &Host, delivery: &Delivery, from: u64) -> Result<Vec<
     // Back from the delivery's day: each day's first decision is the life's base-th.
     let mut days = vec![(day.to_owned(), delivery.life_seq - delivery.seq)];
     let kept = live::life::days(&root).map_err(|e| e.to_string())?;
-    let mut earlier = kept.iter().rev().filter(|name| name.as_str() < day);
+    let mut earlier = kept
+        .iter()
+        .rev()
+        .filter(|name| live::life::day_order(name) < live::life::day_order(day));
     while days.last().is_some_and(|(_, base)| *base > from) {
         let Some(name) = earlier.next() else {
             return Err(format!(

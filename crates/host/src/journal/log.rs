@@ -149,9 +149,50 @@ impl Log {
                 return Err(error);
             }
         }
+        self.write_whole(&mut state, &line)?;
+        Ok(Appended::Written)
+    }
+
+    /// Appends `values` as canonical JSON lines with one write and one sync, durable before
+    /// returning (a side log's batch); none is kept if it fails. One value is
+    /// [`Log::append_value`]'s.
+    pub(super) fn append_values(&self, values: &[serde_json::Value]) -> Result<(), JournalError> {
+        if let [value] = values {
+            return self.append_value(value).map(|_| ());
+        }
+        let mut lines = String::new();
+        for value in values {
+            lines.push_str(
+                &to_canonical_string(value).map_err(|e| JournalError::Append {
+                    path: self.path,
+                    source: std::io::Error::other(e),
+                })?,
+            );
+            lines.push('\n');
+        }
+        let mut state = self.lock();
+        if let Some(first) = &state.failed {
+            return Err(JournalError::Stopped {
+                path: self.path,
+                first: first.clone(),
+            });
+        }
+        if !matches!(state.already, Already::Nothing) {
+            // A resumed run's own records are matched one by one.
+            drop(state);
+            for value in values {
+                self.append_value(value)?;
+            }
+            return Ok(());
+        }
+        self.write_whole(&mut state, &lines)
+    }
+
+    /// Writes `line` (whole lines) and syncs it, or withdraws what reached the file.
+    fn write_whole(&self, state: &mut LogState, line: &str) -> Result<(), JournalError> {
         let ordinal = state.writes;
         state.writes += 1;
-        match self.write_synced(&mut state, line.as_bytes(), ordinal) {
+        match self.write_synced(state, line.as_bytes(), ordinal) {
             Ok(()) => {
                 state.len += line.len() as u64;
                 if let Some(digest) = &mut state.digest {
@@ -160,7 +201,7 @@ impl Log {
                 if let Some(fault) = injected(&self.faults, self.path, StorageStep::Done, ordinal) {
                     tracing::debug!(?fault, "a fault after a durable write changes nothing");
                 }
-                Ok(Appended::Written)
+                Ok(())
             }
             Err(error) => {
                 // Withdraw what may have reached the file, so no torn or unacknowledged record

@@ -54,6 +54,16 @@ impl Journal {
         self.side_log(path)?.append_value(record)
     }
 
+    /// Appends records to the side log `path`, as one write and one sync: all durable
+    /// before this returns, or (it failed) none kept.
+    pub fn append_all(
+        &self,
+        path: &'static str,
+        records: &[serde_json::Value],
+    ) -> Result<(), JournalError> {
+        self.side_log(path)?.append_values(records)
+    }
+
     /// The side log at `path`, once [`Journal::open_logs`] opened it.
     pub(super) fn side_log(&self, path: &str) -> Result<Arc<Log>, JournalError> {
         let side = self.side.lock().unwrap_or_else(|p| p.into_inner());
