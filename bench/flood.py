@@ -194,7 +194,8 @@ def main():
                 next_batch["from"] = first + args.batch
             lines = []
             for i in range(first, first + args.batch):
-                at = (start - datetime.timedelta(seconds=(args.readings * 10 - i) // 5)).isoformat()
+                # 10 ms apart, all before now (one stamped ahead would wait for its time).
+                at = (start - datetime.timedelta(milliseconds=10**8 - 10 * i)).isoformat()
                 lines.append(json.dumps({"at": at, "id": f"flood-{i}", "kind": "reading",
                                          "data": {"hrv_ms": 30 + i % 50}}))
             answer, tried = client.post("\n".join(lines) + "\n", "application/x-ndjson")

@@ -418,6 +418,57 @@ fn a_flood_of_readings_on_the_wall_clock_never_keeps_the_urgent_mail_waiting() {
     closed_days_replay(&work, &data, "flood");
 }
 
+/// Readings from a watch whose clock runs ahead (stamped 3 s after the machine's now), more
+/// than a day holds: the day fills and closes at once, and the part after it, which begins
+/// full of what was stamped after that closing tick, closes when the latest of them is due,
+/// not at its own start again and again (before, the session spun through empty parts and
+/// answered nothing). An urgent message is decided by its own tick all the while.
+#[test]
+fn readings_stamped_ahead_of_the_clock_fill_no_day_for_ever() {
+    let work = temp_dir("never-refuses-ahead");
+    let data = work.join("data");
+    let (child, address, _said) = wall_session(&data);
+    let decisions = follow_decisions(&address);
+    let offset = time::UtcOffset::from_whole_seconds(3600).unwrap();
+    let ahead = (OffsetDateTime::now_utc() + time::Duration::seconds(2)).to_offset(offset);
+    for part in 0..4 {
+        // Over a second and a half from 2 s ahead of the machine's now.
+        let body: String = (part * 2_000..(part + 1) * 2_000)
+            .map(|i| {
+                let at = ahead + time::Duration::milliseconds((i % 1_500) as i64);
+                let at = at.format(&Rfc3339).unwrap();
+                format!("{{\"at\":\"{at}\",\"id\":\"a-{i}\",\"kind\":\"reading\",\"data\":{{\"hrv_ms\":44}}}}\n")
+            })
+            .collect();
+        let answer = post_until_taken(&address, "application/x-ndjson", body.as_bytes());
+        assert_eq!(answer["acked"], 2_000, "{}", answer["results"][0]);
+    }
+    let id = "m-ahead";
+    let answer = post_until_taken(&address, "application/json", urgent(id).as_bytes());
+    let at = time(answer["ack"]["at"].as_str().unwrap());
+    let decision = loop {
+        let decision = decisions
+            .recv_timeout(std::time::Duration::from_secs(120))
+            .expect("the urgent message is decided");
+        if decision["trace"].to_string().contains(id) {
+            break decision;
+        }
+    };
+    let decided_at = time(decision["at"].as_str().unwrap());
+    assert!(
+        decided_at - at < time::Duration::seconds(1),
+        "{decided_at} {at}"
+    );
+    // Past the readings' time, their part closed too: a handful of parts, not thousands.
+    std::thread::sleep(std::time::Duration::from_secs(5));
+    let mut child = child;
+    let stdin = child.stdin.take().unwrap();
+    crate::live::sigterm_with_stdin_open(child, stdin);
+    let names = day_names(&data);
+    assert!((3..=5).contains(&names.len()), "{names:?}");
+    closed_days_replay(&work, &data, "ahead");
+}
+
 /// A week of a watch's readings (2,016, each with an id) posted as one NDJSON batch, then the
 /// same batch again: each acknowledged, then acknowledged again (the same `seq` and `at`),
 /// taken once. A JSON array batch answers each signal on its own (a malformed one, one with a

@@ -42,7 +42,7 @@ pub use setup::export;
 use crate::checkpoint::{CheckpointError, DayInput, Start};
 use crate::orchestrator::{Day, RunError, RunEvent, RunSummary};
 use crate::scenario::ScenarioError;
-use aura_contract::limits::SCENARIO_BYTES_MAX;
+use aura_contract::limits::{DAY_SIGNALS_MAX, SCENARIO_BYTES_MAX};
 use clock::Reading;
 use session::{Ended, Seen, Session};
 
@@ -257,7 +257,10 @@ struct Journaled {
     seen: Seen,
     /// The life's place of the next new signal.
     next_seq: usize,
-    /// The tick that closes it, if it filled.
+    /// The tick that closes it, if it filled: the one the line that filled it says, or, for
+    /// a day that began full (what came after the closing tick of the part before, stamped
+    /// later), the latest time of its first [`DAY_SIGNALS_MAX`] signals (so that tick takes
+    /// them and the next part begins with fewer: the parts end).
     closes_at: Option<time::OffsetDateTime>,
 }
 
@@ -281,8 +284,12 @@ fn journal_ids(
         next_seq: base,
         closes_at: None,
     };
+    let mut filled_by: Option<time::OffsetDateTime> = None;
     for (index, line) in lines.iter().enumerate() {
         let line = setup::read_line(line, index, base)?;
+        if index < DAY_SIGNALS_MAX {
+            filled_by = filled_by.max(Some(line.signal.at));
+        }
         if let Some(seq) = line.seq {
             journaled.next_seq = journaled.next_seq.max(seq + 1);
             if let Some((id, what)) = line.id {
@@ -293,6 +300,11 @@ fn journal_ids(
         }
         journaled.closes_at = journaled.closes_at.or(line.closes_at);
         journaled.signals.push(line.signal);
+    }
+    if journaled.closes_at.is_none() && lines.len() >= DAY_SIGNALS_MAX {
+        journaled.closes_at = filled_by
+            .map(|at| crate::scenario::urgent_tick(at.max(scenario.start)))
+            .or(Some(scenario.start));
     }
     Ok(journaled)
 }

@@ -120,11 +120,6 @@ impl Session {
         next_seq: usize,
         closes_at: Option<OffsetDateTime>,
     ) -> Result<Today, LiveError> {
-        // A day that begins full (what came after the closing tick of the part before) closes
-        // at its first tick; one an earlier aura filled, at once.
-        let closes_at = closes_at.or_else(|| {
-            (day.scenario.signals.len() >= DAY_SIGNALS_MAX).then_some(day.scenario.start)
-        });
         let mut today = Today {
             host: host.clone(),
             deliveries: Deliveries::start(
@@ -179,16 +174,18 @@ impl Session {
                 }
                 Next::Wait(wait) => wait,
             };
-            // A push being taken goes on before anything else is read, once the day's closing
-            // tick (if it filled) ran: the next part takes the rest.
+            // A push being taken goes on before anything else is read. A day that fills closes
+            // at once: the push waits for its closing tick and the next part takes the rest.
+            // (A day that began full of signals stamped ahead closes when the latest of them
+            // is due: until then it takes what comes, up to its journal's bound.)
             if self.batch.is_some() {
-                match today.filled(day) {
-                    true => {
-                        let quantum =
-                            std::time::Duration::from_millis(URGENT_TICK_QUANTUM_MS as u64);
-                        tokio::time::sleep(wait.unwrap_or(quantum)).await;
+                let quantum = std::time::Duration::from_millis(URGENT_TICK_QUANTUM_MS as u64);
+                match today.filled(day) && wait.is_none_or(|wait| wait <= quantum) {
+                    true => tokio::time::sleep(wait.unwrap_or(quantum)).await,
+                    false => {
+                        let until_filled = !today.filled(day);
+                        self.take_batch(today, day, until_filled)?;
                     }
-                    false => self.take_batch(today, day)?,
                 }
                 continue;
             }
@@ -225,17 +222,22 @@ impl Session {
         }
     }
 
-    /// Takes the push being taken into the open day, until it is whole or fills the day:
-    /// what it took is journaled with one fsync, and once whole its sender hears every
-    /// answer. A journal that failed stops the session: what this part took is refused as
-    /// not durable, and the rest as the session stopping.
-    fn take_batch(&mut self, today: &mut Today, day: &mut Day<'_>) -> Result<(), LiveError> {
+    /// Takes the push being taken into the open day, until it is whole or (`until_filled`)
+    /// fills the day: what it took is journaled with one fsync, and once whole its sender
+    /// hears every answer. A journal that failed stops the session: what this part took is
+    /// refused as not durable, and the rest as the session stopping.
+    fn take_batch(
+        &mut self,
+        today: &mut Today,
+        day: &mut Day<'_>,
+        until_filled: bool,
+    ) -> Result<(), LiveError> {
         let Some(mut batch) = self.batch.take() else {
             return Ok(());
         };
         let mut records = Vec::new();
         let mut taken = Vec::new();
-        while !today.filled(day) {
+        while !(until_filled && today.filled(day)) {
             let Some(text) = batch.texts.next() else {
                 break;
             };
