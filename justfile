@@ -233,6 +233,13 @@ bench-fleet-people K="20":
     cargo build --release -p aura
     python3 bench/fleet_people.py target/release/aura plugins ${NATS_SERVER:-target/tmp/nats-venv/bin/nats-server} {{K}}
 
+# On the machine's clock over HTTP (release): an urgent message's POST-to-decision time without
+# and during a flood of readings posted as batches, and a week's batch against one-by-one POSTs,
+# in durable signals a second (BENCHMARKS.md, "A flood").
+bench-flood:
+    cargo build --release -p aura
+    python3 bench/flood.py target/release/aura plugins --urgent 200 --gap 0.05 --readings 20000 --singles 2000
+
 # A life of DAYS days lived by `aura live --clock replay` (the dev build): CPU seconds and RSS at
 # each rollover, each day's size on disk, the rollovers' times, the signals a second it took
 # durably (BENCHMARKS.md, "A life").

@@ -369,7 +369,12 @@ fn sends_the_rest(
 /// `aura live args` on `data` with `input` on stdin, stopped at the journal's stop point
 /// `point` and killed there with SIGKILL: how many of `input` it acknowledged (in order; it
 /// refused none).
-fn killed_at(data: &std::path::Path, args: &[&str], input: &[String], point: &str) -> usize {
+pub(crate) fn killed_at(
+    data: &std::path::Path,
+    args: &[&str],
+    input: &[String],
+    point: &str,
+) -> usize {
     use std::io::{BufRead, Write};
     let mut child = crate::support::aura_command(data)
         .args(args)

@@ -231,11 +231,10 @@ fn a_signal_keeps_its_acknowledgement_across_midnight_and_a_kill() {
     );
     // The 20th closed at her midnight and `a` went on into the 21st.
     assert_eq!(day_names(&data), ["2026-10-20", "2026-10-21"]);
-    // A new process on the data dir (the one before ended with its input, as a kill would
-    // leave it: the life's files are what it reads): the same acknowledgements, and the next
-    // new signal is the 3rd.
+    // A new process on the data dir (the one before ended with its input): the same
+    // acknowledgements, and the next new signal is the 3rd.
     let d = reading("2026-10-21T10:00:00-07:00", "d");
-    let input = [a, b, d].join("\n") + "\n";
+    let input = [a.clone(), b.clone(), d].join("\n") + "\n";
     let acks = lines_with(&run(&data, &args, input.as_bytes()).stdout, "ack");
     assert_eq!(
         acks,
@@ -245,6 +244,31 @@ fn a_signal_keeps_its_acknowledgement_across_midnight_and_a_kill() {
             json!({"seq": 3, "at": "2026-10-21T10:00:00-07:00", "kind": "reading"}),
         ]
     );
+    // Killed (SIGKILL) as the rollover commits, then started again and sent everything again:
+    // each signal's acknowledgement is the one it had, whichever process gave it.
+    let killed = work.join("killed");
+    let input = [
+        a.clone(),
+        b.clone(),
+        reading("2026-10-21T09:00:00-07:00", "c"),
+    ]
+    .to_vec();
+    let acked = crate::days::killed_at(&killed, &args, &input, "life.json:synced:1");
+    assert!(acked >= 1, "a was acknowledged before the rollover");
+    let again_input = [input.clone(), input.clone()].concat().join("\n") + "\n";
+    let acks = lines_with(&run(&killed, &args, again_input.as_bytes()).stdout, "ack");
+    let without_again = |ack: &Value| {
+        let mut ack = ack.clone();
+        ack.as_object_mut().unwrap().remove("again");
+        ack
+    };
+    let first_c = json!({"seq": 2, "at": "2026-10-21T09:00:00-07:00", "kind": "reading"});
+    let expected = [&first_a, &first_b, &first_c, &first_a, &first_b, &first_c];
+    for (ack, expected) in acks.iter().zip(expected) {
+        assert_eq!(without_again(ack), *expected);
+    }
+    assert_eq!(acks.len(), 6);
+    assert!(acks[3..].iter().all(|ack| ack["again"] == true));
 }
 
 /// One HTTP request whose body is `body`: the status and the body as JSON.
@@ -298,6 +322,12 @@ fn wall_session(data: &Path) -> (std::process::Child, String, impl Iterator<Item
     (child, address, said)
 }
 
+/// Stops the session with SIGTERM, as a service manager does: it ends cleanly.
+fn stop(mut child: std::process::Child) {
+    let stdin = child.stdin.take().unwrap();
+    crate::live::sigterm_with_stdin_open(child, stdin);
+}
+
 /// Follows `GET /decisions` of the session at `address`: each decision as it comes.
 fn follow_decisions(address: &str) -> std::sync::mpsc::Receiver<Value> {
     let (sender, receiver) = std::sync::mpsc::channel();
@@ -319,6 +349,19 @@ fn follow_decisions(address: &str) -> std::sync::mpsc::Receiver<Value> {
         }
     });
     receiver
+}
+
+/// The first decision of `decisions` whose trace names `id` (its message), waiting for it
+/// (a test's bound, not a figure: five minutes).
+fn decision_naming(decisions: &std::sync::mpsc::Receiver<Value>, id: &str) -> Value {
+    loop {
+        let decision = decisions
+            .recv_timeout(std::time::Duration::from_secs(300))
+            .unwrap_or_else(|_| panic!("{id} is decided"));
+        if decision["trace"].to_string().contains(id) {
+            return decision;
+        }
+    }
 }
 
 /// `count` readings as NDJSON, the `from`th on, stamped back from `now` 3 s apart (a watch's
@@ -381,14 +424,7 @@ fn a_flood_of_readings_on_the_wall_clock_never_keeps_the_urgent_mail_waiting() {
         let posted = std::time::Instant::now();
         let answer = post_until_taken(&address, "application/json", urgent(&id).as_bytes());
         let at = time(answer["ack"]["at"].as_str().unwrap());
-        let decision = loop {
-            let decision = decisions
-                .recv_timeout(std::time::Duration::from_secs(300))
-                .expect("the urgent message is decided");
-            if decision["trace"].to_string().contains(&id) {
-                break decision;
-            }
-        };
+        let decision = decision_naming(&decisions, &id);
         let waited = posted.elapsed();
         let decided_at = time(decision["at"].as_str().unwrap());
         eprintln!("urgent {id}: decided {waited:?} after its POST, at {decided_at}");
@@ -397,9 +433,7 @@ fn a_flood_of_readings_on_the_wall_clock_never_keeps_the_urgent_mail_waiting() {
             "{id} at {at} decided at {decided_at}: by its own tick"
         );
     }
-    let mut child = child;
-    let stdin = child.stdin.take().unwrap();
-    crate::live::sigterm_with_stdin_open(child, stdin);
+    stop(child);
     // Four times full: four parts closed by their own closing tick (a midnight may add one).
     let names = day_names(&data);
     let parts = names.iter().filter(|name| name.contains('.')).count();
@@ -418,7 +452,7 @@ fn a_flood_of_readings_on_the_wall_clock_never_keeps_the_urgent_mail_waiting() {
     closed_days_replay(&work, &data, "flood");
 }
 
-/// Readings from a watch whose clock runs ahead (stamped 3 s after the machine's now), more
+/// Readings from a watch whose clock runs ahead (stamped 2 s after the machine's now), more
 /// than a day holds: the day fills and closes at once, and the part after it, which begins
 /// full of what was stamped after that closing tick, closes when the latest of them is due,
 /// not at its own start again and again (before, the session spun through empty parts and
@@ -446,14 +480,7 @@ fn readings_stamped_ahead_of_the_clock_fill_no_day_for_ever() {
     let id = "m-ahead";
     let answer = post_until_taken(&address, "application/json", urgent(id).as_bytes());
     let at = time(answer["ack"]["at"].as_str().unwrap());
-    let decision = loop {
-        let decision = decisions
-            .recv_timeout(std::time::Duration::from_secs(120))
-            .expect("the urgent message is decided");
-        if decision["trace"].to_string().contains(id) {
-            break decision;
-        }
-    };
+    let decision = decision_naming(&decisions, id);
     let decided_at = time(decision["at"].as_str().unwrap());
     assert!(
         decided_at - at < time::Duration::seconds(1),
@@ -461,9 +488,7 @@ fn readings_stamped_ahead_of_the_clock_fill_no_day_for_ever() {
     );
     // Past the readings' time, their part closed too: a handful of parts, not thousands.
     std::thread::sleep(std::time::Duration::from_secs(5));
-    let mut child = child;
-    let stdin = child.stdin.take().unwrap();
-    crate::live::sigterm_with_stdin_open(child, stdin);
+    stop(child);
     let names = day_names(&data);
     assert!((3..=5).contains(&names.len()), "{names:?}");
     closed_days_replay(&work, &data, "ahead");
@@ -535,9 +560,7 @@ fn a_backlog_goes_in_as_a_batch_and_again_is_taken_once() {
     let (status, refused) = post(&address, "application/json", b"[1, 2");
     assert_eq!(status, 400, "{refused}");
     assert_eq!(refused["refused"]["kind"], "malformed_json");
-    let mut child = child;
-    let stdin = child.stdin.take().unwrap();
-    crate::live::sigterm_with_stdin_open(child, stdin);
+    stop(child);
     // The week once in the journal, and the two the array added.
     let mut journal_lines = 0;
     for name in day_names(&data) {

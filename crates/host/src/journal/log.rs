@@ -118,18 +118,8 @@ impl Log {
 
     /// [`Log::append`] of a record already turned into JSON.
     pub(super) fn append_value(&self, value: &serde_json::Value) -> Result<Appended, JournalError> {
-        let mut line = to_canonical_string(value).map_err(|e| JournalError::Append {
-            path: self.path,
-            source: std::io::Error::other(e),
-        })?;
-        line.push('\n');
-        let mut state = self.lock();
-        if let Some(first) = &state.failed {
-            return Err(JournalError::Stopped {
-                path: self.path,
-                first: first.clone(),
-            });
-        }
+        let line = self.line_of(value)?;
+        let mut state = self.running()?;
         match state.already.take(&line) {
             Ok(true) => return Ok(Appended::AlreadyThere),
             Ok(false) => {}
@@ -162,21 +152,9 @@ impl Log {
         }
         let mut lines = String::new();
         for value in values {
-            lines.push_str(
-                &to_canonical_string(value).map_err(|e| JournalError::Append {
-                    path: self.path,
-                    source: std::io::Error::other(e),
-                })?,
-            );
-            lines.push('\n');
+            lines.push_str(&self.line_of(value)?);
         }
-        let mut state = self.lock();
-        if let Some(first) = &state.failed {
-            return Err(JournalError::Stopped {
-                path: self.path,
-                first: first.clone(),
-            });
-        }
+        let mut state = self.running()?;
         if !matches!(state.already, Already::Nothing) {
             // A resumed run's own records are matched one by one.
             drop(state);
@@ -186,6 +164,28 @@ impl Log {
             return Ok(());
         }
         self.write_whole(&mut state, &lines)
+    }
+
+    /// `value` as the canonical JSON line it is written as.
+    fn line_of(&self, value: &serde_json::Value) -> Result<String, JournalError> {
+        let mut line = to_canonical_string(value).map_err(|e| JournalError::Append {
+            path: self.path,
+            source: std::io::Error::other(e),
+        })?;
+        line.push('\n');
+        Ok(line)
+    }
+
+    /// The log's state, unless an append failed before (then nothing more is written).
+    fn running(&self) -> Result<std::sync::MutexGuard<'_, LogState>, JournalError> {
+        let state = self.lock();
+        match &state.failed {
+            Some(first) => Err(JournalError::Stopped {
+                path: self.path,
+                first: first.clone(),
+            }),
+            None => Ok(state),
+        }
     }
 
     /// Writes `line` (whole lines) and syncs it, or withdraws what reached the file.
