@@ -77,8 +77,8 @@ pub struct LiveCommand {
     /// those kept under `<data-dir>/days/` [default: the open day].
     #[arg(long, requires = "export")]
     day: Option<String>,
-    /// Closed days kept under `<data-dir>/days/`; older ones are deleted whole as a day
-    /// closes.
+    /// Closed days kept under `<data-dir>/days/`, counted by the person's dates (a date's
+    /// parts count once); older ones are deleted whole as a day closes.
     #[arg(long, default_value_t = aura_contract::limits::LIVE_KEEP_DAYS_DEFAULT,
         value_parser = parse_keep_days)]
     keep_days: usize,

@@ -305,7 +305,10 @@ fn post_until_taken(address: &str, content_type: &str, body: &[u8]) -> Value {
 
 /// `aura live` on the machine's clock (the shipped setup: every 15 minutes), listening on a
 /// free port: the process, where it listens, and its stderr (kept open).
-fn wall_session(data: &Path) -> (std::process::Child, String, impl Iterator<Item = String>) {
+fn wall_session(
+    data: &Path,
+    extra: &[&str],
+) -> (std::process::Child, String, impl Iterator<Item = String>) {
     let setup = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/live.json");
     let mut child = crate::support::aura_command(data)
         .args([
@@ -316,6 +319,7 @@ fn wall_session(data: &Path) -> (std::process::Child, String, impl Iterator<Item
             "--listen",
             "127.0.0.1:0",
         ])
+        .args(extra)
         .spawn()
         .unwrap();
     let (address, said) = listening(&mut child);
@@ -405,7 +409,8 @@ fn urgent(id: &str) -> String {
 fn a_flood_of_readings_on_the_wall_clock_never_keeps_the_urgent_mail_waiting() {
     let work = temp_dir("never-refuses-flood");
     let data = work.join("data");
-    let (child, address, _said) = wall_session(&data);
+    // One day kept: the parts of today's date are that one day, all kept.
+    let (child, address, _said) = wall_session(&data, &["--keep-days", "1"]);
     let decisions = follow_decisions(&address);
     let total = 20_000;
     let now = OffsetDateTime::now_utc();
@@ -461,7 +466,7 @@ fn a_flood_of_readings_on_the_wall_clock_never_keeps_the_urgent_mail_waiting() {
 fn readings_stamped_ahead_of_the_clock_fill_no_day_for_ever() {
     let work = temp_dir("never-refuses-ahead");
     let data = work.join("data");
-    let (child, address, _said) = wall_session(&data);
+    let (child, address, _said) = wall_session(&data, &[]);
     let decisions = follow_decisions(&address);
     let offset = time::UtcOffset::from_whole_seconds(3600).unwrap();
     let ahead = (OffsetDateTime::now_utc() + time::Duration::seconds(2)).to_offset(offset);
@@ -503,7 +508,7 @@ fn readings_stamped_ahead_of_the_clock_fill_no_day_for_ever() {
 fn a_backlog_goes_in_as_a_batch_and_again_is_taken_once() {
     let work = temp_dir("never-refuses-batch");
     let data = work.join("data");
-    let (child, address, _said) = wall_session(&data);
+    let (child, address, _said) = wall_session(&data, &[]);
     let now = OffsetDateTime::now_utc();
     let week = backlog(0, 2_016, now, 2_016);
     let first = post_until_taken(&address, "application/x-ndjson", week.as_bytes());

@@ -39,8 +39,9 @@ pub const DAY_JOURNAL_SIGNALS_MAX: usize = SCENARIO_SIGNALS_MAX;
 /// urgent mail out.
 pub const DAY_JOURNAL_URGENT_RESERVED: usize = 1_000;
 
-/// Closed days a live session keeps by default (`aura live --keep-days`): a month to look at
-/// or replay; older ones are deleted whole at a rollover.
+/// Closed days a live session keeps by default (`aura live --keep-days`): a month of the
+/// person's dates to look at or replay (a date a flood split into parts counts once); older
+/// ones are deleted whole at a rollover.
 pub const LIVE_KEEP_DAYS_DEFAULT: usize = 31;
 
 /// Bytes of a life's `life.json` (which day is open, where it stands): a few hundred; more is

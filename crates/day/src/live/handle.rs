@@ -71,6 +71,8 @@ pub(super) enum Input {
     Signals {
         texts: Vec<String>,
         reply: oneshot::Sender<Vec<Result<Ack, Refused>>>,
+        /// It carries a signal of a `tick_on` kind: it goes before a batch being taken.
+        urgent: bool,
     },
     /// A front will send nothing more (stdin closed): a replayed clock may run to the end.
     Closed,
@@ -140,6 +142,11 @@ impl Lanes {
             .try_recv()
             .or_else(|_| self.queue.try_recv())
             .ok()
+    }
+
+    /// Whether an urgent push is waiting.
+    pub(super) fn urgent_waiting(&self) -> bool {
+        !self.urgent.is_empty()
     }
 
     /// Takes no more inputs (those waiting can still be read).
@@ -306,7 +313,11 @@ impl Live {
             true => &self.urgent,
             false => &self.queue,
         };
-        if let Err(error) = lane.try_send(Input::Signals { texts, reply }) {
+        if let Err(error) = lane.try_send(Input::Signals {
+            texts,
+            reply,
+            urgent,
+        }) {
             let refusal = match error {
                 mpsc::error::TrySendError::Full(_) => input::busy(
                     format!("{} pushes are waiting for the session", lane.max_capacity()),

@@ -443,15 +443,22 @@ impl Life {
         Ok(())
     }
 
-    /// Deletes the oldest closed days past the retention, each whole.
+    /// Deletes the oldest closed days past the retention, each whole. The retention counts
+    /// the person's dates: the parts a flood split one date into are one day of theirs, and
+    /// evict no other date.
     fn sweep(&self) -> Result<(), LiveError> {
         let closed: Vec<String> = days(&self.path)?
             .into_iter()
             .filter(|name| day_order(name) < day_order(&self.state.open))
             .collect();
-        let over = closed.len().saturating_sub(self.keep_days);
-        for name in &closed[..over] {
-            self.delete_day(name)?;
+        let mut dates: Vec<&str> = closed.iter().map(|name| day_order(name).0).collect();
+        dates.dedup();
+        let over = dates.len().saturating_sub(self.keep_days);
+        let dropped = &dates[..over];
+        for name in &closed {
+            if dropped.contains(&day_order(name).0) {
+                self.delete_day(name)?;
+            }
         }
         Ok(())
     }

@@ -147,7 +147,7 @@ pub async fn live(
             }
             None => Seen::new(),
         },
-        batch: None,
+        pushes: std::collections::VecDeque::new(),
     };
     let mut first = true;
     // When the day before began to close: a rollover's time is until the next day runs.

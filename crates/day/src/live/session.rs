@@ -54,8 +54,9 @@ pub(super) struct Session {
     pub(super) narrations: broadcast::Sender<Arc<NarrationRecord>>,
     /// The ids the day before took (a sender resending across midnight is still known).
     pub(super) yesterday: Seen,
-    /// The push being taken, if a day's close came in the middle of it.
-    pub(super) batch: Option<Batch>,
+    /// The pushes being taken, the front one first: one a day's close came in the middle
+    /// of, and an urgent one that came while a batch was taken (it goes first).
+    pub(super) pushes: std::collections::VecDeque<Batch>,
 }
 
 /// A push being taken: its signals not taken yet, the answers so far (those of signals
@@ -87,6 +88,10 @@ pub(super) struct Today {
     /// it holds [`DAY_SIGNALS_MAX`] signals.
     pub(super) ends: OffsetDateTime,
 }
+
+/// Signals of a batch taken between two looks at the urgent lane: an urgent push waits at
+/// most this many checks (about 10 ms, release) and one fsync of what was taken before it.
+const BATCH_SLICE: usize = 256;
 
 /// How a day of the session ended.
 pub(super) enum Ended {
@@ -174,17 +179,18 @@ impl Session {
                 }
                 Next::Wait(wait) => wait,
             };
-            // A push being taken goes on before anything else is read. A day that fills closes
-            // at once: the push waits for its closing tick and the next part takes the rest.
-            // (A day that began full of signals stamped ahead closes when the latest of them
-            // is due: until then it takes what comes, up to its journal's bound.)
-            if self.batch.is_some() {
+            // A push being taken goes on before anything else is read but an urgent push,
+            // which goes first. A day that fills closes at once: the push waits for its
+            // closing tick and the next part takes the rest. (A day that began full of
+            // signals stamped ahead closes when the latest of them is due: until then it
+            // takes what comes, up to its journal's bound.)
+            if !self.pushes.is_empty() && !lanes.urgent_waiting() {
                 let quantum = std::time::Duration::from_millis(URGENT_TICK_QUANTUM_MS as u64);
                 match today.filled(day) && wait.is_none_or(|wait| wait <= quantum) {
                     true => tokio::time::sleep(wait.unwrap_or(quantum)).await,
                     false => {
                         let until_filled = !today.filled(day);
-                        self.take_batch(today, day, until_filled)?;
+                        self.take_batch(today, day, until_filled, lanes)?;
                     }
                 }
                 continue;
@@ -209,12 +215,20 @@ impl Session {
                 }
             };
             match input {
-                Some(Input::Signals { texts, reply }) => {
-                    self.batch = Some(Batch {
+                Some(Input::Signals {
+                    texts,
+                    reply,
+                    urgent,
+                }) => {
+                    let push = Batch {
                         answers: Vec::with_capacity(texts.len()),
                         texts: texts.into_iter(),
                         reply,
-                    });
+                    };
+                    match urgent {
+                        true => self.pushes.push_front(push),
+                        false => self.pushes.push_back(push),
+                    }
                 }
                 Some(Input::Closed) => self.closed = true,
                 Some(Input::Stop) | None => return Ok(Ended::Stopped),
@@ -222,25 +236,32 @@ impl Session {
         }
     }
 
-    /// Takes the push being taken into the open day, until it is whole or (`until_filled`)
-    /// fills the day: what it took is journaled with one fsync, and once whole its sender
-    /// hears every answer. A journal that failed stops the session: what this part took is
-    /// refused as not durable, and the rest as the session stopping.
+    /// Takes the push being taken into the open day, until it is whole, (`until_filled`)
+    /// fills the day, or an urgent push waits (checked every [`BATCH_SLICE`] signals): what
+    /// it took is journaled with one fsync, and once whole its sender hears every answer. A
+    /// journal that failed stops the session: what this part took is refused as not
+    /// durable, and the rest as the session stopping.
     fn take_batch(
         &mut self,
         today: &mut Today,
         day: &mut Day<'_>,
         until_filled: bool,
+        lanes: &Lanes,
     ) -> Result<(), LiveError> {
-        let Some(mut batch) = self.batch.take() else {
+        let Some(mut batch) = self.pushes.pop_front() else {
             return Ok(());
         };
         let mut records = Vec::new();
         let mut taken = Vec::new();
+        let mut read = 0;
         while !(until_filled && today.filled(day)) {
+            if read > 0 && read % BATCH_SLICE == 0 && lanes.urgent_waiting() {
+                break;
+            }
             let Some(text) = batch.texts.next() else {
                 break;
             };
+            read += 1;
             match self.take(today, day, &text) {
                 Ok((ack, record)) => {
                     if let Some(record) = record {
@@ -275,7 +296,7 @@ impl Session {
             0 => {
                 let _ = batch.reply.send(batch.answers);
             }
-            _ => self.batch = Some(batch),
+            _ => self.pushes.push_front(batch),
         }
         Ok(())
     }
@@ -284,7 +305,7 @@ impl Session {
     /// session stopped), the open day's narration and sinks finish.
     pub(super) async fn stop(&mut self, today: Today, lanes: &mut Lanes, ended: bool) {
         lanes.close();
-        if let Some(mut batch) = self.batch.take() {
+        for mut batch in self.pushes.drain(..) {
             for text in batch.texts.by_ref() {
                 batch
                     .answers
@@ -293,7 +314,7 @@ impl Session {
             let _ = batch.reply.send(batch.answers);
         }
         while let Some(input) = lanes.try_recv() {
-            if let Input::Signals { texts, reply } = input {
+            if let Input::Signals { texts, reply, .. } = input {
                 let refused = texts
                     .iter()
                     .map(|text| Err(refuse(&today.host, &closed(), text)))
