@@ -238,7 +238,7 @@ bench-fleet-people K="20":
 # in durable signals a second (BENCHMARKS.md, "A flood").
 bench-flood:
     cargo build --release -p aura
-    python3 bench/flood.py target/release/aura plugins --urgent 200 --gap 0.05 --readings 20000 --singles 2000
+    python3 bench/flood.py target/release/aura plugins --urgent 100 --gap 0.25 --readings 20000 --singles 2000
 
 # A life of DAYS days lived by `aura live --clock replay` (the dev build): CPU seconds and RSS at
 # each rollover, each day's size on disk, the rollovers' times, the signals a second it took

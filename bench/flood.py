@@ -87,7 +87,7 @@ def main():
     parser.add_argument("aura")
     parser.add_argument("plugins")
     parser.add_argument("--urgent", type=int, default=100)
-    parser.add_argument("--gap", type=float, default=0.1)
+    parser.add_argument("--gap", type=float, default=0.25)
     parser.add_argument("--readings", type=int, default=20_000)
     parser.add_argument("--batch", type=int, default=2_000)
     parser.add_argument("--flooders", type=int, default=2)

@@ -73,6 +73,15 @@ fn closed_days_replay(work: &Path, data: &Path, what: &str) {
     }
 }
 
+/// A flight: its name, the life's start and time zone, what is sent, the days expected.
+type Flight = (
+    &'static str,
+    &'static str,
+    &'static str,
+    Vec<String>,
+    [&'static str; 3],
+);
+
 /// Flights across the date line both ways and landings a minute either side of local
 /// midnight, fed on stdin at a replayed clock: each day's directory is the person's date
 /// where they are (`.N` never: no day here fills), `--export --day` finds each, and each
@@ -90,7 +99,7 @@ fn closed_days_replay(work: &Path, data: &Path, what: &str) {
 #[test]
 fn each_day_is_named_by_the_person_s_date_where_they_are_whichever_way_they_fly() {
     let work = temp_dir("never-refuses-flights");
-    let flights: [(&str, &str, &str, Vec<String>, [&str; 3]); 5] = [
+    let flights: [Flight; 5] = [
         (
             "to-tokyo",
             "2026-11-10T00:00:00-08:00",
