@@ -154,6 +154,49 @@ fn the_rust_api_lives_a_morning_and_answers_its_question_by_id() {
     assert_eq!(decisions.lock().unwrap().len(), summary.decisions);
 }
 
+/// A recorded day pushed as one batch (NDJSON) and then as the same batch again (a JSON
+/// array): one answer each, in order, the second time each acknowledged again with the same
+/// `seq` and `at`; a signal that is not one is refused on its own; and the day lived leaves the
+/// traces `aura run` leaves, every signal applied once.
+#[test]
+fn the_rust_api_takes_a_batch_once_however_often_it_is_sent() {
+    let data = temp_dir("rust-batch");
+    let config: AssistantConfig = serde_json::from_value(config(&day(), &data, 0)).unwrap();
+    let assistant = Assistant::open(config, |_| {}).unwrap();
+    let signals = signal_lines(&day());
+    // Each with an id, so that sending it again is safe.
+    let with_ids: Vec<String> = signals
+        .iter()
+        .enumerate()
+        .map(|(i, line)| {
+            let mut signal: Value = serde_json::from_str(line).unwrap();
+            signal["id"] = json!(format!("s-{i}"));
+            signal.to_string()
+        })
+        .collect();
+    let first = assistant.push_batch(&with_ids.join("\n")).unwrap();
+    assert_eq!(first.len(), signals.len());
+    let array = format!("[{}]", with_ids.join(","));
+    let again = assistant.push_batch(&array).unwrap();
+    for (seq, (first, again)) in first.iter().zip(&again).enumerate() {
+        let (first, again) = (first.as_ref().unwrap(), again.as_ref().unwrap());
+        assert_eq!(first.seq, seq);
+        assert!(!first.again && again.again);
+        assert_eq!((&first.at, first.seq), (&again.at, again.seq));
+    }
+    let mixed = assistant
+        .push_batch("[{\"kind\":\"reading\",\"data\":{\"hrv_ms\":\"x\"}}]")
+        .unwrap();
+    assert_eq!(mixed[0].as_ref().unwrap_err().kind, "schema_error");
+    assert_eq!(
+        assistant.push_batch("[1,").unwrap_err().kind,
+        "malformed_json"
+    );
+    let summary = assistant.finish().unwrap();
+    assert_eq!(summary.signals, signals.len());
+    assert_eq!(traces(&data), reference_blocking(&day(), 0, "rust-batch"));
+}
+
 /// With `narrate`, the app gets each narration record through its callback, from the
 /// session's start, once it is durable: the weekend replayed with at most two narrations hands
 /// over exactly the two records of narrations.jsonl, in order, by the time `finish` returns.
