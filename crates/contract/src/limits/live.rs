@@ -28,6 +28,10 @@ pub const LIVE_BATCH_SIGNALS_MAX: usize = 4_096;
 /// Bytes of one batch: 4,096 readings of ~150 bytes are 0.6 MiB. A batch is held whole
 /// while the session takes it.
 pub const LIVE_BATCH_BYTES_MAX: usize = 4 * 1024 * 1024;
+/// Signals of a batch the session takes between two looks at the urgent lane: an urgent push
+/// waits behind at most this many checks (about 6 ms in the release build) and one fsync of
+/// what was taken before it.
+pub const LIVE_BATCH_SLICE_SIGNALS: usize = 256;
 /// Batches waiting for the session at once: past it a sender is told to retry, so the
 /// batches waiting hold at most 16 MiB.
 pub const LIVE_BATCHES_WAITING_MAX: usize = 4;

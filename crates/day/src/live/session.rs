@@ -16,7 +16,7 @@ use tokio::sync::{broadcast, oneshot};
 
 use aura_contract::limits::{
     BUSY_RETRY_AFTER_MS, DAY_JOURNAL_SIGNALS_MAX, DAY_JOURNAL_URGENT_RESERVED, DAY_SIGNALS_MAX,
-    URGENT_TICK_QUANTUM_MS,
+    LIVE_BATCH_SLICE_SIGNALS, URGENT_TICK_QUANTUM_MS,
 };
 use aura_contract::quarantine::InputRefusal;
 use aura_contract::recovery::Action;
@@ -88,10 +88,6 @@ pub(super) struct Today {
     /// it holds [`DAY_SIGNALS_MAX`] signals.
     pub(super) ends: OffsetDateTime,
 }
-
-/// Signals of a batch taken between two looks at the urgent lane: an urgent push waits at
-/// most this many checks (about 10 ms, release) and one fsync of what was taken before it.
-const BATCH_SLICE: usize = 256;
 
 /// How a day of the session ended.
 pub(super) enum Ended {
@@ -237,10 +233,10 @@ impl Session {
     }
 
     /// Takes the push being taken into the open day, until it is whole, (`until_filled`)
-    /// fills the day, or an urgent push waits (checked every [`BATCH_SLICE`] signals): what
-    /// it took is journaled with one fsync, and once whole its sender hears every answer. A
-    /// journal that failed stops the session: what this part took is refused as not
-    /// durable, and the rest as the session stopping.
+    /// fills the day, or an urgent push waits (looked at every
+    /// [`LIVE_BATCH_SLICE_SIGNALS`] signals): what it took is journaled with one fsync, and
+    /// once whole its sender hears every answer. A journal that failed stops the session:
+    /// what this part took is refused as not durable, and the rest as the session stopping.
     fn take_batch(
         &mut self,
         today: &mut Today,
@@ -255,7 +251,7 @@ impl Session {
         let mut taken = Vec::new();
         let mut read = 0;
         while !(until_filled && today.filled(day)) {
-            if read > 0 && read % BATCH_SLICE == 0 && lanes.urgent_waiting() {
+            if read > 0 && read % LIVE_BATCH_SLICE_SIGNALS == 0 && lanes.urgent_waiting() {
                 break;
             }
             let Some(text) = batch.texts.next() else {
