@@ -171,7 +171,7 @@ pub unsafe extern "C" fn aura_push(
         return MISUSED;
     };
     // SAFETY: the caller's promise.
-    unsafe { answer(reply_json, || assistant.inner.push(signal)) }
+    unsafe { answer(reply_json, || acked(assistant.inner.push(signal))) }
 }
 
 /// Pushes a batch of signals (a JSON array of them, or NDJSON: one a line). 0 and
@@ -200,18 +200,15 @@ pub unsafe extern "C" fn aura_push_batch(
         };
         return MISUSED;
     };
-    let taken = catch_unwind(AssertUnwindSafe(|| assistant.inner.push_batch(batch)));
-    let (status, text) = match taken {
-        Ok(Ok(results)) => (TAKEN, aura_day::live::batch_answers(results).to_string()),
-        Ok(Err(refused)) => (
-            REFUSED,
-            serde_json::json!({ "refused": refused }).to_string(),
-        ),
-        Err(_) => (MISUSED, error("the assistant panicked")),
-    };
     // SAFETY: the caller's promise.
-    unsafe { put(reply_json, text) };
-    status
+    unsafe {
+        answer(reply_json, || {
+            assistant
+                .inner
+                .push_batch(batch)
+                .map(aura_day::live::batch_answers)
+        })
+    }
 }
 
 /// Answers a question by its id with `yes`, `no` or `later`; as `aura_push`.
@@ -238,7 +235,11 @@ pub unsafe extern "C" fn aura_answer(
         return MISUSED;
     };
     // SAFETY: the caller's promise.
-    unsafe { answer(reply_json, || assistant.inner.answer(question, reply)) }
+    unsafe {
+        answer(reply_json, || {
+            acked(assistant.inner.answer(question, reply))
+        })
+    }
 }
 
 /// Runs `take` (a push), writes its answer to `reply_json`, returns its status.
@@ -247,10 +248,10 @@ pub unsafe extern "C" fn aura_answer(
 /// `reply_json` is null or writable.
 unsafe fn answer(
     reply_json: *mut *mut c_char,
-    take: impl FnOnce() -> Result<crate::Ack, crate::Refused>,
+    take: impl FnOnce() -> Result<serde_json::Value, crate::Refused>,
 ) -> i32 {
     let (status, text) = match catch_unwind(AssertUnwindSafe(take)) {
-        Ok(Ok(ack)) => (TAKEN, serde_json::json!({ "ack": ack }).to_string()),
+        Ok(Ok(taken)) => (TAKEN, taken.to_string()),
         Ok(Err(refused)) => (
             REFUSED,
             serde_json::json!({ "refused": refused }).to_string(),
@@ -260,6 +261,11 @@ unsafe fn answer(
     // SAFETY: the caller's promise.
     unsafe { put(reply_json, text) };
     status
+}
+
+/// A push's acknowledgement as the ABI writes it: `{"ack": …}`.
+fn acked(taken: Result<crate::Ack, crate::Refused>) -> Result<serde_json::Value, crate::Refused> {
+    taken.map(|ack| serde_json::json!({ "ack": ack }))
 }
 
 /// Hands each narration record of an assistant opened with `"narrate": true`, from its start,

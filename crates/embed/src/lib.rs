@@ -277,10 +277,8 @@ impl Assistant {
     /// refused whole when it cannot be read as a batch, is too large, or the assistant is
     /// busy. A backlog (a week of a watch's readings) goes in as one.
     pub fn push_batch(&self, batch: &str) -> Result<Vec<Result<Ack, Refused>>, Refused> {
-        let form = match batch.trim_start().starts_with('[') {
-            true => aura_day::live::BatchForm::Array,
-            false => aura_day::live::BatchForm::Ndjson,
-        };
+        let form = aura_day::live::BatchForm::of(batch.as_bytes())
+            .unwrap_or(aura_day::live::BatchForm::Ndjson);
         self.runtime
             .block_on(self.live.push_batch(batch.as_bytes(), form))
     }

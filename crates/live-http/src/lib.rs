@@ -2,8 +2,8 @@
 //!
 //! It owns four routes on a loopback address or a unix socket: `POST /signals` (one
 //! scenario.v1 signal, `at` and `id` optional; or a batch of them, as a JSON array or as
-//! NDJSON with `Content-Type: application/x-ndjson`, each answered on its own), `POST /answers` (`{"question", "reply"}`, `at`
-//! and `id` optional), `GET /decisions` (each decision as it is delivered, one JSON line
+//! NDJSON with `Content-Type: application/x-ndjson`, each answered on its own), `POST
+//! /answers` (`{"question", "reply"}`, `at` and `id` optional), `GET /decisions` (each decision as it is delivered, one JSON line
 //! each, for as long as the client reads) and `GET /narrations` (each narration record, the
 //! same way, of a session that narrates). A body is read up to the session's bound and no
 //! further; what the session answers becomes the status: 200 with the acknowledgement, or the
@@ -227,11 +227,12 @@ async fn signals(State(live): State<Arc<Live>>, request: Request) -> Response {
         Ok(bytes) => bytes,
         Err(refused) => return answer(Err(refused)),
     };
-    let array = bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[');
-    let form = match (ndjson, array) {
-        (true, _) => BatchForm::Ndjson,
-        (false, true) => BatchForm::Array,
-        (false, false) => return answer(live.push(&bytes).await),
+    let form = match ndjson {
+        true => BatchForm::Ndjson,
+        false => match BatchForm::of(&bytes) {
+            Some(form) => form,
+            None => return answer(live.push(&bytes).await),
+        },
     };
     match live.push_batch(&bytes, form).await {
         Ok(results) => (

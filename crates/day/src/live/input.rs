@@ -339,6 +339,14 @@ pub enum BatchForm {
     Array,
 }
 
+impl BatchForm {
+    /// A JSON array's, when `bytes` begin with one (after white space); what else they are
+    /// is the front's to say (NDJSON by a content type, or one signal).
+    pub fn of(bytes: &[u8]) -> Option<Self> {
+        (bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[')).then_some(Self::Array)
+    }
+}
+
 /// A batch's signals, each as its sender wrote it (its bytes are checked one by one by the
 /// session, as a single push's are), at most [`LIVE_BATCH_SIGNALS_MAX`].
 pub(crate) fn split_batch(text: &str, form: BatchForm) -> Result<Vec<String>, InputRefusal> {

@@ -62,12 +62,9 @@ pub(super) struct LifeState {
     pub(super) time_zone: Option<String>,
 }
 
-/// Where a day's journal lines and decisions stand among the life's: its first of each is
-/// the life's this-th.
+/// Where a day's decisions stand among the life's: its first is the life's this-th.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(super) struct Bases {
-    /// Journal lines.
-    pub(super) signals: usize,
     /// Decisions.
     pub(super) decided: u64,
     /// The day's name (none: a session of one day).
@@ -269,7 +266,6 @@ impl Life {
     /// Where the open day stands among the life's lines and decisions.
     pub(super) fn bases(&self) -> Bases {
         Bases {
-            signals: self.state.base,
             decided: self.state.decided_base,
             day: Some(self.state.open.clone()),
         }
@@ -290,27 +286,24 @@ impl Life {
     }
 
     /// Closes the open day (on `closing`, its last tick run) and opens the next, beginning at
-    /// `next`; then deletes the days past the retention.
+    /// `next`, its new signals numbered from `next_seq` (the life's next); then deletes the
+    /// days past the retention.
     pub(super) fn close(
         &mut self,
         closing: &Host,
         day: &Day<'_>,
         next: OffsetDateTime,
+        next_seq: usize,
     ) -> Result<(), LiveError> {
         let last_tick = day.last_tick.unwrap_or(day.scenario.start);
         let journal = closing.journal();
         let lines = journal.lines(SIGNALS_PATH, 0, SCENARIO_BYTES_MAX as u64)?;
         // What came after the last tick goes to the next day, each line keeping its place
-        // among the life's signals (its acknowledgement stays the same); the next day's new
-        // signals are numbered on from this day's last.
+        // among the life's signals (its acknowledgement stays the same).
         let mut kept = Vec::new();
         let mut tail = Vec::new();
-        let mut fresh = self.state.base;
         for (index, line) in lines.iter().enumerate() {
             let line = setup::read_line(line, index, self.state.base)?;
-            if let Some(seq) = line.seq {
-                fresh = fresh.max(seq + 1);
-            }
             match line.signal.at <= last_tick {
                 true => kept.push(setup::scenario_signal(line.value)),
                 false => {
@@ -407,7 +400,7 @@ impl Life {
         self.commit(LifeState {
             open: name,
             previous: Some(closed),
-            base: fresh,
+            base: next_seq,
             decided_base: self.state.decided_base + day.decisions() as u64,
             time_zone,
             ..self.state.clone()

@@ -205,8 +205,9 @@ pub async fn live(
             Ok(Ended::Closes { next }) => {
                 closing = Some(std::time::Instant::now());
                 let seen = std::mem::take(&mut today.seen);
+                let next_seq = today.next_seq;
                 today.finish(config.clock.replays()).await;
-                life.close(&day_host, &day, next)?;
+                life.close(&day_host, &day, next, next_seq)?;
                 session.yesterday = seen;
                 drop(day);
                 drop(lock);

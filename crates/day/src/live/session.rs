@@ -67,6 +67,25 @@ pub(super) struct Batch {
     reply: oneshot::Sender<Vec<Result<Ack, Refused>>>,
 }
 
+impl Batch {
+    fn new(texts: Vec<String>, reply: oneshot::Sender<Vec<Result<Ack, Refused>>>) -> Self {
+        Self {
+            answers: Vec::with_capacity(texts.len()),
+            texts: texts.into_iter(),
+            reply,
+        }
+    }
+
+    /// The session stops: what is not taken yet is refused (quarantined on `host`, the open
+    /// day's), and the sender hears every answer.
+    fn stopped(mut self, host: &Host) {
+        for text in self.texts.by_ref() {
+            self.answers.push(Err(refuse(host, &closed(), &text)));
+        }
+        let _ = self.reply.send(self.answers);
+    }
+}
+
 /// What belongs to the open day.
 pub(super) struct Today {
     pub(super) host: Host,
@@ -77,7 +96,7 @@ pub(super) struct Today {
     /// The ids the day took.
     pub(super) seen: Seen,
     /// The life's place (`seq`) of the next new signal.
-    next_seq: usize,
+    pub(super) next_seq: usize,
     /// The day's closing tick once it holds [`DAY_SIGNALS_MAX`] signals.
     closes_at: Option<OffsetDateTime>,
     /// The life's place of the day's first decision.
@@ -216,11 +235,7 @@ impl Session {
                     reply,
                     urgent,
                 }) => {
-                    let push = Batch {
-                        answers: Vec::with_capacity(texts.len()),
-                        texts: texts.into_iter(),
-                        reply,
-                    };
+                    let push = Batch::new(texts, reply);
                     match urgent {
                         true => self.pushes.push_front(push),
                         false => self.pushes.push_back(push),
@@ -280,12 +295,7 @@ impl Session {
             for (index, text) in taken {
                 batch.answers[index] = Err(refuse(&today.host, &refusal, &text));
             }
-            for text in batch.texts.by_ref() {
-                batch
-                    .answers
-                    .push(Err(refuse(&today.host, &closed(), &text)));
-            }
-            let _ = batch.reply.send(batch.answers);
+            batch.stopped(&today.host);
             return Err(LiveError::Journal(error));
         }
         match batch.texts.len() {
@@ -301,21 +311,12 @@ impl Session {
     /// session stopped), the open day's narration and sinks finish.
     pub(super) async fn stop(&mut self, today: Today, lanes: &mut Lanes, ended: bool) {
         lanes.close();
-        for mut batch in self.pushes.drain(..) {
-            for text in batch.texts.by_ref() {
-                batch
-                    .answers
-                    .push(Err(refuse(&today.host, &closed(), &text)));
-            }
-            let _ = batch.reply.send(batch.answers);
+        for batch in self.pushes.drain(..) {
+            batch.stopped(&today.host);
         }
         while let Some(input) = lanes.try_recv() {
             if let Input::Signals { texts, reply, .. } = input {
-                let refused = texts
-                    .iter()
-                    .map(|text| Err(refuse(&today.host, &closed(), text)))
-                    .collect();
-                let _ = reply.send(refused);
+                Batch::new(texts, reply).stopped(&today.host);
             }
         }
         // A replayed day that ran to its end leaves every narration `aura run --narrate` would.
@@ -331,10 +332,7 @@ impl Session {
             None => Some(scenario.start),
             Some(last) => scenario.tick_after(last),
         };
-        let closing = today
-            .closes_at
-            .filter(|at| day.last_tick.is_none_or(|last| *at > last));
-        let due = match closing {
+        let due = match today.closing(day) {
             Some(closing) => Some(due.map_or(closing, |due| due.min(closing))),
             None => due,
         };
@@ -490,11 +488,16 @@ impl Today {
         }
     }
 
+    /// The day's closing tick, if it filled and that tick has not run yet.
+    fn closing(&self, day: &Day<'_>) -> Option<OffsetDateTime> {
+        self.closes_at
+            .filter(|at| day.last_tick.is_none_or(|last| last < *at))
+    }
+
     /// Whether the day filled and its closing tick has not run yet: it takes nothing more
     /// of a push until it ran.
     fn filled(&self, day: &Day<'_>) -> bool {
-        self.closes_at
-            .is_some_and(|at| day.last_tick.is_none_or(|last| last < at))
+        self.closing(day).is_some()
     }
 
     /// Runs the tick at `at`, handing each decision over as it is recorded; how many it
