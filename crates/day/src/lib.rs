@@ -6,7 +6,7 @@
 //! interruption budget, digests, questions, and a reasoning trace for every decision), a run's
 //! checkpoint and resuming it ([`checkpoint`]), its own logs ([`logs`]), the day lived as it happens ([`live`]: the same
 //! orchestrator on the machine's clock, fed by fronts), the narrator's pass over a run's novel
-//! cases ([`narration`]) and the picture of a run ([`report`]). It must
+//! cases ([`narration`]), what a life stores and where ([`store`]) and the picture of a run ([`report`]). It must
 //! not check or run a call itself: it hands calls to the host's one seam
 //! ([`aura_host::Host::dispatch`]), and it never reads the machine's clock for a decision.
 
@@ -20,3 +20,4 @@ pub mod narration;
 pub mod orchestrator;
 pub mod report;
 pub mod scenario;
+pub mod store;

@@ -120,7 +120,7 @@ impl Host {
                 crossing: Arc::new(crossing),
                 sandbox: Arc::new(sandbox),
                 agents: Arc::new(agents),
-                journal,
+                journal: Arc::new(journal),
                 fuel_per_ms,
                 in_flight: tokio::sync::Semaphore::new(CALLS_IN_FLIGHT_MAX),
                 simulation: config.simulation.clone(),
@@ -148,21 +148,28 @@ impl Host {
         guest_seed: u64,
     ) -> Result<Self, JournalError> {
         let journal = Journal::open_with(data_dir, None)?.of_person(person);
-        Ok(self.sharing(journal, Some(guest_seed), Some(person.clone())))
+        Ok(self.sharing(Arc::new(journal), Some(guest_seed), Some(person.clone())))
     }
 
     /// This host with a journal of its own in `data_dir` (one day of a live session's life):
     /// everything else, its person and its guests' seed included, shared.
     pub fn in_data_dir(&self, data_dir: &std::path::Path) -> Result<Self, JournalError> {
         let journal = self.shared.journal.beside(data_dir)?;
+        Ok(self.on_journal(Arc::new(journal)))
+    }
+
+    /// This host writing through `journal` (one day of a life, as its store opened it: the
+    /// store and the host share its logs): everything else, its person and its guests' seed
+    /// included, shared.
+    pub fn on_journal(&self, journal: Arc<Journal>) -> Self {
         let shared = &self.shared;
-        Ok(self.sharing(journal, shared.guest_seed, shared.person.clone()))
+        self.sharing(journal, shared.guest_seed, shared.person.clone())
     }
 
     /// This host's crossing, engine, agents, seams and confirmations with `journal`.
     fn sharing(
         &self,
-        journal: Journal,
+        journal: Arc<Journal>,
         guest_seed: Option<u64>,
         person: Option<aura_contract::person::Person>,
     ) -> Self {

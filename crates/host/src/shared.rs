@@ -36,7 +36,7 @@ pub(crate) struct Shared {
     pub(crate) crossing: Arc<Crossing>,
     pub(crate) sandbox: Arc<Sandbox>,
     pub(crate) agents: Arc<Roster>,
-    pub(crate) journal: Journal,
+    pub(crate) journal: Arc<Journal>,
     pub(crate) fuel_per_ms: u64,
     /// Calls taken through the seam and not yet answered
     /// ([`CALLS_IN_FLIGHT_MAX`](aura_contract::limits::CALLS_IN_FLIGHT_MAX)).
@@ -211,7 +211,7 @@ pub(crate) mod tests {
                 None,
                 Vec::new(),
             )),
-            journal: Journal::open(&data).unwrap(),
+            journal: Arc::new(Journal::open(&data).unwrap()),
             fuel_per_ms: FUEL_PER_MS_DEFAULT,
             in_flight: tokio::sync::Semaphore::new(CALLS_IN_FLIGHT_MAX),
             simulation: None,

@@ -48,6 +48,18 @@ pub const LIVE_KEEP_DAYS_DEFAULT: usize = 31;
 /// not one a session wrote.
 pub const LIFE_STATE_BYTES_MAX: usize = 64 * 1024;
 
+/// Sources whose read position a life keeps (a mailbox, a calendar, a statement folder, a
+/// watch export each): a person has a handful; with [`READ_POSITION_BYTES_MAX`] and
+/// [`SOURCE_NAME_BYTES_MAX`] each, all of them fit in [`LIFE_STATE_BYTES_MAX`] twice over.
+pub const LIFE_SOURCES_MAX: usize = 32;
+
+/// Bytes of one source's read position: an IMAP UIDVALIDITY and UID are ~25, a CalDAV sync
+/// token a URL of a few hundred, a file's sha256 64.
+pub const READ_POSITION_BYTES_MAX: usize = 1024;
+
+/// Bytes of a source's name, as a setup names it.
+pub const SOURCE_NAME_BYTES_MAX: usize = 128;
+
 /// Closed days a session may be asked to keep: ten years of a person's days, each a few MiB
 /// at most.
 pub const LIVE_KEEP_DAYS_MAX: usize = 3_660;

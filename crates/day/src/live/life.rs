@@ -1,65 +1,40 @@
-//! A live session's life in its data dir: one directory a day, the open one named by
-//! `life.json`, each closed one holding its record, and the old ones deleted whole.
+//! A live session's life: one day after another, the open one named by the life's state, each
+//! closed one holding its record, and the old ones deleted whole, kept in a store
+//! ([`crate::store`]; today the data dir's files).
 //!
-//! It owns the layout (`<data-dir>/life.json`, `<data-dir>/days/<local date>[.<part>]/`, each
-//! day's `day.json` record) and the rollover: the closing day's record written, the next day's
-//! directory made whole (its setup carrying the state the day handed on, its journal the
-//! inputs that came after the last tick and the time zone's changes), then `life.json`
-//! replaced to name it: the one step that commits. A kill before it leaves the day open, to
-//! close again; after it, the next day open. A day is deleted by renaming it aside first
-//! (the journal's `remove_dir_whole`), so none is ever half there; a sweep a kill cut short
-//! goes on at the next start. It must not decide anything, nor take inputs (the session does).
+//! It owns the rollover: the closing day's record written, the next day made whole (its setup
+//! carrying the state the day handed on, its journal the inputs that came after the last tick
+//! and the time zone's changes), then the store's commit naming it: the one step that
+//! commits. A kill before it leaves the day open, to close again; after it, the next day open.
+//! It owns the retention (the closed days past `keep_days` deleted whole, a sweep a kill cut
+//! short going on at the next start) and reading a data dir's days without holding its life
+//! (`aura report`, the fleet's checks). It must not decide anything, nor take inputs (the
+//! session does), nor lay out files (the store does).
 
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
-use aura_contract::canonical::{parse_i_json, to_canonical_string};
-use aura_contract::limits::{LIFE_STATE_BYTES_MAX, SCENARIO_BYTES_MAX};
 use aura_contract::quarantine::QuarantineRecord;
 use aura_contract::recovery::Action;
 use aura_host::Host;
-use aura_host::journal::RunLock;
-
-use crate::logs::{RunLogs, SIGNALS_PATH};
 
 use super::{LiveError, input, setup, zone};
-use crate::checkpoint::LIVE_SETUP_PATH;
 use crate::orchestrator::Day;
 use crate::scenario::UTC_OFFSET;
+pub use crate::store::files::{DAYS_DIR, LIFE_PATH, RECORD_PATH};
+use crate::store::{FileStore, LIFE_FORMAT, LifeState, LifeStore, StoreError};
+pub use crate::store::{day_order, is_day_name};
 
-/// What names the open day, relative to the data dir.
-pub const LIFE_PATH: &str = "life.json";
-/// The days, relative to the data dir: one directory each.
-pub const DAYS_DIR: &str = "days";
-/// A closed day's record, in its directory: the scenario `aura run` runs to its traces.
-pub const RECORD_PATH: &str = "day.json";
-/// What `life.json` says it is.
-const LIFE_FORMAT: &str = "aura.life.v1";
-
-/// `life.json`: where the life stands.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub(super) struct LifeState {
-    format: String,
-    /// sha256 of the setup the life began with, less its start: a session of another setup
-    /// must not go on with it.
-    setup_sha256: String,
-    /// The open day.
-    pub(super) open: String,
-    /// The day before it, if it was kept.
-    pub(super) previous: Option<String>,
-    /// The life's place (`seq`) of the open day's first new signal: the one after the last
-    /// the days before took (a line carried into the open day keeps its own).
-    pub(super) base: usize,
-    /// The life's place of the open day's first decision (a life of an earlier aura: 0).
-    #[serde(default)]
-    pub(super) decided_base: u64,
-    /// The time zone the person is in as the open day begins, if known.
-    pub(super) time_zone: Option<String>,
+impl From<StoreError> for LiveError {
+    fn from(error: StoreError) -> Self {
+        match error {
+            StoreError::Journal(error) => Self::Journal(error),
+            error => Self::Store(error),
+        }
+    }
 }
 
 /// Where a day's decisions stand among the life's: its first is the life's this-th.
@@ -71,40 +46,22 @@ pub(super) struct Bases {
     pub(super) day: Option<String>,
 }
 
-/// A life held by one session.
+/// A life held by one session: its store, which no other session opens meanwhile.
 pub(super) struct Life {
     root: Host,
-    path: PathBuf,
-    /// No other session lives this life meanwhile.
-    _lock: RunLock,
+    store: FileStore,
     pub(super) state: LifeState,
     keep_days: usize,
 }
 
 /// The data dir's days, oldest first: closed ones and the open one (none being deleted).
 pub fn days(data_dir: &Path) -> Result<Vec<String>, LiveError> {
-    let dir = data_dir.join(DAYS_DIR);
-    let entries = match std::fs::read_dir(&dir) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(io(&dir, e)),
-    };
-    let mut names = Vec::new();
-    for entry in entries {
-        let entry = entry.map_err(|e| io(&dir, e))?;
-        if let Some(name) = entry.file_name().to_str()
-            && is_day_name(name)
-        {
-            names.push(name.to_owned());
-        }
-    }
-    names.sort_by(|a, b| day_order(a).cmp(&day_order(b)));
-    Ok(names)
+    Ok(crate::store::files::days_in(data_dir)?)
 }
 
 /// The open day's name, if the data dir holds a life.
 pub fn open_day(data_dir: &Path) -> Result<Option<String>, LiveError> {
-    Ok(read_state(data_dir)?.map(|state| state.open))
+    Ok(crate::store::files::read_life(data_dir)?.map(|state| state.open))
 }
 
 /// The directory of a run to look at in `data_dir`: its life's day `day` (by default the open
@@ -135,59 +92,6 @@ pub fn day_dir(data_dir: &Path, name: &str) -> PathBuf {
     data_dir.join(DAYS_DIR).join(name)
 }
 
-/// `YYYY-MM-DD`, or `YYYY-MM-DD.N` for a later part of the same local day.
-pub fn is_day_name(name: &str) -> bool {
-    let (date, part) = name.split_once('.').unwrap_or((name, "1"));
-    let date_ok = date.len() == 10
-        && date.bytes().enumerate().all(|(i, b)| match i {
-            4 | 7 => b == b'-',
-            _ => b.is_ascii_digit(),
-        });
-    date_ok && !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit())
-}
-
-/// Where a day's name stands among the life's: its date, then its part (`2026-11-10.10`
-/// after `2026-11-10.9`, which text order would put first).
-pub fn day_order(name: &str) -> (&str, u64) {
-    match name.split_once('.') {
-        Some((date, part)) => (date, part.parse::<u64>().unwrap_or(u64::MAX)),
-        None => (name, 0),
-    }
-}
-
-fn io(path: &Path, source: std::io::Error) -> LiveError {
-    LiveError::Journal(aura_host::journal::JournalError::Open {
-        path: path.display().to_string(),
-        source,
-    })
-}
-
-fn read_state(data_dir: &Path) -> Result<Option<LifeState>, LiveError> {
-    let path = data_dir.join(LIFE_PATH);
-    let text = match std::fs::read_to_string(&path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(io(&path, e)),
-    };
-    let damaged = |why: String| LiveError::Damaged(format!("{LIFE_PATH}: {why}"));
-    let value = parse_i_json(&text, LIFE_STATE_BYTES_MAX).map_err(|e| damaged(e.to_string()))?;
-    let state: LifeState = serde_json::from_value(value).map_err(|e| damaged(e.to_string()))?;
-    if state.format != LIFE_FORMAT || !is_day_name(&state.open) {
-        return Err(damaged(format!(
-            "format `{}`, open day `{}`",
-            state.format, state.open
-        )));
-    }
-    Ok(Some(state))
-}
-
-/// Syncs a directory's entries.
-fn sync_dir(path: &Path) -> Result<(), LiveError> {
-    std::fs::File::open(path)
-        .and_then(|dir| dir.sync_all())
-        .map_err(|e| io(path, e))
-}
-
 impl Life {
     /// Opens the life of `root`'s data dir: the one it holds (of the same setup), or a new one
     /// whose first day is `first` (the setup with its start), `setup_sha256` its identity.
@@ -198,24 +102,15 @@ impl Life {
         fresh: bool,
         keep_days: usize,
     ) -> Result<Self, LiveError> {
-        let path = root.journal().path().to_path_buf();
-        let lock = root.journal().lock_run()?;
-        if root.journal().exists(LIVE_SETUP_PATH) && !root.journal().exists(LIFE_PATH) {
-            return Err(LiveError::Damaged(format!(
-                "this data dir holds a live session of an earlier aura ({LIVE_SETUP_PATH} with no days): start the life in a new data dir"
-            )));
-        }
-        // What an interrupted deletion left aside.
-        root.journal().remove_aside(DAYS_DIR)?;
-        let mut state = read_state(&path)?;
+        let store = FileStore::beside(root.journal())?;
+        let mut state = store.life()?;
         if fresh && state.is_some() {
-            set_aside(&path)?;
+            store.set_aside()?;
             state = None;
         }
         let mut life = Self {
             root: root.clone(),
-            path,
-            _lock: lock,
+            store,
             state: LifeState {
                 format: LIFE_FORMAT.to_owned(),
                 setup_sha256: first.setup_sha256.clone(),
@@ -224,6 +119,7 @@ impl Life {
                 base: 0,
                 decided_base: 0,
                 time_zone: first.time_zone.clone(),
+                positions: Default::default(),
             },
             keep_days,
         };
@@ -236,12 +132,7 @@ impl Life {
             }
             Some(state) => {
                 life.state = state;
-                // A day a rollover began and did not commit holds nothing acknowledged.
-                for name in days(&life.path)? {
-                    if day_order(&name) > day_order(&life.state.open) {
-                        life.delete_day(&name)?;
-                    }
-                }
+                // (The store deleted a day a rollover began and did not commit.)
                 // A sweep a kill cut short goes on.
                 life.sweep()?;
                 Ok(life)
@@ -271,18 +162,18 @@ impl Life {
         }
     }
 
-    /// A host on the open day's directory.
+    /// A host on the open day, writing through the store's journal of it.
     pub(super) fn day(&self) -> Result<Host, LiveError> {
         Ok(self
             .root
-            .in_data_dir(&day_dir(&self.path, &self.state.open))?)
+            .on_journal(self.store.day_journal(&self.state.open)?))
     }
 
     /// A host on the day before the open one, if it is kept.
     pub(super) fn previous(&self) -> Option<Host> {
         let name = self.state.previous.as_ref()?;
-        let dir = day_dir(&self.path, name);
-        dir.is_dir().then(|| self.root.in_data_dir(&dir).ok())?
+        let journal = self.store.day_journal(name).ok()?;
+        Some(self.root.on_journal(journal))
     }
 
     /// Closes the open day (on `closing`, its last tick run) and opens the next, beginning at
@@ -297,7 +188,7 @@ impl Life {
     ) -> Result<(), LiveError> {
         let last_tick = day.last_tick.unwrap_or(day.scenario.start);
         let journal = closing.journal();
-        let lines = journal.lines(SIGNALS_PATH, 0, SCENARIO_BYTES_MAX as u64)?;
+        let lines = self.store.lines(&self.state.open)?;
         // What came after the last tick goes to the next day, each line keeping its place
         // among the life's signals (its acknowledgement stays the same).
         let mut kept = Vec::new();
@@ -320,8 +211,7 @@ impl Life {
         }
         let mut record = setup::record(closing, &kept, last_tick)?;
         record["unfinished"] = Value::Bool(true);
-        let text = to_canonical_string(&record).map_err(|e| LiveError::Damaged(e.to_string()))?;
-        journal.replace_file(RECORD_PATH, text.as_bytes())?;
+        self.store.put_record(&self.state.open, &record)?;
         let carry = day.carry();
         for item in &carry.left_out {
             let refusal = input::refusal(
@@ -408,31 +298,16 @@ impl Life {
         self.sweep()
     }
 
-    /// Makes the day `name`'s directory whole: its setup and its first journal lines. A
-    /// directory of that name (a rollover that did not commit) is deleted first.
+    /// Makes the day `name` whole: its setup and its first journal lines (a day of that name
+    /// a rollover began and did not commit is replaced).
     fn begin(&self, name: &str, setup: &Value, journal: &[Value]) -> Result<(), LiveError> {
-        let dir = day_dir(&self.path, name);
-        self.delete_day(name)?;
-        let host = self.root.in_data_dir(&dir)?;
-        let text = to_canonical_string(setup).map_err(|e| LiveError::Damaged(e.to_string()))?;
-        host.journal()
-            .replace_file(LIVE_SETUP_PATH, text.as_bytes())?;
-        host.journal().open_live()?;
-        for line in journal {
-            host.journal().signal(line)?;
-        }
-        sync_dir(&self.path.join(DAYS_DIR))
+        Ok(self.store.begin_day(name, setup, journal)?)
     }
 
-    /// Replaces `life.json` with `state`: the commit.
+    /// Names `state`'s open day open: the commit.
     fn commit(&mut self, state: LifeState) -> Result<(), LiveError> {
-        // Strings and integers: always serializes.
-        let value = serde_json::to_value(&state).unwrap_or_default();
-        let text = to_canonical_string(&value).map_err(|e| LiveError::Damaged(e.to_string()))?;
-        self.root
-            .journal()
-            .replace_file(LIFE_PATH, text.as_bytes())?;
-        self.state = state;
+        self.store.commit(&state)?;
+        self.state = self.store.life()?.unwrap_or(state);
         Ok(())
     }
 
@@ -440,7 +315,9 @@ impl Life {
     /// the person's dates: the parts a flood split one date into are one day of theirs, and
     /// evict no other date.
     fn sweep(&self) -> Result<(), LiveError> {
-        let closed: Vec<String> = days(&self.path)?
+        let closed: Vec<String> = self
+            .store
+            .days()?
             .into_iter()
             .filter(|name| day_order(name) < day_order(&self.state.open))
             .collect();
@@ -456,31 +333,8 @@ impl Life {
         Ok(())
     }
 
-    /// Deletes the day `name` whole, if it is there: renamed aside (synced), then removed. A
-    /// kill in between leaves it aside, removed at the next start.
+    /// Deletes the day `name` whole, if it is there.
     fn delete_day(&self, name: &str) -> Result<(), LiveError> {
-        Ok(self
-            .root
-            .journal()
-            .remove_dir_whole(&format!("{DAYS_DIR}/{name}"))?)
+        Ok(self.store.delete_day(name)?)
     }
-}
-
-/// Moves a life aside: `life.json` and `days/` to `life.<n>.json` and `days.<n>`, `n` the
-/// first number free for both.
-fn set_aside(path: &Path) -> Result<(), LiveError> {
-    let n = (1..)
-        .find(|n| {
-            !path.join(format!("life.{n}.json")).exists()
-                && !path.join(format!("{DAYS_DIR}.{n}")).exists()
-        })
-        .unwrap_or(u32::MAX);
-    let days = path.join(DAYS_DIR);
-    if days.exists() {
-        std::fs::rename(&days, path.join(format!("{DAYS_DIR}.{n}"))).map_err(|e| io(&days, e))?;
-    }
-    let life = path.join(LIFE_PATH);
-    std::fs::rename(&life, path.join(format!("life.{n}.json"))).map_err(|e| io(&life, e))?;
-    tracing::warn!(n, "the data dir's life was set aside");
-    sync_dir(path)
 }

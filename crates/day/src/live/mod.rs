@@ -30,8 +30,6 @@ use serde_json::Value;
 use aura_host::Host;
 use aura_host::journal::JournalError;
 
-use crate::logs::{RunLogs, SIGNALS_PATH};
-
 pub use clock::Clock;
 pub use deliver::{CommandSink, Delivery, LinesSink, Sink};
 pub use handle::{Ack, Inbox, Live, Refused, batch_answers, channel};
@@ -42,7 +40,7 @@ pub use setup::export;
 use crate::checkpoint::{CheckpointError, DayInput, Start};
 use crate::orchestrator::{Day, RunError, RunEvent, RunSummary};
 use crate::scenario::ScenarioError;
-use aura_contract::limits::{DAY_SIGNALS_MAX, SCENARIO_BYTES_MAX};
+use aura_contract::limits::DAY_SIGNALS_MAX;
 use clock::Reading;
 use session::{Ended, Seen, Session};
 
@@ -65,6 +63,9 @@ pub enum LiveError {
     /// The data dir's live logs could not be opened, read or written.
     #[error(transparent)]
     Journal(#[from] JournalError),
+    /// The life's store refused or failed (held by another session, stopped, past a bound).
+    #[error(transparent)]
+    Store(crate::store::StoreError),
     /// The data dir's journal is not one this session wrote.
     #[error("the data dir's live journal is damaged: {0}")]
     Damaged(String),
@@ -272,9 +273,7 @@ fn journal_ids(
     scenario: &crate::scenario::Scenario,
     base: Base,
 ) -> Result<Journaled, LiveError> {
-    let journal = host.journal();
-    journal.open_live()?;
-    let lines = journal.lines(SIGNALS_PATH, 0, SCENARIO_BYTES_MAX as u64)?;
+    let lines = crate::store::files::signal_lines(host.journal())?;
     let base = match base {
         Base::At(base) => base,
         Base::Before(end) => end.saturating_sub(lines.len()),

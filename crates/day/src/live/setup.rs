@@ -17,8 +17,6 @@ use aura_contract::catalogue::{LIVE_SETUP_SCHEMA, SCENARIO_SCHEMA};
 use aura_contract::limits::{LIVE_SIGNAL_BYTES_MAX, SCENARIO_BYTES_MAX};
 use aura_host::Host;
 
-use crate::logs::{RunLogs, SIGNALS_PATH};
-
 use super::clock::{Clock, Reading};
 use super::input::{Sent, sent};
 use super::{LIVE_TICK_ON, LiveConfig, LiveError, zone};
@@ -304,10 +302,8 @@ pub fn export(host: &Host) -> Result<Value, LiveError> {
     let journal = host.journal();
     let (last_tick, finished) = crate::checkpoint::live_progress(journal)?;
     let start = setup_scenario(host)?.start;
-    journal.open_live()?;
     let mut signals = Vec::new();
-    for (seq, line) in journal
-        .lines(SIGNALS_PATH, 0, SCENARIO_BYTES_MAX as u64)?
+    for (seq, line) in crate::store::files::signal_lines(journal)?
         .into_iter()
         .enumerate()
     {

@@ -220,6 +220,15 @@ impl Journal {
         Ok(appended)
     }
 
+    /// Appends one quarantine record already in JSON (a store's copy of one, written as it
+    /// is), durable before this returns.
+    pub fn quarantine_value(&self, record: &serde_json::Value) -> Result<Appended, JournalError> {
+        let appended = self.quarantine.append_value(record)?;
+        self.quarantined
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Ok(appended)
+    }
+
     /// Quarantine records durably appended (or found already there) since this journal was
     /// opened.
     pub fn quarantined(&self) -> u64 {

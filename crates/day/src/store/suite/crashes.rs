@@ -1,0 +1,344 @@
+//! The suite's crash checks: a life's script run once to list every step of its writes, then
+//! once per step with that step killed, failed or cut short, the life opened again each time
+//! and checked whole. It must not know which home it checks.
+
+use std::collections::BTreeMap;
+use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, Mutex, Once};
+
+use serde_json::{Value, json};
+
+use aura_host::journal::{StorageFault, StorageFaults, StoragePoint, StorageStep};
+
+use super::{D1, D2, D3, read, setup, signal, state, text};
+use crate::store::{DayLog, Home, LifeState, LifeStore, ReadPosition, StoreError};
+
+/// How a step is broken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Break {
+    /// The process stops there: nothing after it runs.
+    Kill,
+    /// The step fails (the write stops; the life is opened again).
+    Fail,
+    /// A write puts down a few bytes, then fails.
+    Short,
+}
+
+/// A point of a write, as a home names it.
+type Point = (String, StorageStep, u64);
+
+/// The payload of a kill: the script stops where it is.
+struct Killed;
+
+/// Lists every step of every write, in order; or breaks the `n`th.
+#[derive(Debug)]
+struct Steps {
+    seen: Mutex<Vec<Point>>,
+    broken: Option<(usize, Break)>,
+}
+
+impl StorageFaults for Steps {
+    fn at(&self, point: StoragePoint<'_>) -> Option<StorageFault> {
+        let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
+        let n = seen.len();
+        seen.push((point.path.to_owned(), point.step, point.ordinal));
+        drop(seen);
+        let error = || std::io::Error::other("injected by the store suite");
+        match self.broken {
+            Some((at, how)) if at == n => match how {
+                Break::Kill => std::panic::panic_any(Killed),
+                Break::Fail => Some(StorageFault::Fail(error())),
+                Break::Short => Some(StorageFault::Short {
+                    bytes: 5,
+                    error: error(),
+                }),
+            },
+            _ => None,
+        }
+    }
+}
+
+/// What the script had done when it stopped.
+#[derive(Debug, Default, Clone)]
+struct Done {
+    /// The life as last committed, and a commit in flight.
+    life: Option<LifeState>,
+    committing: Option<LifeState>,
+    /// Each day's lines acknowledged (in order), for days begun.
+    days: BTreeMap<String, Vec<String>>,
+    /// An append in flight: its day, its new lines, its positions.
+    appending: Option<(String, Vec<String>, Vec<ReadPosition>)>,
+    /// Positions acknowledged.
+    positions: BTreeMap<String, String>,
+    /// A day being begun and one being deleted.
+    beginning: Option<String>,
+    deleting: Option<String>,
+    /// Records acknowledged.
+    records: BTreeMap<String, Value>,
+}
+
+/// A life's days: a first day, appends with positions and a duplicate, logs, a checkpoint, a
+/// close, two rollovers (the second a part of the same date), a retention delete.
+fn script(store: &dyn LifeStore, done: &Mutex<Done>) -> Result<(), StoreError> {
+    let record = |f: &dyn Fn(&mut Done)| f(&mut done.lock().unwrap_or_else(|p| p.into_inner()));
+    let begin = |day: &str, lines: &[Value]| -> Result<(), StoreError> {
+        record(&|d| d.beginning = Some(day.to_owned()));
+        store.begin_day(day, &setup(day), lines)?;
+        let texts: Vec<String> = lines.iter().map(text).collect();
+        record(&|d| {
+            d.beginning = None;
+            d.days.insert(day.to_owned(), texts.clone());
+        });
+        Ok(())
+    };
+    let commit = |life: LifeState| -> Result<(), StoreError> {
+        record(&|d| d.committing = Some(life.clone()));
+        store.commit(&life)?;
+        record(&|d| {
+            d.committing = None;
+            d.life = Some(life.clone());
+        });
+        Ok(())
+    };
+    let append =
+        |day: &str, lines: &[Value], positions: &[ReadPosition]| -> Result<(), StoreError> {
+            record(&|d| {
+                let held = d.days.get(day).cloned().unwrap_or_default();
+                let new: Vec<String> = lines
+                    .iter()
+                    .filter(|line| {
+                        !held.iter().any(|h| {
+                            let h: Value = serde_json::from_str(h).unwrap_or_default();
+                            line.get("id").is_some() && h.get("id") == line.get("id")
+                        })
+                    })
+                    .map(text)
+                    .collect();
+                d.appending = Some((day.to_owned(), new, positions.to_vec()));
+            });
+            store.append(day, lines, positions)?;
+            record(&|d| {
+                if let Some((day, new, positions)) = d.appending.take() {
+                    d.days.entry(day).or_default().extend(new);
+                    for read in positions {
+                        d.positions.insert(read.source, read.position);
+                    }
+                }
+            });
+            Ok(())
+        };
+    begin(
+        D1,
+        &[
+            json!({"at": "2026-11-09T00:00:00+01:00", "id": "time_zone:x", "kind": "utc_offset", "data": {"minutes": 60}}),
+        ],
+    )?;
+    commit(state(D1, None, 0))?;
+    append(
+        D1,
+        &[signal(D1, 1, Some("a"), 0), signal(D1, 2, Some("b"), 1)],
+        &[read("mail", "1")],
+    )?;
+    append(D1, &[signal(D1, 3, None, 2)], &[])?;
+    append(D1, &[signal(D1, 1, Some("a"), 0)], &[])?;
+    append(D1, &[], &[read("calendar", "t1")])?;
+    store.append_log(D1, DayLog::Traces, &json!({"decision": 1}))?;
+    store.append_log(D1, DayLog::Deliveries, &json!({"delivered": 1}))?;
+    store.put_checkpoint(D1, b"checkpoint of the first day")?;
+    let closed = json!({"name": "suite", "signals": [], "unfinished": true});
+    store.put_record(D1, &closed)?;
+    record(&|d| {
+        d.records.insert(D1.to_owned(), closed.clone());
+    });
+    begin(D2, &[signal(D2, 4, Some("d"), 3)])?;
+    commit(state(D2, Some(D1), 4))?;
+    append(D2, &[signal(D2, 5, Some("e"), 4)], &[read("mail", "2")])?;
+    begin(D3, &[])?;
+    commit(state(D3, Some(D2), 5))?;
+    record(&|d| d.deleting = Some(D1.to_owned()));
+    store.delete_day(D1)?;
+    record(&|d| {
+        d.deleting = None;
+        d.days.remove(D1);
+    });
+    append(
+        D3,
+        &[signal(D3, 6, Some("f"), 5)],
+        &[read("watch", "sha256:00")],
+    )?;
+    Ok(())
+}
+
+/// Checks the life `store` holds against what the script had done (`broken` says where it
+/// stopped, for the messages).
+fn check_whole(store: &dyn LifeStore, done: &Done, broken: &str) {
+    let life = store
+        .life()
+        .unwrap_or_else(|e| panic!("{broken}: the life cannot be read: {e}"));
+    // The life: as last committed, or as the commit in flight says.
+    let strip = |life: &Option<LifeState>| {
+        life.clone().map(|mut l| {
+            l.positions.clear();
+            l
+        })
+    };
+    let held = strip(&life);
+    assert!(
+        held == strip(&done.life) || (done.committing.is_some() && held == done.committing.clone()),
+        "{broken}: the life is {held:?}, neither the one committed ({:?}) nor the one in flight",
+        done.life
+    );
+    let days = store.days().unwrap_or_else(|e| panic!("{broken}: {e}"));
+    let Some(life) = life else {
+        assert!(days.is_empty(), "{broken}: no life, yet days {days:?}");
+        return;
+    };
+    // No day past the open one; every day acknowledged and not deleted is there.
+    for day in &days {
+        assert!(
+            crate::store::day_order(day) <= crate::store::day_order(&life.open),
+            "{broken}: {day} was begun and never committed, yet it is there"
+        );
+    }
+    for day in done.days.keys() {
+        if crate::store::day_order(day) <= crate::store::day_order(&life.open)
+            && done.deleting.as_deref() != Some(day)
+        {
+            assert!(days.contains(day), "{broken}: day {day} was lost");
+        }
+    }
+    for day in &days {
+        let lines = store
+            .lines(day)
+            .unwrap_or_else(|e| panic!("{broken}: {day}: {e}"));
+        let acked = done.days.get(day).cloned().unwrap_or_default();
+        let mut whole = acked.clone();
+        let in_flight = match &done.appending {
+            Some((at, new, _)) if at == day => {
+                whole.extend(new.iter().cloned());
+                new.len()
+            }
+            _ => 0,
+        };
+        assert!(
+            lines == acked || (in_flight > 0 && lines == whole),
+            "{broken}: {day} holds {lines:#?}, not what was acknowledged ({acked:#?}) nor that with the append in flight whole"
+        );
+        assert_eq!(
+            store.setup(day).unwrap_or_else(|e| panic!("{broken}: {e}")),
+            setup(day),
+            "{broken}: {day}'s setup"
+        );
+        if let Some(record) = done.records.get(day) {
+            assert_eq!(
+                store.record(day).unwrap().as_ref(),
+                Some(record),
+                "{broken}: {day}'s record"
+            );
+        }
+    }
+    // Positions: the acknowledged ones, or those with the append in flight, whose lines are
+    // then there too.
+    let positions = store
+        .positions()
+        .unwrap_or_else(|e| panic!("{broken}: {e}"));
+    let mut with_flight = done.positions.clone();
+    if let Some((day, new, moved)) = &done.appending
+        && !moved.is_empty()
+    {
+        for read in moved {
+            with_flight.insert(read.source.clone(), read.position.clone());
+        }
+        if positions == with_flight && positions != done.positions && !new.is_empty() {
+            let lines = store.lines(day).unwrap_or_default();
+            assert!(
+                new.iter().all(|line| lines.contains(line)),
+                "{broken}: positions stored without their signals"
+            );
+        }
+    }
+    assert!(
+        positions == done.positions || positions == with_flight,
+        "{broken}: positions {positions:?}, acknowledged {:?}",
+        done.positions
+    );
+}
+
+pub(super) fn every_step_killed_failed_or_cut_short_leaves_a_whole_life<H: Home>(
+    fresh: &impl Fn() -> H,
+) {
+    static QUIET: Once = Once::new();
+    QUIET.call_once(|| {
+        let before = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !info.payload().is::<Killed>() {
+                before(info);
+            }
+        }));
+    });
+    // Every step the script's writes take.
+    let home = fresh();
+    let listing = Arc::new(Steps {
+        seen: Mutex::default(),
+        broken: None,
+    });
+    let store = home.open(Some(listing.clone())).expect("open");
+    let done = Mutex::new(Done::default());
+    script(&*store, &done).unwrap_or_else(|e| panic!("the script fails with no fault: {e}"));
+    drop(store);
+    let points: Vec<Point> = listing.seen.lock().unwrap().clone();
+    assert!(
+        points.len() >= 60,
+        "the script writes in at least 60 steps: {}",
+        points.len()
+    );
+    for (n, point) in points.iter().enumerate() {
+        for how in [Break::Kill, Break::Fail, Break::Short] {
+            if how == Break::Short && point.1 != StorageStep::Write {
+                continue;
+            }
+            let broken = format!(
+                "{how:?} at step {n}, {}:{}:{}",
+                point.0,
+                point.1.as_str(),
+                point.2
+            );
+            let home = fresh();
+            let steps = Arc::new(Steps {
+                seen: Mutex::default(),
+                broken: Some((n, how)),
+            });
+            let done = Mutex::new(Done::default());
+            let store = home.open(Some(steps)).expect("open");
+            let ran = std::panic::catch_unwind(AssertUnwindSafe(|| script(&*store, &done)));
+            match ran {
+                Ok(_) => {}
+                Err(payload) if payload.is::<Killed>() => {}
+                Err(payload) => std::panic::resume_unwind(payload),
+            }
+            drop(store);
+            let store = home
+                .open(None)
+                .unwrap_or_else(|e| panic!("{broken}: the life does not open again: {e}"));
+            let done = done.into_inner().unwrap_or_else(|p| p.into_inner());
+            check_whole(&*store, &done, &broken);
+            // And it goes on: an append to the open day, a rollover.
+            if let Some(life) = store.life().unwrap() {
+                store
+                    .append(
+                        &life.open,
+                        &[signal(&life.open, 59, Some("after"), 99)],
+                        &[read("mail", "after")],
+                    )
+                    .unwrap_or_else(|e| panic!("{broken}: no append after reopening: {e}"));
+                store
+                    .begin_day("2026-11-12", &setup("2026-11-12"), &[])
+                    .unwrap();
+                store
+                    .commit(&state("2026-11-12", Some(&life.open), 100))
+                    .unwrap_or_else(|e| panic!("{broken}: no rollover after reopening: {e}"));
+                assert_eq!(store.positions().unwrap()["mail"], "after", "{broken}");
+            }
+        }
+    }
+}
