@@ -238,22 +238,7 @@ impl FileStore {
     }
 
     fn read_state(&self) -> Result<Option<LifeState>, StoreError> {
-        let Some(bytes) = self
-            .root
-            .read_file(LIFE_PATH, LIFE_STATE_BYTES_MAX as u64)?
-        else {
-            return Ok(None);
-        };
-        let text = String::from_utf8(bytes).map_err(|e| damaged(LIFE_PATH, e))?;
-        let value = parse_i_json(&text, LIFE_STATE_BYTES_MAX).map_err(|e| damaged(LIFE_PATH, e))?;
-        let state: LifeState = serde_json::from_value(value).map_err(|e| damaged(LIFE_PATH, e))?;
-        if state.format != LIFE_FORMAT || !is_day_name(&state.open) {
-            return Err(damaged(
-                LIFE_PATH,
-                format!("format `{}`, open day `{}`", state.format, state.open),
-            ));
-        }
-        Ok(Some(state))
+        read_life(&self.path)
     }
 
     fn open_day(&self) -> Option<String> {
