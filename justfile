@@ -36,6 +36,12 @@ build-plugins-py: build-plugins
 bench-python:
     cargo test --profile bench -j{{jobs}} -p aura --test all bench_python_against_rust_per_call -- --ignored --nocapture
 
+# A life's store (issue 74): a signal's durable append and a rollover on the files and memory
+# homes through the trait, beside the journal written straight as before it (interleaved;
+# medians and p99).
+bench-store:
+    cargo test --profile bench -j{{jobs}} -p aura-day --lib store::bench -- --ignored --nocapture
+
 # Check a component as a catalogue agent: `just test-agent my.wasm wellness`.
 test-agent component agent:
     @{{build_host}}

@@ -462,6 +462,7 @@ async fn run(
     // or the restored checkpoint's) as the session's own, so the session starts as if it had
     // taken them itself and closes each day past them as it did.
     let open_day = live::open_life(&host, &config)
+        .await
         .and_then(|day| Ok(day.journal().open_live().map(|()| day)?))
         .map_err(|e| failed("data dir")(&e))?;
     let mut inputs_ended = false;

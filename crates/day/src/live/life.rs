@@ -12,6 +12,7 @@
 //! session does), nor lay out files (the store does).
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde_json::Value;
 use time::OffsetDateTime;
@@ -37,19 +38,22 @@ impl From<StoreError> for LiveError {
     }
 }
 
-/// Where a day's decisions stand among the life's: its first is the life's this-th.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// Where a day's decisions stand among the life's (its first is the life's this-th), and
+/// where its signals are journaled.
+#[derive(Debug, Clone)]
 pub(super) struct Bases {
     /// Decisions.
     pub(super) decided: u64,
-    /// The day's name (none: a session of one day).
-    pub(super) day: Option<String>,
+    /// The day's name.
+    pub(super) day: String,
+    /// The life's store.
+    pub(super) store: Arc<dyn LifeStore>,
 }
 
 /// A life held by one session: its store, which no other session opens meanwhile.
 pub(super) struct Life {
     root: Host,
-    store: FileStore,
+    store: Arc<FileStore>,
     pub(super) state: LifeState,
     keep_days: usize,
 }
@@ -96,16 +100,16 @@ impl Life {
     /// Opens the life of `root`'s data dir: the one it holds (of the same setup), or a new one
     /// whose first day is `first` (the setup with its start), `setup_sha256` its identity.
     /// `fresh` sets a life it holds aside first.
-    pub(super) fn open(
+    pub(super) async fn open(
         root: &Host,
         first: &setup::Resolved,
         fresh: bool,
         keep_days: usize,
     ) -> Result<Self, LiveError> {
-        let store = FileStore::beside(root.journal())?;
-        let mut state = store.life()?;
+        let store = Arc::new(FileStore::beside(root.journal())?);
+        let mut state = store.life().await?;
         if fresh && state.is_some() {
-            store.set_aside()?;
+            store.set_aside().await?;
             state = None;
         }
         let mut life = Self {
@@ -134,7 +138,7 @@ impl Life {
                 life.state = state;
                 // (The store deleted a day a rollover began and did not commit.)
                 // A sweep a kill cut short goes on.
-                life.sweep()?;
+                life.sweep().await?;
                 Ok(life)
             }
             None => {
@@ -144,11 +148,12 @@ impl Life {
                         .map_err(|e| LiveError::Clock(e.to_string()))?,
                     None => Vec::new(),
                 };
-                life.begin(&name, &first.day_setup(), &journal)?;
+                life.begin(&name, &first.day_setup(), &journal).await?;
                 life.commit(LifeState {
                     open: name,
                     ..life.state.clone()
-                })?;
+                })
+                .await?;
                 Ok(life)
             }
         }
@@ -158,7 +163,8 @@ impl Life {
     pub(super) fn bases(&self) -> Bases {
         Bases {
             decided: self.state.decided_base,
-            day: Some(self.state.open.clone()),
+            day: self.state.open.clone(),
+            store: self.store.clone(),
         }
     }
 
@@ -179,7 +185,7 @@ impl Life {
     /// Closes the open day (on `closing`, its last tick run) and opens the next, beginning at
     /// `next`, its new signals numbered from `next_seq` (the life's next); then deletes the
     /// days past the retention.
-    pub(super) fn close(
+    pub(super) async fn close(
         &mut self,
         closing: &Host,
         day: &Day<'_>,
@@ -188,7 +194,7 @@ impl Life {
     ) -> Result<(), LiveError> {
         let last_tick = day.last_tick.unwrap_or(day.scenario.start);
         let journal = closing.journal();
-        let lines = self.store.lines(&self.state.open)?;
+        let lines = self.store.lines(&self.state.open).await?;
         // What came after the last tick goes to the next day, each line keeping its place
         // among the life's signals (its acknowledgement stays the same).
         let mut kept = Vec::new();
@@ -211,7 +217,7 @@ impl Life {
         }
         let mut record = setup::record(closing, &kept, last_tick)?;
         record["unfinished"] = Value::Bool(true);
-        self.store.put_record(&self.state.open, &record)?;
+        self.store.put_record(&self.state.open, &record).await?;
         let carry = day.carry();
         for item in &carry.left_out {
             let refusal = input::refusal(
@@ -285,7 +291,7 @@ impl Life {
             Some((_, part)) => format!("{date}.{}", part.parse::<u32>().unwrap_or(1) + 1),
             None => format!("{date}.1"),
         };
-        self.begin(&name, &next_setup, &next_journal)?;
+        self.begin(&name, &next_setup, &next_journal).await?;
         let closed = std::mem::replace(&mut self.state.open, name.clone());
         self.commit(LifeState {
             open: name,
@@ -294,30 +300,32 @@ impl Life {
             decided_base: self.state.decided_base + day.decisions() as u64,
             time_zone,
             ..self.state.clone()
-        })?;
-        self.sweep()
+        })
+        .await?;
+        self.sweep().await
     }
 
     /// Makes the day `name` whole: its setup and its first journal lines (a day of that name
     /// a rollover began and did not commit is replaced).
-    fn begin(&self, name: &str, setup: &Value, journal: &[Value]) -> Result<(), LiveError> {
-        Ok(self.store.begin_day(name, setup, journal)?)
+    async fn begin(&self, name: &str, setup: &Value, journal: &[Value]) -> Result<(), LiveError> {
+        Ok(self.store.begin_day(name, setup, journal).await?)
     }
 
     /// Names `state`'s open day open: the commit.
-    fn commit(&mut self, state: LifeState) -> Result<(), LiveError> {
-        self.store.commit(&state)?;
-        self.state = self.store.life()?.unwrap_or(state);
+    async fn commit(&mut self, state: LifeState) -> Result<(), LiveError> {
+        self.store.commit(&state).await?;
+        self.state = self.store.life().await?.unwrap_or(state);
         Ok(())
     }
 
     /// Deletes the oldest closed days past the retention, each whole. The retention counts
     /// the person's dates: the parts a flood split one date into are one day of theirs, and
     /// evict no other date.
-    fn sweep(&self) -> Result<(), LiveError> {
+    async fn sweep(&self) -> Result<(), LiveError> {
         let closed: Vec<String> = self
             .store
-            .days()?
+            .days()
+            .await?
             .into_iter()
             .filter(|name| day_order(name) < day_order(&self.state.open))
             .collect();
@@ -327,14 +335,14 @@ impl Life {
         let dropped = &dates[..over];
         for name in &closed {
             if dropped.contains(&day_order(name).0) {
-                self.delete_day(name)?;
+                self.delete_day(name).await?;
             }
         }
         Ok(())
     }
 
     /// Deletes the day `name` whole, if it is there.
-    fn delete_day(&self, name: &str) -> Result<(), LiveError> {
-        Ok(self.store.delete_day(name)?)
+    async fn delete_day(&self, name: &str) -> Result<(), LiveError> {
+        Ok(self.store.delete_day(name).await?)
     }
 }

@@ -116,7 +116,8 @@ pub async fn live(
         &resolved,
         config.start == Start::Fresh,
         config.keep_days,
-    )?;
+    )
+    .await?;
     let mut lanes = inbox.lanes;
     let inbox_open_day = inbox.open_day;
     // The handle's fronts send what ticks at once in the urgent lane.
@@ -208,7 +209,7 @@ pub async fn live(
                 let seen = std::mem::take(&mut today.seen);
                 let next_seq = today.next_seq;
                 today.finish(config.clock.replays()).await;
-                life.close(&day_host, &day, next, next_seq)?;
+                life.close(&day_host, &day, next, next_seq).await?;
                 session.yesterday = seen;
                 drop(day);
                 drop(lock);
@@ -232,14 +233,15 @@ pub async fn live(
 /// life the dir holds, or its first day made. A host on that day's directory: what a fleet's
 /// hold writes the journaled signals into before its session starts (the session takes
 /// them as its own, and closes the day past them as it would have).
-pub fn open_life(host: &Host, config: &LiveConfig) -> Result<Host, LiveError> {
+pub async fn open_life(host: &Host, config: &LiveConfig) -> Result<Host, LiveError> {
     let resolved = setup::resolve(config)?;
     let life = life::Life::open(
         host,
         &resolved,
         config.start == Start::Fresh,
         config.keep_days,
-    )?;
+    )
+    .await?;
     life.day()
 }
 

@@ -23,8 +23,6 @@ use aura_contract::recovery::Action;
 use aura_contract::trace::narration::NarrationRecord;
 use aura_host::Host;
 
-use crate::logs::RunLogs;
-
 use super::clock::{Clock, Reading};
 use super::deliver::{Deliveries, Delivery, Sink};
 use super::handle::{Ack, Input, Lanes, Refused, closed, refuse};
@@ -34,6 +32,7 @@ use super::setup::{LINE_CLOSES_AT, LINE_SEQ};
 use super::{LiveError, zone};
 use crate::orchestrator::{Day, RunEvent};
 use crate::scenario::{UTC_OFFSET, urgent_tick};
+use crate::store::Appended;
 
 /// The ids a session took, what was sent under each, and its acknowledgement.
 pub(super) type Seen = HashMap<String, (Sent, Ack)>;
@@ -102,7 +101,9 @@ pub(super) struct Today {
     /// The life's place of the day's first decision.
     decided_base: u64,
     /// The day's name in the life.
-    name: Option<String>,
+    name: String,
+    /// The life's store, where the day's signals are journaled.
+    store: std::sync::Arc<dyn crate::store::LifeStore>,
     /// When the day ends: the person's local midnight, or just after its closing tick once
     /// it holds [`DAY_SIGNALS_MAX`] signals.
     pub(super) ends: OffsetDateTime,
@@ -146,7 +147,7 @@ impl Session {
                 host,
                 self.sinks.clone(),
                 base.decided,
-                base.day.as_deref(),
+                Some(base.day.as_str()),
             )?,
             seq: day.decisions() as u64,
             narrating: self
@@ -158,6 +159,7 @@ impl Session {
             closes_at,
             decided_base: base.decided,
             name: base.day.clone(),
+            store: base.store.clone(),
             ends: OffsetDateTime::new_utc(time::Date::MAX, time::Time::MIDNIGHT),
         };
         today.bound(day, true);
@@ -205,7 +207,7 @@ impl Session {
                     true => tokio::time::sleep(wait.unwrap_or(quantum)).await,
                     false => {
                         let until_filled = !today.filled(day);
-                        self.take_batch(today, day, until_filled, lanes)?;
+                        self.take_batch(today, day, until_filled, lanes).await?;
                     }
                 }
                 continue;
@@ -252,7 +254,7 @@ impl Session {
     /// [`LIVE_BATCH_SLICE_SIGNALS`] signals): what it took is journaled with one fsync, and
     /// once whole its sender hears every answer. A journal that failed stops the session:
     /// what this part took is refused as not durable, and the rest as the session stopping.
-    fn take_batch(
+    async fn take_batch(
         &mut self,
         today: &mut Today,
         day: &mut Day<'_>,
@@ -284,9 +286,18 @@ impl Session {
                 Err(refused) => batch.answers.push(Err(refused)),
             }
         }
-        if !records.is_empty()
-            && let Err(error) = today.host.journal().signals(&records)
+        let appended = match records.is_empty() {
+            true => Ok(Vec::new()),
+            false => today.store.append(&today.name, &records, &[]).await,
+        };
+        if let Ok(appended) = &appended
+            && let Some(again) = appended.iter().find(|a| **a != Appended::Stored)
         {
+            // The session's ids and the store's are read from the same journal: this is a
+            // fault of aura's, said loudly; the line of that id is kept, once.
+            tracing::error!(?again, "the store held a signal the session took as new");
+        }
+        if let Err(error) = appended {
             let refusal = input::refusal(
                 "not_durable",
                 format!("the input could not be made durable: {error}"),
@@ -296,7 +307,7 @@ impl Session {
                 batch.answers[index] = Err(refuse(&today.host, &refusal, &text));
             }
             batch.stopped(&today.host);
-            return Err(LiveError::Journal(error));
+            return Err(error.into());
         }
         match batch.texts.len() {
             0 => {
@@ -512,7 +523,7 @@ impl Today {
         report: &mut impl FnMut(RunEvent<'_>),
     ) -> Result<u64, LiveError> {
         let (deliveries, seq) = (&mut self.deliveries, &mut self.seq);
-        let (before, decided_base, name) = (*seq, self.decided_base, self.name.as_deref());
+        let (before, decided_base, name) = (*seq, self.decided_base, Some(self.name.as_str()));
         day.tick(at, last, agents, &mut |event| {
             if let RunEvent::Decision(trace) = &event {
                 let delivery = Delivery::of(trace, *seq).in_life(decided_base, name);

@@ -24,8 +24,8 @@ use aura_host::journal::{
 };
 
 use super::{
-    Appended, DayLog, LIFE_FORMAT, LifeState, LifeStore, ReadPosition, Sorted, StoreError, checked,
-    day_order, ids_of, is_day_name, positions_of, sort_out,
+    Appended, BlockingStore, DayLog, LIFE_FORMAT, LifeState, ReadPosition, Sorted, StoreError,
+    checked, day_order, ids_of, is_day_name, positions_of, sort_out,
 };
 use crate::checkpoint::{CHECKPOINT_PATH, LIVE_SETUP_PATH};
 use crate::logs::{DELIVERIES_PATH, NARRATIONS_PATH, RunLogs, SIGNALS_PATH};
@@ -48,8 +48,11 @@ impl super::Home for FileHome {
     fn open(
         &self,
         faults: Option<Arc<dyn StorageFaults>>,
-    ) -> Result<Box<dyn LifeStore>, StoreError> {
-        Ok(Box::new(FileStore::open(&self.path, faults)?))
+    ) -> super::Step<'_, Box<dyn super::LifeStore>> {
+        Box::pin(async move {
+            let store: Box<dyn super::LifeStore> = Box::new(FileStore::open(&self.path, faults)?);
+            Ok(store)
+        })
     }
 }
 
@@ -286,7 +289,7 @@ impl FileStore {
     }
 }
 
-impl LifeStore for FileStore {
+impl BlockingStore for FileStore {
     fn life(&self) -> Result<Option<LifeState>, StoreError> {
         Ok(self.state.lock().unwrap_or_else(|p| p.into_inner()).clone())
     }
@@ -344,13 +347,19 @@ impl LifeStore for FileStore {
         let day = checked(day)?;
         self.delete_day(day)?;
         let dir = self.day_dir(day);
-        let journal = self.root.beside(&dir)?;
+        let journal = Arc::new(self.root.beside(&dir)?);
         journal.replace_file(LIVE_SETUP_PATH, canonical(setup)?.as_bytes())?;
         journal.open_live()?;
         if !lines.is_empty() {
             journal.signals(lines)?;
         }
-        self.sync_days()
+        self.sync_days()?;
+        // The day's journal, kept: the session writes the day through it once it is open.
+        self.journals
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(day.to_owned(), journal);
+        Ok(())
     }
 
     fn setup(&self, day: &str) -> Result<Value, StoreError> {
@@ -399,13 +408,9 @@ impl LifeStore for FileStore {
         if written.is_empty() {
             return Ok(answers);
         }
-        if let Err(error) = journal.signals(&written) {
-            // Withdrawn from the file: the ids are not the day's.
-            for id in new_ids {
-                known.remove(&id);
-            }
-            return Err(error.into());
-        }
+        // (A failed write is withdrawn from the file: its ids are not the day's.)
+        journal.signals(&written)?;
+        known.extend(new_ids);
         if let Some(kept) = self.read.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
             for moved in positions {
                 kept.insert(moved.source.clone(), moved.position.clone());

@@ -22,8 +22,8 @@ use aura_host::journal::{
 
 use super::files::{DAYS_DIR, LIFE_PATH, RECORD_PATH};
 use super::{
-    Appended, DayLog, LifeState, LifeStore, ReadPosition, StoreError, checked, day_order, ids_of,
-    positions_of, sort_out,
+    Appended, BlockingStore, DayLog, LifeState, ReadPosition, StoreError, checked, day_order,
+    ids_of, positions_of, sort_out,
 };
 use crate::checkpoint::{CHECKPOINT_PATH, LIVE_SETUP_PATH};
 use crate::logs::{DELIVERIES_PATH, NARRATIONS_PATH, SIGNALS_PATH};
@@ -34,9 +34,29 @@ struct Day {
     setup: Option<Value>,
     /// Its journal, read positions' lines among the signals' (as the files home writes it).
     journal: Vec<String>,
+    /// The ids of its journal's lines, each with its line.
+    ids: HashMap<String, String>,
     logs: BTreeMap<DayLog, Vec<String>>,
     record: Option<Value>,
     checkpoint: Option<Vec<u8>>,
+}
+
+impl Day {
+    /// Appends `lines` to the journal (`keep`), or withdraws them (the last `lines.len()`).
+    fn journal(&mut self, lines: &[String], keep: bool) {
+        match keep {
+            true => {
+                self.ids.extend(ids_of(lines));
+                self.journal.extend(lines.iter().cloned());
+            }
+            false => {
+                for id in ids_of(lines).keys() {
+                    self.ids.remove(id);
+                }
+                self.journal.truncate(self.journal.len() - lines.len());
+            }
+        }
+    }
 }
 
 /// What the home holds.
@@ -132,8 +152,11 @@ impl super::Home for MemoryHome {
     fn open(
         &self,
         faults: Option<Arc<dyn StorageFaults>>,
-    ) -> Result<Box<dyn LifeStore>, StoreError> {
-        Ok(Box::new(self.with_faults(faults).open()?))
+    ) -> super::Step<'_, Box<dyn super::LifeStore>> {
+        Box::pin(async move {
+            let store: Box<dyn super::LifeStore> = Box::new(self.with_faults(faults).open()?);
+            Ok(store)
+        })
     }
 }
 
@@ -260,7 +283,7 @@ impl MemoryStore {
     }
 }
 
-impl LifeStore for MemoryStore {
+impl BlockingStore for MemoryStore {
     fn life(&self) -> Result<Option<LifeState>, StoreError> {
         Ok(self.disk().life.clone())
     }
@@ -316,10 +339,7 @@ impl LifeStore for MemoryStore {
         let key = format!("{DAYS_DIR}/{day}/{SIGNALS_PATH}");
         self.append_step(SIGNALS_PATH, &key, |disk, keep| {
             if let Some(held) = disk.days.get_mut(&day) {
-                match keep {
-                    true => held.journal.extend(texts.iter().cloned()),
-                    false => held.journal.truncate(held.journal.len() - texts.len()),
-                }
+                held.journal(&texts, keep);
             }
         })
     }
@@ -365,11 +385,14 @@ impl LifeStore for MemoryStore {
         lines: &[Value],
         positions: &[ReadPosition],
     ) -> Result<Vec<Appended>, StoreError> {
-        let held = self.with_day(day, |held| held.journal.clone())?;
-        let kept = self.positions()?;
+        let kept = match positions.is_empty() {
+            true => BTreeMap::new(),
+            false => self.positions()?,
+        };
         let open = self.disk().life.as_ref().map(|life| life.open.clone());
-        let mut known = ids_of(&held);
-        let sorted = sort_out((day, open.as_deref()), &mut known, &kept, lines, positions)?;
+        let sorted = self.with_day(day, |held| {
+            sort_out((day, open.as_deref()), &held.ids, &kept, lines, positions)
+        })??;
         let answers = sorted.answers;
         let written = sorted
             .written
@@ -382,10 +405,7 @@ impl LifeStore for MemoryStore {
         let key = format!("{DAYS_DIR}/{day}/{SIGNALS_PATH}");
         self.append_step(SIGNALS_PATH, &key, |disk, keep| {
             if let Some(held) = disk.days.get_mut(day) {
-                match keep {
-                    true => held.journal.extend(written.iter().cloned()),
-                    false => held.journal.truncate(held.journal.len() - written.len()),
-                }
+                held.journal(&written, keep);
             }
         })?;
         Ok(answers)

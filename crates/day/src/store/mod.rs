@@ -42,6 +42,8 @@ pub mod memory;
 pub mod suite;
 
 use std::collections::{BTreeMap, HashMap};
+use std::future::Future;
+use std::pin::Pin;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -158,73 +160,161 @@ pub trait Home: std::fmt::Debug + Send + Sync {
     fn open(
         &self,
         faults: Option<std::sync::Arc<dyn aura_host::journal::StorageFaults>>,
-    ) -> Result<Box<dyn LifeStore>, StoreError>;
+    ) -> Step<'_, Box<dyn LifeStore>>;
 }
 
-/// What a life stores. Each call is durable when it returns `Ok`; see the module's contract
-/// for what an error and a crash leave.
+/// One call on a store, answered when it is done.
+pub type Step<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
+
+/// What a life stores. Each call is durable when its answer is `Ok`; see the module's
+/// contract for what an error and a crash leave.
 pub trait LifeStore: std::fmt::Debug + Send + Sync {
     /// Where the life stands, if the store holds one.
-    fn life(&self) -> Result<Option<LifeState>, StoreError>;
+    fn life(&self) -> Step<'_, Option<LifeState>>;
     /// The rollover's one commit: replaces where the life stands with `state`, the read
     /// positions as they stand carried into it (its own `positions` are not read). Before it
-    /// returns `Ok` the life is as it was; after, as `state` says. `state.open` must be a day
+    /// answers `Ok` the life is as it was; after, as `state` says. `state.open` must be a day
     /// the store holds whole.
-    fn commit(&self, state: &LifeState) -> Result<(), StoreError>;
+    fn commit<'a>(&'a self, state: &'a LifeState) -> Step<'a, ()>;
     /// Moves the whole life aside (a fresh start): the store then holds none, and what was
     /// there is kept where the home says, never deleted.
-    fn set_aside(&self) -> Result<(), StoreError>;
+    fn set_aside(&self) -> Step<'_, ()>;
     /// The days the store holds, in the life's order (date, then part): the closed ones kept,
     /// the open one, and none being begun or deleted.
-    fn days(&self) -> Result<Vec<String>, StoreError>;
+    fn days(&self) -> Step<'_, Vec<String>>;
     /// Makes the day `day` whole: its setup and its first journal lines, durable together
     /// (a day of that name begun before and never committed is replaced). Not open until a
     /// commit names it.
-    fn begin_day(&self, day: &str, setup: &Value, lines: &[Value]) -> Result<(), StoreError>;
+    fn begin_day<'a>(&'a self, day: &'a str, setup: &'a Value, lines: &'a [Value]) -> Step<'a, ()>;
     /// The setup the day was begun with.
-    fn setup(&self, day: &str) -> Result<Value, StoreError>;
+    fn setup<'a>(&'a self, day: &'a str) -> Step<'a, Value>;
     /// Deletes the day whole (nothing when it is not there). The open day is not deleted.
-    fn delete_day(&self, day: &str) -> Result<(), StoreError>;
+    fn delete_day<'a>(&'a self, day: &'a str) -> Step<'a, ()>;
     /// Appends signal lines (canonical JSON objects, in the order taken) to the day's journal
     /// and the read positions they were read up to, all durable in one step: what each line
     /// became. `lines` may be empty (a source read nothing new, its position moved).
+    fn append<'a>(
+        &'a self,
+        day: &'a str,
+        lines: &'a [Value],
+        positions: &'a [ReadPosition],
+    ) -> Step<'a, Vec<Appended>>;
+    /// The day's journal lines, oldest first (canonical JSON; read positions not among them).
+    fn lines<'a>(&'a self, day: &'a str) -> Step<'a, Vec<String>>;
+    /// Each source's read position as it stands: the open day's latest, else the one the
+    /// life's state carried in.
+    fn positions(&self) -> Step<'_, BTreeMap<String, String>>;
+    /// Replaces the day's record (what a closed day is replayed from).
+    fn put_record<'a>(&'a self, day: &'a str, record: &'a Value) -> Step<'a, ()>;
+    /// The day's record, if it was closed.
+    fn record<'a>(&'a self, day: &'a str) -> Step<'a, Option<Value>>;
+    /// Appends one record to one of the day's logs.
+    fn append_log<'a>(&'a self, day: &'a str, log: DayLog, record: &'a Value) -> Step<'a, ()>;
+    /// One of the day's logs, oldest first.
+    fn log<'a>(&'a self, day: &'a str, log: DayLog) -> Step<'a, Vec<String>>;
+    /// Replaces the day's checkpoint (opaque bytes: the run's own).
+    fn put_checkpoint<'a>(&'a self, day: &'a str, bytes: &'a [u8]) -> Step<'a, ()>;
+    /// The day's checkpoint, if it has one.
+    fn checkpoint<'a>(&'a self, day: &'a str) -> Step<'a, Option<Vec<u8>>>;
+}
+
+/// A home whose every step is done before it returns (its own disk, memory): what it
+/// implements to be a [`LifeStore`] (the same calls, answered at once). The calls' contract
+/// is [`LifeStore`]'s.
+#[allow(missing_docs)]
+pub trait BlockingStore: std::fmt::Debug + Send + Sync {
+    fn life(&self) -> Result<Option<LifeState>, StoreError>;
+    fn commit(&self, state: &LifeState) -> Result<(), StoreError>;
+    fn set_aside(&self) -> Result<(), StoreError>;
+    fn days(&self) -> Result<Vec<String>, StoreError>;
+    fn begin_day(&self, day: &str, setup: &Value, lines: &[Value]) -> Result<(), StoreError>;
+    fn setup(&self, day: &str) -> Result<Value, StoreError>;
+    fn delete_day(&self, day: &str) -> Result<(), StoreError>;
     fn append(
         &self,
         day: &str,
         lines: &[Value],
         positions: &[ReadPosition],
     ) -> Result<Vec<Appended>, StoreError>;
-    /// The day's journal lines, oldest first (canonical JSON; read positions not among them).
     fn lines(&self, day: &str) -> Result<Vec<String>, StoreError>;
-    /// Each source's read position as it stands: the open day's latest, else the one the
-    /// life's state carried in.
     fn positions(&self) -> Result<BTreeMap<String, String>, StoreError>;
-    /// Replaces the day's record (what a closed day is replayed from).
     fn put_record(&self, day: &str, record: &Value) -> Result<(), StoreError>;
-    /// The day's record, if it was closed.
     fn record(&self, day: &str) -> Result<Option<Value>, StoreError>;
-    /// Appends one record to one of the day's logs.
     fn append_log(&self, day: &str, log: DayLog, record: &Value) -> Result<(), StoreError>;
-    /// One of the day's logs, oldest first.
     fn log(&self, day: &str, log: DayLog) -> Result<Vec<String>, StoreError>;
-    /// Replaces the day's checkpoint (opaque bytes: the run's own).
     fn put_checkpoint(&self, day: &str, bytes: &[u8]) -> Result<(), StoreError>;
-    /// The day's checkpoint, if it has one.
     fn checkpoint(&self, day: &str) -> Result<Option<Vec<u8>>, StoreError>;
 }
 
+impl<S: BlockingStore> LifeStore for S {
+    fn life(&self) -> Step<'_, Option<LifeState>> {
+        Box::pin(async move { BlockingStore::life(self) })
+    }
+    fn commit<'a>(&'a self, state: &'a LifeState) -> Step<'a, ()> {
+        Box::pin(async move { BlockingStore::commit(self, state) })
+    }
+    fn set_aside(&self) -> Step<'_, ()> {
+        Box::pin(async move { BlockingStore::set_aside(self) })
+    }
+    fn days(&self) -> Step<'_, Vec<String>> {
+        Box::pin(async move { BlockingStore::days(self) })
+    }
+    fn begin_day<'a>(&'a self, day: &'a str, setup: &'a Value, lines: &'a [Value]) -> Step<'a, ()> {
+        Box::pin(async move { BlockingStore::begin_day(self, day, setup, lines) })
+    }
+    fn setup<'a>(&'a self, day: &'a str) -> Step<'a, Value> {
+        Box::pin(async move { BlockingStore::setup(self, day) })
+    }
+    fn delete_day<'a>(&'a self, day: &'a str) -> Step<'a, ()> {
+        Box::pin(async move { BlockingStore::delete_day(self, day) })
+    }
+    fn append<'a>(
+        &'a self,
+        day: &'a str,
+        lines: &'a [Value],
+        positions: &'a [ReadPosition],
+    ) -> Step<'a, Vec<Appended>> {
+        Box::pin(async move { BlockingStore::append(self, day, lines, positions) })
+    }
+    fn lines<'a>(&'a self, day: &'a str) -> Step<'a, Vec<String>> {
+        Box::pin(async move { BlockingStore::lines(self, day) })
+    }
+    fn positions(&self) -> Step<'_, BTreeMap<String, String>> {
+        Box::pin(async move { BlockingStore::positions(self) })
+    }
+    fn put_record<'a>(&'a self, day: &'a str, record: &'a Value) -> Step<'a, ()> {
+        Box::pin(async move { BlockingStore::put_record(self, day, record) })
+    }
+    fn record<'a>(&'a self, day: &'a str) -> Step<'a, Option<Value>> {
+        Box::pin(async move { BlockingStore::record(self, day) })
+    }
+    fn append_log<'a>(&'a self, day: &'a str, log: DayLog, record: &'a Value) -> Step<'a, ()> {
+        Box::pin(async move { BlockingStore::append_log(self, day, log, record) })
+    }
+    fn log<'a>(&'a self, day: &'a str, log: DayLog) -> Step<'a, Vec<String>> {
+        Box::pin(async move { BlockingStore::log(self, day, log) })
+    }
+    fn put_checkpoint<'a>(&'a self, day: &'a str, bytes: &'a [u8]) -> Step<'a, ()> {
+        Box::pin(async move { BlockingStore::put_checkpoint(self, day, bytes) })
+    }
+    fn checkpoint<'a>(&'a self, day: &'a str) -> Step<'a, Option<Vec<u8>>> {
+        Box::pin(async move { BlockingStore::checkpoint(self, day) })
+    }
+}
+
 /// What an append writes, sorted out from what it was handed.
-pub(crate) struct Sorted {
+pub struct Sorted {
     /// What each line became.
-    pub(crate) answers: Vec<Appended>,
+    pub answers: Vec<Appended>,
     /// The lines to write in one step: the new ones, then the read positions' line.
-    pub(crate) written: Vec<Value>,
-    /// The ids the new lines brought (to forget if the write fails).
-    pub(crate) new_ids: Vec<String>,
+    pub written: Vec<Value>,
+    /// The ids the new lines brought, each with its line (the day's once the write is
+    /// durable).
+    pub new_ids: Vec<(String, String)>,
 }
 
 /// The ids of a day's journal lines, each with its line.
-pub(crate) fn ids_of(lines: &[String]) -> HashMap<String, String> {
+pub fn ids_of(lines: &[String]) -> HashMap<String, String> {
     lines
         .iter()
         .filter_map(|line| {
@@ -237,9 +327,9 @@ pub(crate) fn ids_of(lines: &[String]) -> HashMap<String, String> {
 /// Sorts an append to `day` (the life's open day `open`, its positions `kept`) out: read
 /// positions only with the open day's signals and within the bounds, a line whose id `known`
 /// holds (or an earlier line of the batch brought) not written again.
-pub(crate) fn sort_out(
+pub fn sort_out(
     (day, open): (&str, Option<&str>),
-    known: &mut HashMap<String, String>,
+    known: &HashMap<String, String>,
     kept: &BTreeMap<String, String>,
     lines: &[Value],
     positions: &[ReadPosition],
@@ -257,15 +347,19 @@ pub(crate) fn sort_out(
         written: Vec::with_capacity(lines.len() + 1),
         new_ids: Vec::new(),
     };
+    let mut batch: HashMap<&str, usize> = HashMap::new();
     for line in lines {
-        let text = to_canonical_string(line).map_err(|e| StoreError::Refused(e.to_string()))?;
         if let Some(id) = line_id(line) {
-            if let Some(before) = known.get(id) {
+            let before = known
+                .get(id)
+                .or_else(|| batch.get(id).map(|at| &sorted.new_ids[*at].1));
+            if let Some(before) = before {
                 sorted.answers.push(Appended::Already(before.clone()));
                 continue;
             }
-            known.insert(id.to_owned(), text);
-            sorted.new_ids.push(id.to_owned());
+            let text = to_canonical_string(line).map_err(|e| StoreError::Refused(e.to_string()))?;
+            batch.insert(id, sorted.new_ids.len());
+            sorted.new_ids.push((id.to_owned(), text));
         }
         sorted.answers.push(Appended::Stored);
         sorted.written.push(line.clone());
@@ -311,7 +405,7 @@ fn check_positions(
 const POSITIONS_KEY: &str = "read_positions";
 
 /// The journal line that holds `positions` (`{"read_positions":{source: position}}`).
-fn positions_line(positions: &[ReadPosition]) -> Value {
+pub fn positions_line(positions: &[ReadPosition]) -> Value {
     let map: BTreeMap<&str, &str> = positions
         .iter()
         .map(|read| (read.source.as_str(), read.position.as_str()))
@@ -321,7 +415,7 @@ fn positions_line(positions: &[ReadPosition]) -> Value {
 
 /// The read positions a journal line holds, or `None` for a signal's line (canonical JSON: a
 /// signal's first key is `at`, a positions line's only key is [`POSITIONS_KEY`]).
-pub(crate) fn positions_of(line: &str) -> Option<BTreeMap<String, String>> {
+pub fn positions_of(line: &str) -> Option<BTreeMap<String, String>> {
     if !line.starts_with(&format!("{{\"{POSITIONS_KEY}\":")) {
         return None;
     }
@@ -330,7 +424,7 @@ pub(crate) fn positions_of(line: &str) -> Option<BTreeMap<String, String>> {
 }
 
 /// A line's `id`, if it has one.
-pub(crate) fn line_id(line: &Value) -> Option<&str> {
+pub fn line_id(line: &Value) -> Option<&str> {
     line.get("id").and_then(Value::as_str)
 }
 
@@ -355,7 +449,7 @@ pub fn day_order(name: &str) -> (&str, u64) {
 }
 
 /// A day name checked, or [`StoreError::NoDay`].
-pub(crate) fn checked(day: &str) -> Result<&str, StoreError> {
+pub fn checked(day: &str) -> Result<&str, StoreError> {
     match is_day_name(day) {
         true => Ok(day),
         false => Err(StoreError::NoDay(
@@ -368,24 +462,28 @@ pub(crate) fn checked(day: &str) -> Result<&str, StoreError> {
 }
 
 #[cfg(test)]
+mod bench;
+
+#[cfg(test)]
 mod tests {
     use std::sync::atomic::{AtomicU64, Ordering};
 
     use super::{FileHome, MemoryHome, suite};
 
-    #[test]
-    fn the_memory_home_passes_the_suite() {
-        suite::conformance(MemoryHome::new);
+    #[tokio::test]
+    async fn the_memory_home_passes_the_suite() {
+        suite::conformance(MemoryHome::new).await;
     }
 
-    #[test]
-    fn the_files_home_passes_the_suite() {
+    #[tokio::test]
+    async fn the_files_home_passes_the_suite() {
         let root = std::env::temp_dir().join(format!("aura-store-files-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&root);
         let n = AtomicU64::new(0);
         suite::conformance(|| FileHome {
             path: root.join(n.fetch_add(1, Ordering::Relaxed).to_string()),
-        });
+        })
+        .await;
         let _ = std::fs::remove_dir_all(&root);
     }
 }

@@ -3,7 +3,6 @@
 //! and checked whole. It must not know which home it checks.
 
 use std::collections::BTreeMap;
-use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex, Once};
 
 use serde_json::{Value, json};
@@ -77,103 +76,121 @@ struct Done {
     records: BTreeMap<String, Value>,
 }
 
+/// The script's store and what it has done so far.
+struct Run<'a> {
+    store: &'a dyn LifeStore,
+    done: &'a Mutex<Done>,
+}
+
+impl Run<'_> {
+    fn record(&self, f: impl FnOnce(&mut Done)) {
+        f(&mut self.done.lock().unwrap_or_else(|p| p.into_inner()));
+    }
+
+    async fn begin(&self, day: &str, lines: &[Value]) -> Result<(), StoreError> {
+        self.record(|d| d.beginning = Some(day.to_owned()));
+        self.store.begin_day(day, &setup(day), lines).await?;
+        let texts: Vec<String> = lines.iter().map(text).collect();
+        self.record(|d| {
+            d.beginning = None;
+            d.days.insert(day.to_owned(), texts);
+        });
+        Ok(())
+    }
+
+    async fn commit(&self, life: LifeState) -> Result<(), StoreError> {
+        self.record(|d| d.committing = Some(life.clone()));
+        self.store.commit(&life).await?;
+        self.record(|d| {
+            d.committing = None;
+            d.life = Some(life);
+        });
+        Ok(())
+    }
+
+    async fn append(
+        &self,
+        day: &str,
+        lines: &[Value],
+        positions: &[ReadPosition],
+    ) -> Result<(), StoreError> {
+        self.record(|d| {
+            let held = d.days.get(day).cloned().unwrap_or_default();
+            let new: Vec<String> = lines
+                .iter()
+                .filter(|line| {
+                    !held.iter().any(|h| {
+                        let h: Value = serde_json::from_str(h).unwrap_or_default();
+                        line.get("id").is_some() && h.get("id") == line.get("id")
+                    })
+                })
+                .map(text)
+                .collect();
+            d.appending = Some((day.to_owned(), new, positions.to_vec()));
+        });
+        self.store.append(day, lines, positions).await?;
+        self.record(|d| {
+            if let Some((day, new, positions)) = d.appending.take() {
+                d.days.entry(day).or_default().extend(new);
+                for read in positions {
+                    d.positions.insert(read.source, read.position);
+                }
+            }
+        });
+        Ok(())
+    }
+}
+
 /// A life's days: a first day, appends with positions and a duplicate, logs, a checkpoint, a
 /// close, two rollovers (the second a part of the same date), a retention delete.
-fn script(store: &dyn LifeStore, done: &Mutex<Done>) -> Result<(), StoreError> {
-    let record = |f: &dyn Fn(&mut Done)| f(&mut done.lock().unwrap_or_else(|p| p.into_inner()));
-    let begin = |day: &str, lines: &[Value]| -> Result<(), StoreError> {
-        record(&|d| d.beginning = Some(day.to_owned()));
-        store.begin_day(day, &setup(day), lines)?;
-        let texts: Vec<String> = lines.iter().map(text).collect();
-        record(&|d| {
-            d.beginning = None;
-            d.days.insert(day.to_owned(), texts.clone());
-        });
-        Ok(())
-    };
-    let commit = |life: LifeState| -> Result<(), StoreError> {
-        record(&|d| d.committing = Some(life.clone()));
-        store.commit(&life)?;
-        record(&|d| {
-            d.committing = None;
-            d.life = Some(life.clone());
-        });
-        Ok(())
-    };
-    let append =
-        |day: &str, lines: &[Value], positions: &[ReadPosition]| -> Result<(), StoreError> {
-            record(&|d| {
-                let held = d.days.get(day).cloned().unwrap_or_default();
-                let new: Vec<String> = lines
-                    .iter()
-                    .filter(|line| {
-                        !held.iter().any(|h| {
-                            let h: Value = serde_json::from_str(h).unwrap_or_default();
-                            line.get("id").is_some() && h.get("id") == line.get("id")
-                        })
-                    })
-                    .map(text)
-                    .collect();
-                d.appending = Some((day.to_owned(), new, positions.to_vec()));
-            });
-            store.append(day, lines, positions)?;
-            record(&|d| {
-                if let Some((day, new, positions)) = d.appending.take() {
-                    d.days.entry(day).or_default().extend(new);
-                    for read in positions {
-                        d.positions.insert(read.source, read.position);
-                    }
-                }
-            });
-            Ok(())
-        };
-    begin(
-        D1,
-        &[
-            json!({"at": "2026-11-09T00:00:00+01:00", "id": "time_zone:x", "kind": "utc_offset", "data": {"minutes": 60}}),
-        ],
-    )?;
-    commit(state(D1, None, 0))?;
-    append(
-        D1,
-        &[signal(D1, 1, Some("a"), 0), signal(D1, 2, Some("b"), 1)],
-        &[read("mail", "1")],
-    )?;
-    append(D1, &[signal(D1, 3, None, 2)], &[])?;
-    append(D1, &[signal(D1, 1, Some("a"), 0)], &[])?;
-    append(D1, &[], &[read("calendar", "t1")])?;
-    store.append_log(D1, DayLog::Traces, &json!({"decision": 1}))?;
-    store.append_log(D1, DayLog::Deliveries, &json!({"delivered": 1}))?;
-    store.put_checkpoint(D1, b"checkpoint of the first day")?;
+async fn script(store: &dyn LifeStore, done: &Mutex<Done>) -> Result<(), StoreError> {
+    let run = Run { store, done };
+    let zone = json!({"at": "2026-11-09T00:00:00+01:00", "id": "time_zone:x", "kind": "utc_offset", "data": {"minutes": 60}});
+    run.begin(D1, &[zone]).await?;
+    run.commit(state(D1, None, 0)).await?;
+    let (a, b) = (signal(D1, 1, Some("a"), 0), signal(D1, 2, Some("b"), 1));
+    run.append(D1, &[a.clone(), b], &[read("mail", "1")])
+        .await?;
+    run.append(D1, &[signal(D1, 3, None, 2)], &[]).await?;
+    run.append(D1, &[a], &[]).await?;
+    run.append(D1, &[], &[read("calendar", "t1")]).await?;
+    store
+        .append_log(D1, DayLog::Traces, &json!({"decision": 1}))
+        .await?;
+    store
+        .append_log(D1, DayLog::Deliveries, &json!({"delivered": 1}))
+        .await?;
+    store
+        .put_checkpoint(D1, b"checkpoint of the first day")
+        .await?;
     let closed = json!({"name": "suite", "signals": [], "unfinished": true});
-    store.put_record(D1, &closed)?;
-    record(&|d| {
-        d.records.insert(D1.to_owned(), closed.clone());
+    store.put_record(D1, &closed).await?;
+    run.record(|d| {
+        d.records.insert(D1.to_owned(), closed);
     });
-    begin(D2, &[signal(D2, 4, Some("d"), 3)])?;
-    commit(state(D2, Some(D1), 4))?;
-    append(D2, &[signal(D2, 5, Some("e"), 4)], &[read("mail", "2")])?;
-    begin(D3, &[])?;
-    commit(state(D3, Some(D2), 5))?;
-    record(&|d| d.deleting = Some(D1.to_owned()));
-    store.delete_day(D1)?;
-    record(&|d| {
+    run.begin(D2, &[signal(D2, 4, Some("d"), 3)]).await?;
+    run.commit(state(D2, Some(D1), 4)).await?;
+    run.append(D2, &[signal(D2, 5, Some("e"), 4)], &[read("mail", "2")])
+        .await?;
+    run.begin(D3, &[]).await?;
+    run.commit(state(D3, Some(D2), 5)).await?;
+    run.record(|d| d.deleting = Some(D1.to_owned()));
+    store.delete_day(D1).await?;
+    run.record(|d| {
         d.deleting = None;
         d.days.remove(D1);
     });
-    append(
-        D3,
-        &[signal(D3, 6, Some("f"), 5)],
-        &[read("watch", "sha256:00")],
-    )?;
+    let f = signal(D3, 6, Some("f"), 5);
+    run.append(D3, &[f], &[read("watch", "sha256:00")]).await?;
     Ok(())
 }
 
 /// Checks the life `store` holds against what the script had done (`broken` says where it
 /// stopped, for the messages).
-fn check_whole(store: &dyn LifeStore, done: &Done, broken: &str) {
+async fn check_whole(store: &dyn LifeStore, done: &Done, broken: &str) {
     let life = store
         .life()
+        .await
         .unwrap_or_else(|e| panic!("{broken}: the life cannot be read: {e}"));
     // The life: as last committed, or as the commit in flight says.
     let strip = |life: &Option<LifeState>| {
@@ -188,7 +205,10 @@ fn check_whole(store: &dyn LifeStore, done: &Done, broken: &str) {
         "{broken}: the life is {held:?}, neither the one committed ({:?}) nor the one in flight",
         done.life
     );
-    let days = store.days().unwrap_or_else(|e| panic!("{broken}: {e}"));
+    let days = store
+        .days()
+        .await
+        .unwrap_or_else(|e| panic!("{broken}: {e}"));
     let Some(life) = life else {
         assert!(days.is_empty(), "{broken}: no life, yet days {days:?}");
         return;
@@ -210,6 +230,7 @@ fn check_whole(store: &dyn LifeStore, done: &Done, broken: &str) {
     for day in &days {
         let lines = store
             .lines(day)
+            .await
             .unwrap_or_else(|e| panic!("{broken}: {day}: {e}"));
         let acked = done.days.get(day).cloned().unwrap_or_default();
         let mut whole = acked.clone();
@@ -225,13 +246,16 @@ fn check_whole(store: &dyn LifeStore, done: &Done, broken: &str) {
             "{broken}: {day} holds {lines:#?}, not what was acknowledged ({acked:#?}) nor that with the append in flight whole"
         );
         assert_eq!(
-            store.setup(day).unwrap_or_else(|e| panic!("{broken}: {e}")),
+            store
+                .setup(day)
+                .await
+                .unwrap_or_else(|e| panic!("{broken}: {e}")),
             setup(day),
             "{broken}: {day}'s setup"
         );
         if let Some(record) = done.records.get(day) {
             assert_eq!(
-                store.record(day).unwrap().as_ref(),
+                store.record(day).await.unwrap().as_ref(),
                 Some(record),
                 "{broken}: {day}'s record"
             );
@@ -241,6 +265,7 @@ fn check_whole(store: &dyn LifeStore, done: &Done, broken: &str) {
     // then there too.
     let positions = store
         .positions()
+        .await
         .unwrap_or_else(|e| panic!("{broken}: {e}"));
     let mut with_flight = done.positions.clone();
     if let Some((day, new, moved)) = &done.appending
@@ -250,7 +275,7 @@ fn check_whole(store: &dyn LifeStore, done: &Done, broken: &str) {
             with_flight.insert(read.source.clone(), read.position.clone());
         }
         if positions == with_flight && positions != done.positions && !new.is_empty() {
-            let lines = store.lines(day).unwrap_or_default();
+            let lines = store.lines(day).await.unwrap_or_default();
             assert!(
                 new.iter().all(|line| lines.contains(line)),
                 "{broken}: positions stored without their signals"
@@ -264,7 +289,7 @@ fn check_whole(store: &dyn LifeStore, done: &Done, broken: &str) {
     );
 }
 
-pub(super) fn every_step_killed_failed_or_cut_short_leaves_a_whole_life<H: Home>(
+pub(super) async fn every_step_killed_failed_or_cut_short_leaves_a_whole_life<H: Home>(
     fresh: &impl Fn() -> H,
 ) {
     static QUIET: Once = Once::new();
@@ -282,9 +307,13 @@ pub(super) fn every_step_killed_failed_or_cut_short_leaves_a_whole_life<H: Home>
         seen: Mutex::default(),
         broken: None,
     });
-    let store = home.open(Some(listing.clone())).expect("open");
+    let store = super::open_with(&home, Some(listing.clone()))
+        .await
+        .expect("open");
     let done = Mutex::new(Done::default());
-    script(&*store, &done).unwrap_or_else(|e| panic!("the script fails with no fault: {e}"));
+    script(&*store, &done)
+        .await
+        .unwrap_or_else(|e| panic!("the script fails with no fault: {e}"));
     drop(store);
     let points: Vec<Point> = listing.seen.lock().unwrap().clone();
     assert!(
@@ -308,36 +337,56 @@ pub(super) fn every_step_killed_failed_or_cut_short_leaves_a_whole_life<H: Home>
                 seen: Mutex::default(),
                 broken: Some((n, how)),
             });
-            let done = Mutex::new(Done::default());
-            let store = home.open(Some(steps)).expect("open");
-            let ran = std::panic::catch_unwind(AssertUnwindSafe(|| script(&*store, &done)));
+            let done = Arc::new(Mutex::new(Done::default()));
+            let store: Arc<dyn LifeStore> = super::open_with(&home, Some(steps))
+                .await
+                .expect("open")
+                .into();
+            // The script runs as a task of its own: a kill is a panic that ends it there.
+            let ran = tokio::spawn({
+                let (store, done) = (store.clone(), done.clone());
+                async move { script(&*store, &done).await.map(|_| ()) }
+            })
+            .await;
             match ran {
                 Ok(_) => {}
-                Err(payload) if payload.is::<Killed>() => {}
-                Err(payload) => std::panic::resume_unwind(payload),
+                Err(error) if error.is_panic() => {
+                    let payload = error.into_panic();
+                    if !payload.is::<Killed>() {
+                        std::panic::resume_unwind(payload);
+                    }
+                }
+                Err(error) => panic!("{broken}: the script's task: {error}"),
             }
             drop(store);
-            let store = home
-                .open(None)
+            let store = super::open_with(&home, None)
+                .await
                 .unwrap_or_else(|e| panic!("{broken}: the life does not open again: {e}"));
-            let done = done.into_inner().unwrap_or_else(|p| p.into_inner());
-            check_whole(&*store, &done, &broken);
+            let done = done.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            check_whole(&*store, &done, &broken).await;
             // And it goes on: an append to the open day, a rollover.
-            if let Some(life) = store.life().unwrap() {
+            if let Some(life) = store.life().await.unwrap() {
                 store
                     .append(
                         &life.open,
                         &[signal(&life.open, 59, Some("after"), 99)],
                         &[read("mail", "after")],
                     )
+                    .await
                     .unwrap_or_else(|e| panic!("{broken}: no append after reopening: {e}"));
                 store
                     .begin_day("2026-11-12", &setup("2026-11-12"), &[])
+                    .await
                     .unwrap();
                 store
                     .commit(&state("2026-11-12", Some(&life.open), 100))
+                    .await
                     .unwrap_or_else(|e| panic!("{broken}: no rollover after reopening: {e}"));
-                assert_eq!(store.positions().unwrap()["mail"], "after", "{broken}");
+                assert_eq!(
+                    store.positions().await.unwrap()["mail"],
+                    "after",
+                    "{broken}"
+                );
             }
         }
     }
