@@ -233,7 +233,7 @@ const DRIVER: &str = "driver";
 
 /// Whether a bucket's keys expire a lease after they were written.
 fn expiring(bucket: Bucket) -> bool {
-    matches!(bucket, Bucket::Leases | Bucket::Hosts)
+    matches!(bucket, Bucket::Leases | Bucket::Hosts | Bucket::LifeHolds)
 }
 
 impl State {
@@ -280,6 +280,8 @@ impl State {
             // aura.signal.<tenant>.<user>: the person's key is <tenant>.<user>.
             Log::Signals => subject.trim_start_matches("aura.signal.").to_owned(),
             Log::Decisions => return vec![format!("{who} purged decisions of {subject}")],
+            // A life's days are its own to delete (retention): no protocol invariant.
+            Log::Days => return Vec::new(),
         };
         let head: Option<Covered> = self
             .keys
@@ -386,7 +388,7 @@ impl State {
                     self.late_deliveries += 1;
                 }
             }
-            Log::Signals => {}
+            Log::Signals | Log::Days => {}
         }
         violations
     }

@@ -45,6 +45,8 @@ mod resume;
 mod signing;
 mod soak;
 mod startup;
+#[cfg(feature = "nats")]
+mod store_homes;
 #[cfg(all(feature = "mcp", feature = "nats", feature = "otlp"))]
 mod telemetry;
 mod telling;

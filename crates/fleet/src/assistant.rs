@@ -489,8 +489,10 @@ async fn run(
             }
         }
     }
+    // The handle refuses on the open day's host until the session takes the day over, so a
+    // refusal that comes before the session began is the day's (not the data dir's).
+    let (handle, inbox) = live::channel(&open_day);
     drop(open_day);
-    let (handle, inbox) = live::channel(&host);
     let sinks: Vec<Arc<dyn Sink>> = vec![Arc::new(Decisions(holder.clone(), host.clone()))];
     let session_host = host.clone();
     let mut session = Aborting(tokio::spawn(async move {

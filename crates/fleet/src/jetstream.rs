@@ -44,6 +44,12 @@ pub const LEASES_BUCKET: &str = "aura-leases";
 pub const JOURNAL_STREAM: &str = "AURA_JOURNAL";
 /// The stream of every person's delivered decisions.
 pub const DECISIONS_STREAM: &str = "AURA_DECISIONS";
+/// The key-value bucket of lives kept on the fleet's store (where each stands, its days).
+pub const LIVES_BUCKET: &str = "aura-lives";
+/// The key-value bucket of who holds a life: a key lasts a lease after it was last written.
+pub const LIFE_HOLDS_BUCKET: &str = "aura-life-holds";
+/// The stream of lives' days: a subject per day and log.
+pub const DAYS_STREAM: &str = "AURA_DAYS";
 
 /// Awaits `future` for at most the step timeout.
 async fn within<T>(
@@ -135,6 +141,9 @@ pub struct JetStreamStore {
     signals: stream::Stream,
     checkpoints: Checkpoints,
     heads: kv::Store,
+    lives: kv::Store,
+    life_holds: kv::Store,
+    days: stream::Stream,
 }
 
 /// The fleet on `client`'s JetStream: its buckets and streams, created if they are not there
@@ -173,6 +182,31 @@ pub async fn open(client: &async_nats::Client) -> Result<Fleet, FleetError> {
     let (people, hosts, signals) = people::open(&context).await?;
     let checkpoints = Checkpoints(checkpoints::open(&context).await?);
     let heads = checkpoints::open_heads(&context).await?;
+    let lives = key_value(
+        &context,
+        kv::Config {
+            bucket: LIVES_BUCKET.to_owned(),
+            ..Default::default()
+        },
+    )
+    .await?;
+    let life_holds = key_value(
+        &context,
+        kv::Config {
+            bucket: LIFE_HOLDS_BUCKET.to_owned(),
+            max_age: lease,
+            ..Default::default()
+        },
+    )
+    .await?;
+    let days = per_person(
+        &context,
+        DAYS_STREAM,
+        "aura.days.>",
+        DiscardPolicy::New,
+        None,
+    )
+    .await?;
     Ok(Fleet::over(Arc::new(JetStreamStore {
         context,
         leases,
@@ -183,6 +217,9 @@ pub async fn open(client: &async_nats::Client) -> Result<Fleet, FleetError> {
         signals,
         checkpoints,
         heads,
+        lives,
+        life_holds,
+        days,
     })))
 }
 
@@ -193,6 +230,8 @@ impl JetStreamStore {
             Bucket::People => &self.people,
             Bucket::Hosts => &self.hosts,
             Bucket::Heads => &self.heads,
+            Bucket::Lives => &self.lives,
+            Bucket::LifeHolds => &self.life_holds,
         }
     }
 
@@ -201,6 +240,7 @@ impl JetStreamStore {
             Log::Journal => &self.journal,
             Log::Decisions => &self.decisions,
             Log::Signals => &self.signals,
+            Log::Days => &self.days,
         }
     }
 }

@@ -4,13 +4,14 @@
 //! It owns the fleet's protocol ([`protocol`]: the lease, the fence, delivery) as decisions
 //! that a model checker explores in `cargo test`, their carrying out as steps on a store
 //! ([`store`]: one trait, with JetStream ([`jetstream`]) the store a fleet runs on and the
-//! deterministic simulation's the other), and the hosts that hold people ([`placement`],
+//! deterministic simulation's the other), a life's home on that store ([`life`]), and the hosts that hold people ([`placement`],
 //! [`assistant`]). It must not decide what an assistant does: the orchestrator does, on
 //! whichever host holds the person.
 
 pub mod assistant;
 pub mod checkpoint;
 pub mod jetstream;
+pub mod life;
 pub mod placement;
 pub mod protocol;
 pub mod store;

@@ -23,13 +23,16 @@ use bytes::Bytes;
 use serde_json::Value;
 
 use aura_contract::limits::{
-    FLEET_LEASE_MS, FLEET_RECORD_BYTES_MAX, FLEET_RECORDS_PER_PERSON_MAX,
-    FLEET_TAKEOVER_ATTEMPTS_MAX,
+    FLEET_RECORD_BYTES_MAX, FLEET_RECORDS_PER_PERSON_MAX, FLEET_TAKEOVER_ATTEMPTS_MAX,
 };
 use aura_contract::person::Person;
 
 mod checkpoints;
 pub use checkpoints::{Purged, Saved};
+mod error;
+pub use error::FleetError;
+pub(crate) use error::during;
+pub(crate) use error::failed;
 mod people;
 pub use people::{
     Enrolment, INPUTS_END_HEADER, Inbox, MSG_ID_HEADER, PERSON_HEADER, Sent, signals_subject,
@@ -65,15 +68,20 @@ pub type Step<'a, T> = Pin<Box<dyn Future<Output = Result<T, FleetError>> + Send
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Bucket {
     /// Leases: a person's key names the host that holds them; a key lasts
-    /// [`FLEET_LEASE_MS`] after it was last written.
+    /// [`FLEET_LEASE_MS`](aura_contract::limits::FLEET_LEASE_MS) after it was last written.
     Leases,
     /// People: a person's key holds their [`Enrolment`].
     People,
-    /// Hosts present: a host's key lasts [`FLEET_LEASE_MS`] after it was last written.
+    /// Hosts present: a host's key lasts [`FLEET_LEASE_MS`](aura_contract::limits::FLEET_LEASE_MS) after it was last written.
     Hosts,
     /// Checkpoint heads: a person's key holds what their newest stored checkpoint covers
     /// ([`crate::protocol::Covered`]), moved only forward.
     Heads,
+    /// Lives kept on the fleet's store ([`crate::life`]): where each stands, its days.
+    Lives,
+    /// Who holds a life kept on the fleet's store: a key lasts [`FLEET_LEASE_MS`](aura_contract::limits::FLEET_LEASE_MS) after it
+    /// was last written.
+    LifeHolds,
 }
 
 /// An append-only log of the fleet's, a subject per person.
@@ -85,6 +93,9 @@ pub enum Log {
     Decisions,
     /// The signals sent to people (a full subject refuses new ones).
     Signals,
+    /// The days of lives kept on the fleet's store: a subject per day and log (a full subject
+    /// refuses new messages).
+    Days,
 }
 
 /// A key's value and the revision it was written at.
@@ -167,98 +178,6 @@ pub trait FleetStore: std::fmt::Debug + Send + Sync {
     fn delete_object(&self, name: &str) -> Step<'_, ()>;
 }
 
-/// Why a step on a fleet's store failed. A refusal the protocol expects (a key that exists, a
-/// sequence that moved) is not an error: it is the protocol's answer.
-#[derive(Debug, thiserror::Error)]
-pub enum FleetError {
-    /// The store refused or failed a step.
-    #[error("the fleet's store could not {doing}: {detail}")]
-    Store {
-        /// The step.
-        doing: &'static str,
-        /// The store's or its client's reason.
-        detail: String,
-    },
-    /// The store did not answer within the step's bound (`FLEET_STEP_TIMEOUT_MS`, or
-    /// `FLEET_CHECKPOINT_STORE_MS` for a checkpoint).
-    #[error("the fleet's store did not {doing} within {ms} ms")]
-    TimedOut {
-        /// The step.
-        doing: &'static str,
-        /// How long it was given.
-        ms: u64,
-    },
-    /// A record in a person's journal that the fleet did not write.
-    #[error("record {seq} of {person}'s journal is not a fleet record: {detail}")]
-    Record {
-        /// Whose journal.
-        person: String,
-        /// Its sequence.
-        seq: Seq,
-        /// What is wrong with it.
-        detail: String,
-    },
-    /// A record, enrolment, signal or checkpoint over its bound ([`FLEET_RECORD_BYTES_MAX`]
-    /// for a journal record).
-    #[error("a {what} for {person} is {bytes} bytes, more than the {max} one may have")]
-    TooLarge {
-        /// What it is.
-        what: &'static str,
-        /// Whose.
-        person: String,
-        /// Its size.
-        bytes: usize,
-        /// Its bound.
-        max: usize,
-    },
-    /// A person's enrolment does not read as one.
-    #[error("{person}'s enrolment is not one: {detail}")]
-    Enrolment {
-        /// Whose.
-        person: String,
-        /// Why.
-        detail: String,
-    },
-    /// The journal does not replay.
-    #[error(transparent)]
-    Replay(#[from] ReplayError),
-    /// The lease bucket was made with another lease than this host's: hosts of one fleet
-    /// must renew at the pace the bucket expires at.
-    #[error(
-        "the lease bucket lets a lease last {found_ms} ms, but this host's lease is {FLEET_LEASE_MS} ms: every host of a fleet runs with the same lease"
-    )]
-    LeaseMismatch {
-        /// The bucket's max age.
-        found_ms: u128,
-    },
-    /// A takeover was refused [`FLEET_TAKEOVER_ATTEMPTS_MAX`] times in a row.
-    #[error(
-        "{person}'s journal kept moving under {FLEET_TAKEOVER_ATTEMPTS_MAX} takeovers in a row"
-    )]
-    Contended {
-        /// Whose.
-        person: String,
-    },
-}
-
-/// A function making a step's error from `doing` and what went wrong.
-pub(crate) fn failed(doing: &'static str) -> impl FnOnce(&dyn std::fmt::Display) -> FleetError {
-    move |error| FleetError::Store {
-        doing,
-        detail: error.to_string(),
-    }
-}
-
-/// A function that names the fleet's step `doing` in a store step's error (the store names
-/// its own, generic one).
-pub(crate) fn during(doing: &'static str) -> impl FnOnce(FleetError) -> FleetError {
-    move |error| match error {
-        FleetError::Store { detail, .. } => FleetError::Store { doing, detail },
-        FleetError::TimedOut { ms, .. } => FleetError::TimedOut { doing, ms },
-        other => other,
-    }
-}
-
 /// A lease as [`crate::protocol::lease_step`] reads it.
 fn entry(lease: &Option<(String, u64)>) -> LeaseEntry<'_> {
     match lease {
@@ -291,6 +210,12 @@ impl Fleet {
     /// The fleet's steps over `store`.
     pub fn over(store: Arc<dyn FleetStore>) -> Self {
         Self { store }
+    }
+
+    /// The store the fleet's steps are carried out on (what a life kept on it opens:
+    /// [`crate::life::FleetHome`]).
+    pub fn store(&self) -> Arc<dyn FleetStore> {
+        self.store.clone()
     }
 
     /// Who holds `person` now, and at which revision of their key.

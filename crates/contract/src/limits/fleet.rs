@@ -120,3 +120,8 @@ pub const FLEET_ORPHAN_AFTER_MS: u64 = 2 * FLEET_LEASE_MS;
 /// (its day's and the day before's) as taken before, so it is applied once either way; the
 /// window costs the server an id per signal sent in it.
 pub const FLEET_SIGNAL_DEDUPE_MS: u64 = 10 * 60 * 1000;
+
+/// Messages of one of a life's day's subjects a fleet's home reads back (its journal's
+/// batches, its traces): a day holds at most DAY_JOURNAL_SIGNALS_MAX signals and a decision a
+/// tick; past this the subject is not one a life wrote.
+pub const LIFE_DAY_MESSAGES_MAX: usize = 200_000;

@@ -15,15 +15,14 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::Value;
 
-use aura_contract::canonical::to_canonical_string;
 use aura_host::journal::{
     QUARANTINE_PATH, StorageFault, StorageFaults, StoragePoint, StorageStep, TRACES_PATH,
 };
 
 use super::files::{DAYS_DIR, LIFE_PATH, RECORD_PATH};
 use super::{
-    Appended, BlockingStore, DayLog, LifeState, ReadPosition, StoreError, checked, day_order,
-    ids_of, positions_of, sort_out,
+    Appended, BlockingStore, DayLog, LifeState, ReadPosition, StoreError, canonical, checked,
+    day_order, fault_error, ids_of, positions_of, sort_out, step_error,
 };
 use crate::checkpoint::{CHECKPOINT_PATH, LIVE_SETUP_PATH};
 use crate::logs::{DELIVERIES_PATH, NARRATIONS_PATH, SIGNALS_PATH};
@@ -86,7 +85,7 @@ pub struct MemoryHome {
 pub struct MemoryStore {
     home: MemoryHome,
     /// An append failed: the day's journal writes nothing more until the life is opened again.
-    stopped: Mutex<Option<String>>,
+    stopped: super::Stop,
 }
 
 impl MemoryHome {
@@ -138,7 +137,7 @@ impl MemoryHome {
         drop(disk);
         Ok(MemoryStore {
             home: self.clone(),
-            stopped: Mutex::new(None),
+            stopped: super::Stop::default(),
         })
     }
 
@@ -164,24 +163,6 @@ impl Drop for MemoryStore {
     fn drop(&mut self) {
         self.disk().held = false;
     }
-}
-
-/// A step's fault as the error it fails with, or nothing.
-fn failed(fault: Option<StorageFault>) -> Option<std::io::Error> {
-    match fault? {
-        StorageFault::Fail(error) | StorageFault::Short { error, .. } => Some(error),
-    }
-}
-
-fn journal_error(path: &str, source: std::io::Error) -> StoreError {
-    StoreError::Journal(aura_host::journal::JournalError::Open {
-        path: path.to_owned(),
-        source,
-    })
-}
-
-fn canonical(value: &Value) -> Result<String, StoreError> {
-    to_canonical_string(value).map_err(|e| StoreError::Refused(e.to_string()))
 }
 
 /// The path the files home writes `log` to.
@@ -224,13 +205,13 @@ impl MemoryStore {
     ) -> Result<(), StoreError> {
         let ordinal = self.ordinal(key);
         for step in [StorageStep::Write, StorageStep::Sync] {
-            if let Some(error) = failed(self.at(path, step, ordinal)) {
-                return Err(journal_error(path, error));
+            if let Some(error) = fault_error(self.at(path, step, ordinal)) {
+                return Err(step_error(path, error));
             }
         }
         apply(&mut self.disk());
-        if let Some(error) = failed(self.at(path, StorageStep::Synced, ordinal)) {
-            return Err(journal_error(path, error));
+        if let Some(error) = fault_error(self.at(path, StorageStep::Synced, ordinal)) {
+            return Err(step_error(path, error));
         }
         let _ = self.at(path, StorageStep::Done, ordinal);
         Ok(())
@@ -244,26 +225,14 @@ impl MemoryStore {
         key: &str,
         apply: impl Fn(&mut Disk, bool),
     ) -> Result<(), StoreError> {
-        if let Some(first) = self
-            .stopped
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
-        {
-            return Err(StoreError::Stopped(first));
-        }
+        self.stopped.check()?;
         let ordinal = self.ordinal(key);
-        let stop = |error: std::io::Error| {
-            let error = journal_error(path, error);
-            *self.stopped.lock().unwrap_or_else(|p| p.into_inner()) =
-                Some(format!("{path}: {error}"));
-            error
-        };
-        if let Some(error) = failed(self.at(path, StorageStep::Write, ordinal)) {
+        let stop = |error: std::io::Error| self.stopped.stop(step_error(path, error));
+        if let Some(error) = fault_error(self.at(path, StorageStep::Write, ordinal)) {
             return Err(stop(error));
         }
         apply(&mut self.disk(), true);
-        if let Some(error) = failed(self.at(path, StorageStep::Sync, ordinal)) {
+        if let Some(error) = fault_error(self.at(path, StorageStep::Sync, ordinal)) {
             // Withdrawn, as the files home withdraws a record whose sync failed.
             apply(&mut self.disk(), false);
             return Err(stop(error));
@@ -364,12 +333,12 @@ impl BlockingStore for MemoryStore {
             return Ok(());
         }
         let path = format!("{DAYS_DIR}/{day}");
-        if let Some(error) = failed(self.at(&path, StorageStep::Write, 0)) {
-            return Err(journal_error(&path, error));
+        if let Some(error) = fault_error(self.at(&path, StorageStep::Write, 0)) {
+            return Err(step_error(&path, error));
         }
         self.disk().deleting.push(day.clone());
-        if let Some(error) = failed(self.at(&path, StorageStep::Synced, 0)) {
-            return Err(journal_error(&path, error));
+        if let Some(error) = fault_error(self.at(&path, StorageStep::Synced, 0)) {
+            return Err(step_error(&path, error));
         }
         let mut disk = self.disk();
         disk.days.remove(&day);

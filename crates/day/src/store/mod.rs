@@ -38,6 +38,7 @@
 
 pub mod files;
 pub mod memory;
+mod steps;
 #[cfg(any(test, feature = "store-suite"))]
 pub mod suite;
 
@@ -53,6 +54,7 @@ use aura_host::journal::JournalError;
 
 pub use files::{FileHome, FileStore};
 pub use memory::{MemoryHome, MemoryStore};
+pub use steps::{Stop, canonical, fault_error, step_error};
 
 /// What `life.json` says it is.
 pub const LIFE_FORMAT: &str = "aura.life.v1";

@@ -172,6 +172,16 @@ async fn script(store: &dyn LifeStore, done: &Mutex<Done>) -> Result<(), StoreEr
     run.commit(state(D2, Some(D1), 4)).await?;
     run.append(D2, &[signal(D2, 5, Some("e"), 4)], &[read("mail", "2")])
         .await?;
+    // A batch larger than a message of a store over a network holds (a home may write it in
+    // parts: it is there whole or not at all all the same).
+    let large: Vec<Value> = (0..3)
+        .map(|n| {
+            let mut line = signal(D2, 10 + n, Some(&format!("large-{n}")), 5 + n as usize);
+            line["data"]["note"] = Value::String("x".repeat(200 * 1024));
+            line
+        })
+        .collect();
+    run.append(D2, &large, &[read("mail", "3")]).await?;
     run.begin(D3, &[]).await?;
     run.commit(state(D3, Some(D2), 5)).await?;
     run.record(|d| d.deleting = Some(D1.to_owned()));
