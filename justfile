@@ -37,10 +37,11 @@ bench-python:
     cargo test --profile bench -j{{jobs}} -p aura --test all bench_python_against_rust_per_call -- --ignored --nocapture
 
 # A life's store (issue 74): a signal's durable append and a rollover on the files and memory
-# homes through the trait, beside the journal written straight as before it (interleaved;
-# medians and p99).
+# homes through the trait, beside the journal written straight as before it, and on the
+# fleet's JetStream home beside the fleet's own journal publish (interleaved; medians, p99).
 bench-store:
     cargo test --profile bench -j{{jobs}} -p aura-day --lib store::bench -- --ignored --nocapture
+    cargo test --profile bench -j{{jobs}} -p aura --test all bench_store_jetstream -- --ignored --nocapture
 
 # Check a component as a catalogue agent: `just test-agent my.wasm wellness`.
 test-agent component agent:

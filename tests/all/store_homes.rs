@@ -23,3 +23,108 @@ async fn the_jetstream_home_passes_the_suite() {
     })
     .await;
 }
+
+/// Median and p99 of `samples`, in µs.
+fn figures(samples: &mut [std::time::Duration]) -> (f64, f64) {
+    samples.sort();
+    let at =
+        |q: f64| samples[((samples.len() as f64 - 1.0) * q).round() as usize].as_secs_f64() * 1e6;
+    (at(0.5), at(0.99))
+}
+
+/// `just bench-store`'s JetStream half: a signal's durable append on the fleet's home of a
+/// life beside the fleet's own journal append (a publish with the expected last sequence, as
+/// `Fleet::append` makes it), interleaved, and a rollover (the record, the next day begun, the
+/// commit). One nats-server on this machine, file storage synced at every write
+/// (`sync_interval: always`, as deploy/nats/aura.conf runs it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a benchmark: just bench-store"]
+async fn bench_store_jetstream() {
+    use aura_day::store::{Home, LIFE_FORMAT, LifeState};
+    use aura_fleet::protocol::Stored;
+    use aura_fleet::store::{Log, journal_subject};
+    use serde_json::json;
+    const APPENDS: usize = 2_000;
+    const ROLLOVERS: usize = 100;
+    let server = NatsServer::start_with("store-bench", Some("sync_interval: always"));
+    let client = async_nats::connect(&server.url).await.unwrap();
+    let fleet = jetstream::open(&client).await.unwrap();
+    let store = fleet.store();
+    let home = FleetHome::new(store.clone(), "bench").unwrap();
+    let life = home.open(None).await.unwrap();
+    let state = |open: &str| LifeState {
+        format: LIFE_FORMAT.to_owned(),
+        setup_sha256: "ab".repeat(32),
+        open: open.to_owned(),
+        previous: None,
+        base: 0,
+        decided_base: 0,
+        time_zone: None,
+        positions: Default::default(),
+    };
+    let setup = json!({"name": "bench", "start": "2026-01-01T00:00:00+01:00", "initial": {}});
+    let day = |n: usize| {
+        (time::Date::from_calendar_date(2026, time::Month::January, 1).unwrap()
+            + time::Duration::days(n as i64))
+        .to_string()
+    };
+    life.begin_day(&day(0), &setup, &[]).await.unwrap();
+    life.commit(&state(&day(0))).await.unwrap();
+    let person = aura_contract::person::Person::new("bench", "person").unwrap();
+    let subject = journal_subject(&person);
+    let mut last = 0;
+    let (mut straight, mut through) = (Vec::new(), Vec::new());
+    for n in 0..APPENDS {
+        let line = json!({"at": "2026-01-01T08:00:00+01:00", "kind": "reading",
+            "data": {"metric": "heart_rate", "value": 60 + n % 40}, "id": format!("w-{n}"), "seq": n});
+        for first_straight in [n % 2 == 0, n % 2 == 1] {
+            let started = std::time::Instant::now();
+            match first_straight {
+                true => {
+                    let record = json!({"signal": {"id": n.to_string(), "signal": line}});
+                    let bytes = serde_json::to_vec(&record).unwrap();
+                    let headers = vec![("Aura-Epoch", "1".to_owned())];
+                    let stored = store
+                        .publish(
+                            Log::Journal,
+                            subject.clone(),
+                            headers,
+                            bytes.into(),
+                            Some(last),
+                        )
+                        .await
+                        .unwrap();
+                    let Stored::At(seq) = stored else {
+                        panic!("conflict")
+                    };
+                    last = seq;
+                    straight.push(started.elapsed());
+                }
+                false => {
+                    life.append(&day(0), std::slice::from_ref(&line), &[])
+                        .await
+                        .unwrap();
+                    through.push(started.elapsed());
+                }
+            }
+        }
+    }
+    let (a, a99) = figures(&mut straight);
+    let (b, b99) = figures(&mut through);
+    println!("A signal's durable append on JetStream ({APPENDS} each, interleaved):");
+    println!("  the fleet's journal publish (before)   median {a:>8.1} µs   p99 {a99:>8.1} µs");
+    println!("  the fleet's home of a life             median {b:>8.1} µs   p99 {b99:>8.1} µs");
+    println!("  home / journal publish: {:.3}", b / a);
+    let mut rollovers = Vec::new();
+    for n in 1..=ROLLOVERS {
+        let started = std::time::Instant::now();
+        life.put_record(&day(n - 1), &json!({"name": "bench", "signals": []}))
+            .await
+            .unwrap();
+        life.begin_day(&day(n), &setup, &[]).await.unwrap();
+        life.commit(&state(&day(n))).await.unwrap();
+        rollovers.push(started.elapsed());
+    }
+    let (r, r99) = figures(&mut rollovers);
+    println!("A rollover on JetStream ({ROLLOVERS}): median {r:>8.1} µs   p99 {r99:>8.1} µs");
+}

@@ -166,13 +166,24 @@ impl LifeStore for FleetLife {
                 true => BTreeMap::new(),
                 false => self.positions_now().await?,
             };
-            let (known, last) = self.known(day).await?;
-            let open = self.cache().state.as_ref().map(|s| s.open.clone());
+            self.known(day).await?;
+            let (sorted, last) = {
+                let cache = self.cache();
+                let open = cache.state.as_ref().map(|s| s.open.as_str());
+                let (known, last) = cache
+                    .days
+                    .get(day)
+                    .ok_or_else(|| StoreError::NoDay(day.to_owned()))?;
+                (
+                    sort_out((day, open), known, &kept, lines, positions)?,
+                    *last,
+                )
+            };
             let Sorted {
                 answers,
                 written,
                 new_ids,
-            } = sort_out((day, open.as_deref()), &known, &kept, lines, positions)?;
+            } = sorted;
             if written.is_empty() {
                 return Ok(answers);
             }

@@ -2,7 +2,7 @@
 //! larger than a message may be, read only once all are there), its ids and last sequence read
 //! once, and the read positions as they stand. It must not decide what a line says.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use bytes::Bytes;
 
@@ -55,20 +55,15 @@ impl FleetLife {
         Ok((lines, last))
     }
 
-    /// The day's ids and its journal's last sequence, read once.
-    pub(super) async fn known(
-        &self,
-        day: &str,
-    ) -> Result<(HashMap<String, String>, Seq), StoreError> {
-        if let Some((ids, last)) = self.cache().days.get(day) {
-            return Ok((ids.clone(), *last));
+    /// Reads the day's ids and its journal's last sequence into the cache, once.
+    pub(super) async fn known(&self, day: &str) -> Result<(), StoreError> {
+        if self.cache().days.contains_key(day) {
+            return Ok(());
         }
         let (lines, last) = self.journal(day).await?;
         let ids = aura_day::store::ids_of(&lines);
-        self.cache()
-            .days
-            .insert(day.to_owned(), (ids.clone(), last));
-        Ok((ids, last))
+        self.cache().days.insert(day.to_owned(), (ids, last));
+        Ok(())
     }
 
     /// Publishes `lines` as one batch on the day's journal after `last`: its new last.
