@@ -465,6 +465,8 @@ pub fn checked(day: &str) -> Result<&str, StoreError> {
 
 #[cfg(test)]
 mod bench;
+#[cfg(test)]
+mod earlier;
 
 #[cfg(test)]
 mod tests {
