@@ -25,7 +25,9 @@ extern "C" {
 
 // Opens an assistant from its configuration as JSON (`setup`, `data_dir`, `plugins_dir`,
 // and optionally `cache_dir`, `clock`, `tick_on`, `seed`, `fresh`); `on_decision` (may be
-// null) gets each decision. Null on failure, with `{"error": …}` in `*error` (if not null).
+// null) gets each decision. Null on failure, with `{"error": …, "kind": …}` in `*error` (if
+// not null): `kind` is `busy` when another assistant holds the data dir's life (an app
+// opened twice: close the first), else `config`, `runtime`, `host`, `live` or `ended`.
 //
 // # Safety
 // `config_json` is a NUL-terminated string; `error` is null or writable; `on_decision`, if

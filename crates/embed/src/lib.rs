@@ -76,12 +76,34 @@ pub enum EmbedError {
     /// The host could not open (its plugins, its data dir).
     #[error("cannot open the host: {0}")]
     Host(String),
+    /// Another assistant holds this data dir's life (an app opened twice, or a process that
+    /// still runs): nothing was changed.
+    #[error(
+        "another assistant holds this data dir's life (its store is open elsewhere): close it, or open another data dir"
+    )]
+    Busy,
     /// The session could not start, or stopped on an error.
     #[error(transparent)]
     Live(#[from] LiveError),
     /// The session's task ended without an answer (a defect: it panicked).
     #[error("the assistant's session ended abnormally: {0}")]
     Ended(String),
+}
+
+impl EmbedError {
+    /// What kind of failure it is, as the C ABI names it (`{"error": …, "kind": …}`): `busy`
+    /// (another assistant holds the life: wait for it or close it), `config`, `runtime`,
+    /// `host`, `live`, `ended`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Config(_) => "config",
+            Self::Runtime(_) => "runtime",
+            Self::Host(_) => "host",
+            Self::Busy => "busy",
+            Self::Live(_) => "live",
+            Self::Ended(_) => "ended",
+        }
+    }
 }
 
 /// A decision callback as the session holds it.
@@ -200,12 +222,21 @@ impl Assistant {
             narrations,
             handing: std::sync::Mutex::new(None),
         };
-        // It started, or it ended before (the setup, the data dir): say why.
+        // It started, or it ended before (the setup, the data dir, a life held elsewhere): say
+        // why.
         if assistant.runtime.block_on(starting).is_err() {
-            return Err(assistant
-                .wait()
-                .err()
-                .unwrap_or_else(|| EmbedError::Ended("it ended before it started".to_owned())));
+            return Err(
+                match assistant
+                    .wait()
+                    .err()
+                    .unwrap_or_else(|| EmbedError::Ended("it ended before it started".to_owned()))
+                {
+                    EmbedError::Live(LiveError::Store(aura_day::store::StoreError::Busy)) => {
+                        EmbedError::Busy
+                    }
+                    error => error,
+                },
+            );
         }
         Ok(assistant)
     }

@@ -325,3 +325,27 @@ fn python_through_ctypes_lives_the_day_as_aura_run_does() {
     assert_eq!(said["distinct"].as_u64(), Some(decisions), "and once");
     assert_eq!(traces(&data), reference_blocking(&day(), 7, "python"));
 }
+
+/// A phone app's life cycle: an assistant open on a data dir holds its life, so a second open
+/// (the app started twice) is refused as `busy` and changes nothing; once the first is closed
+/// (or its process killed), the life opens again and goes on where it was.
+#[test]
+fn a_second_open_of_a_held_life_is_refused_as_busy_and_the_life_opens_again_once_let_go() {
+    let data = temp_dir("busy");
+    let config =
+        || -> AssistantConfig { serde_json::from_value(self::config(&short(), &data, 0)).unwrap() };
+    let first = Assistant::open(config(), |_| {}).unwrap();
+    let mut reading: Value = serde_json::from_str(&signal_lines(&short())[0]).unwrap();
+    reading["id"] = json!("watch-0840");
+    let reading = reading.to_string();
+    first.push(&reading).unwrap();
+    let refused = Assistant::open(config(), |_| {}).unwrap_err();
+    assert!(matches!(refused, aura_embed::EmbedError::Busy), "{refused}");
+    assert_eq!(refused.kind(), "busy");
+    first.close().unwrap();
+    let again = Assistant::open(config(), |_| {}).unwrap();
+    // The signal the first took is the life's: sent again, it is acknowledged again.
+    let ack = again.push(&reading).unwrap();
+    assert!(ack.again, "{ack:?}");
+    again.close().unwrap();
+}
