@@ -314,6 +314,33 @@ impl Assistant {
             .block_on(self.live.push_batch(batch.as_bytes(), form))
     }
 
+    /// Pushes what a source read (a mailbox, a calendar, a statement folder: `batch` as for
+    /// [`Self::push_batch`], maybe empty) with the position it read up to (`position`, as the
+    /// source names it: an IMAP UIDVALIDITY and UID, a sync token, a file's digest): the
+    /// position is durable with the batch's signals, in the same write, so after a crash or a
+    /// kill the source resumes from [`Self::positions`] and nothing it read is lost or taken
+    /// twice.
+    pub fn push_read(
+        &self,
+        batch: &str,
+        source: &str,
+        position: &str,
+    ) -> Result<Vec<Result<Ack, Refused>>, Refused> {
+        let form = aura_day::live::BatchForm::of(batch.as_bytes())
+            .unwrap_or(aura_day::live::BatchForm::Ndjson);
+        let read = aura_day::store::ReadPosition {
+            source: source.to_owned(),
+            position: position.to_owned(),
+        };
+        self.runtime
+            .block_on(self.live.push_read(batch.as_bytes(), form, Some(read)))
+    }
+
+    /// Where each source's read position stands (what it resumes from after a restart).
+    pub fn positions(&self) -> Result<std::collections::BTreeMap<String, String>, Refused> {
+        self.runtime.block_on(self.live.positions())
+    }
+
     /// Answers a question (`yes`, `no` or `later`) by its id, as a decision gave it.
     pub fn answer(&self, question: &str, reply: &str) -> Result<Ack, Refused> {
         let signal = serde_json::json!({"kind": "answer",

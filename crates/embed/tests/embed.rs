@@ -349,3 +349,63 @@ fn a_second_open_of_a_held_life_is_refused_as_busy_and_the_life_opens_again_once
     assert!(ack.again, "{ack:?}");
     again.close().unwrap();
 }
+
+/// A source's batch with the position it read up to: the position is the life's once the
+/// batch is, it survives a close and a reopen (a phone app killed and started again resumes
+/// its mailbox from it), a batch sent again with a later position stores its signals once,
+/// and a position past the life's bounds refuses its batch whole, storing nothing.
+#[test]
+fn a_sources_position_is_durable_with_its_signals_and_read_back_after_a_reopen() {
+    let data = temp_dir("positions");
+    let config =
+        || -> AssistantConfig { serde_json::from_value(self::config(&short(), &data, 0)).unwrap() };
+    let mut reading: Value = serde_json::from_str(&signal_lines(&short())[0]).unwrap();
+    let batch: Vec<String> = (0..3)
+        .map(|n| {
+            reading["id"] = json!(format!("mail-{n}"));
+            reading.to_string()
+        })
+        .collect();
+    let first = Assistant::open(config(), |_| {}).unwrap();
+    assert!(first.positions().unwrap().is_empty());
+    let answers = first
+        .push_read(&batch[..2].join("\n"), "mail", "7:41")
+        .unwrap();
+    assert!(answers.iter().all(Result::is_ok), "{answers:?}");
+    assert_eq!(first.positions().unwrap()["mail"], "7:41");
+    let too_long = "9".repeat(aura_contract::limits::READ_POSITION_BYTES_MAX + 1);
+    let refused = first.push_read(&batch[2], "mail", &too_long).unwrap_err();
+    assert_eq!(refused.kind, "too_large");
+    first.close().unwrap();
+    let again = Assistant::open(config(), |_| {}).unwrap();
+    assert_eq!(
+        again.positions().unwrap()["mail"],
+        "7:41",
+        "durable across a reopen"
+    );
+    // The source read from 7:41 on but its server sent the last two again: taken once.
+    let answers = again
+        .push_read(&batch[1..].join("\n"), "mail", "7:42")
+        .unwrap();
+    let again_flags: Vec<bool> = answers.iter().map(|a| a.as_ref().unwrap().again).collect();
+    assert_eq!(again_flags, [true, false]);
+    // Nothing new: the position moves alone.
+    assert!(again.push_read("", "mail", "7:43").unwrap().is_empty());
+    assert_eq!(again.positions().unwrap()["mail"], "7:43");
+    again.close().unwrap();
+    let journal = std::fs::read_to_string(day_dir(&data).join("signals.jsonl")).unwrap();
+    let ids: Vec<String> = journal
+        .lines()
+        .filter_map(|line| {
+            serde_json::from_str::<Value>(line).ok()?["id"]
+                .as_str()
+                .map(str::to_owned)
+        })
+        .filter(|id| id.starts_with("mail-"))
+        .collect();
+    assert_eq!(
+        ids,
+        ["mail-0", "mail-1", "mail-2"],
+        "each signal stored once"
+    );
+}

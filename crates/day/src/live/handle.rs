@@ -8,6 +8,7 @@
 //! hears it. It must not check an input beyond what a front can see (its bytes: UTF-8, size,
 //! a batch's items, the kind it says it is, the queue) nor take one: the session does.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde::Serialize;
@@ -26,6 +27,7 @@ use aura_host::Host;
 use super::deliver::Delivery;
 use super::input::{self, BatchForm};
 use crate::scenario::{Scenario, Signal};
+use crate::store::{ReadPosition, check_positions};
 
 /// What a session acknowledged: the input is in its journal, durable.
 #[derive(Debug, Clone, Serialize)]
@@ -73,6 +75,12 @@ pub(super) enum Input {
         reply: oneshot::Sender<Vec<Result<Ack, Refused>>>,
         /// It carries a signal of a `tick_on` kind: it goes before a batch being taken.
         urgent: bool,
+        /// The read position of the source they came from, durable with them.
+        read: Option<ReadPosition>,
+    },
+    /// Where each source's read position stands (what a source resumes from).
+    Positions {
+        reply: oneshot::Sender<Result<BTreeMap<String, String>, String>>,
     },
     /// A front will send nothing more (stdin closed): a replayed clock may run to the end.
     Closed,
@@ -237,7 +245,7 @@ impl Live {
             return Err(refuse(&self.host(), &refusal, &text));
         }
         let shown = text.clone();
-        let mut answers = self.send(vec![text], bounded, &shown).await?;
+        let mut answers = self.send(vec![text], bounded, &shown, None).await?;
         answers
             .pop()
             .unwrap_or_else(|| Err(refuse(&self.host(), &closed(), &shown)))
@@ -253,6 +261,20 @@ impl Live {
         &self,
         bytes: &[u8],
         form: BatchForm,
+    ) -> Result<Vec<Result<Ack, Refused>>, Refused> {
+        self.push_read(bytes, form, None).await
+    }
+
+    /// [`Live::push_batch`] of what a source read, with the position it read up to (`read`):
+    /// the position is durable with the batch's signals, in the same write, once the whole
+    /// batch is taken (those refused quarantined), so the source resumes from a position
+    /// whose signals are all the life's. A batch may be empty: the source read nothing new.
+    /// A position past the life's bounds refuses the batch whole.
+    pub async fn push_read(
+        &self,
+        bytes: &[u8],
+        form: BatchForm,
+        read: Option<ReadPosition>,
     ) -> Result<Vec<Result<Ack, Refused>>, Refused> {
         let shown = || String::from_utf8_lossy(&bytes[..bytes.len().min(LIVE_SIGNAL_BYTES_MAX)]);
         if bytes.len() > LIVE_BATCH_BYTES_MAX {
@@ -276,7 +298,13 @@ impl Live {
         })?;
         let texts = input::split_batch(text, form)
             .map_err(|refusal| refuse(&self.host(), &refusal, &shown()))?;
-        if texts.is_empty() {
+        if let Some(read) = &read
+            && let Err(refused) = check_positions(&BTreeMap::new(), std::slice::from_ref(read))
+        {
+            let refusal = input::refusal("too_large", refused.to_string(), Action::CorrectCall);
+            return Err(refuse(&self.host(), &refusal, &shown()));
+        }
+        if texts.is_empty() && read.is_none() {
             return Ok(Vec::new());
         }
         // Held whole while it waits: at most so many wait at once.
@@ -287,7 +315,21 @@ impl Live {
             );
             return Err(refuse(&self.host(), &refusal, &shown()));
         };
-        self.send(texts, true, &shown()).await
+        self.send(texts, true, &shown(), read).await
+    }
+
+    /// Where each source's read position stands: what a source resumes from.
+    pub async fn positions(&self) -> Result<BTreeMap<String, String>, Refused> {
+        let (reply, answer) = oneshot::channel();
+        let asked = self.queue.send(Input::Positions { reply }).await;
+        match (asked, answer.await) {
+            (Ok(()), Ok(Ok(positions))) => Ok(positions),
+            (Ok(()), Ok(Err(why))) => {
+                let refusal = input::refusal("not_durable", why, Action::Retry);
+                Err(refuse(&self.host(), &refusal, "positions"))
+            }
+            _ => Err(refuse(&self.host(), &closed(), "positions")),
+        }
     }
 
     /// Hands `texts` to the session in their lane, taking a token of the rate bound when
@@ -297,6 +339,7 @@ impl Live {
         texts: Vec<String>,
         bounded: bool,
         shown: &str,
+        read: Option<ReadPosition>,
     ) -> Result<Vec<Result<Ack, Refused>>, Refused> {
         let urgent = {
             let tick_on = self.tick_on.read().unwrap_or_else(|p| p.into_inner());
@@ -317,6 +360,7 @@ impl Live {
             texts,
             reply,
             urgent,
+            read,
         }) {
             let refusal = match error {
                 mpsc::error::TrySendError::Full(_) => input::busy(

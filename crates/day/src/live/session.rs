@@ -32,7 +32,7 @@ use super::setup::{LINE_CLOSES_AT, LINE_SEQ};
 use super::{LiveError, zone};
 use crate::orchestrator::{Day, RunEvent};
 use crate::scenario::{UTC_OFFSET, urgent_tick};
-use crate::store::Appended;
+use crate::store::{Appended, ReadPosition, check_positions};
 
 /// The ids a session took, what was sent under each, and its acknowledgement.
 pub(super) type Seen = HashMap<String, (Sent, Ack)>;
@@ -64,14 +64,21 @@ pub(super) struct Batch {
     texts: std::vec::IntoIter<String>,
     answers: Vec<Result<Ack, Refused>>,
     reply: oneshot::Sender<Vec<Result<Ack, Refused>>>,
+    /// The source's read position, journaled with the batch's last slice.
+    read: Option<ReadPosition>,
 }
 
 impl Batch {
-    fn new(texts: Vec<String>, reply: oneshot::Sender<Vec<Result<Ack, Refused>>>) -> Self {
+    fn new(
+        texts: Vec<String>,
+        reply: oneshot::Sender<Vec<Result<Ack, Refused>>>,
+        read: Option<ReadPosition>,
+    ) -> Self {
         Self {
             answers: Vec::with_capacity(texts.len()),
             texts: texts.into_iter(),
             reply,
+            read,
         }
     }
 
@@ -236,12 +243,17 @@ impl Session {
                     texts,
                     reply,
                     urgent,
+                    read,
                 }) => {
-                    let push = Batch::new(texts, reply);
+                    let push = Batch::new(texts, reply, read);
                     match urgent {
                         true => self.pushes.push_front(push),
                         false => self.pushes.push_back(push),
                     }
+                }
+                Some(Input::Positions { reply }) => {
+                    let positions = today.store.positions().await;
+                    let _ = reply.send(positions.map_err(|e| e.to_string()));
                 }
                 Some(Input::Closed) => self.closed = true,
                 Some(Input::Stop) | None => return Ok(Ended::Stopped),
@@ -264,6 +276,22 @@ impl Session {
         let Some(mut batch) = self.pushes.pop_front() else {
             return Ok(());
         };
+        // A position the life cannot keep (one source too many) refuses its batch whole,
+        // before any of it is taken.
+        if batch.answers.is_empty()
+            && let Some(read) = &batch.read
+            && let Err(refused) =
+                check_positions(&today.store.positions().await?, std::slice::from_ref(read))
+        {
+            let refusal = input::refusal("too_large", refused.to_string(), Action::CorrectCall);
+            for text in batch.texts.by_ref() {
+                batch
+                    .answers
+                    .push(Err(refuse(&today.host, &refusal, &text)));
+            }
+            let _ = batch.reply.send(batch.answers);
+            return Ok(());
+        }
         let mut records = Vec::new();
         let mut taken = Vec::new();
         let mut read = 0;
@@ -286,9 +314,18 @@ impl Session {
                 Err(refused) => batch.answers.push(Err(refused)),
             }
         }
-        let appended = match records.is_empty() {
+        // The source's position goes with the batch's last slice: once it is durable, every
+        // signal the source read up to it is the life's.
+        let positions: Vec<ReadPosition> = match batch.texts.len() {
+            0 => batch.read.take().into_iter().collect(),
+            _ => Vec::new(),
+        };
+        let appended = match records.is_empty() && positions.is_empty() {
             true => Ok(Vec::new()),
-            false => today.store.append(&today.name, &records, &[]).await,
+            false => {
+                let appended = today.store.append(&today.name, &records, &positions);
+                appended.await
+            }
         };
         if let Ok(appended) = &appended
             && let Some(again) = appended.iter().find(|a| **a != Appended::Stored)
@@ -327,7 +364,7 @@ impl Session {
         }
         while let Some(input) = lanes.try_recv() {
             if let Input::Signals { texts, reply, .. } = input {
-                Batch::new(texts, reply).stopped(&today.host);
+                Batch::new(texts, reply, None).stopped(&today.host);
             }
         }
         // A replayed day that ran to its end leaves every narration `aura run --narrate` would.

@@ -373,8 +373,8 @@ pub fn sort_out(
 }
 
 /// `positions` checked against the life's bounds, with those already kept (`kept`): the
-/// sources, the size of each.
-fn check_positions(
+/// sources, the size of each ([`StoreError::Refused`] says which).
+pub fn check_positions(
     kept: &BTreeMap<String, String>,
     positions: &[ReadPosition],
 ) -> Result<(), StoreError> {
