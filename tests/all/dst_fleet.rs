@@ -1255,3 +1255,25 @@ async fn without_the_fence_the_simulation_finds_a_second_writer() {
     }
     panic!("{n} seeds without the fence found no second writer");
 }
+
+/// The simulation's store keeps a life as every home must: the fleet's home of a life
+/// (`aura_fleet::life::FleetHome`) over it, on the paused clock, passes the suite of
+/// `aura_day::store` (its own storage faults off: the suite breaks each step itself).
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn the_simulations_store_keeps_a_life_as_every_home_must() {
+    let sim = Sim::new(0x5eed_11fe, 0);
+    let n = std::sync::atomic::AtomicU64::new(0);
+    aura_day::store::suite::conformance(|| {
+        let handle = Handle {
+            sim: sim.clone(),
+            who: "suite".to_owned(),
+            host: "suite".to_owned(),
+        };
+        let life = format!(
+            "suite-{}",
+            n.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        );
+        aura_fleet::life::FleetHome::new(Arc::new(handle), &life).unwrap()
+    })
+    .await;
+}
