@@ -54,6 +54,26 @@ int32_t aura_push(AuraAssistant *assistant, const char *signal_json, char **repl
 // As `aura_push`; `batch_json` a NUL-terminated string.
 int32_t aura_push_batch(AuraAssistant *assistant, const char *batch_json, char **reply_json);
 
+// Pushes what a source read (`batch_json` as for `aura_push_batch`, maybe empty) with the
+// position it read up to (`source`, `position`: an IMAP UIDVALIDITY and UID, a sync token, a
+// file's digest), durable together; answers as `aura_push_batch`. A restarted app resumes
+// its source from `aura_positions`.
+//
+// # Safety
+// As `aura_push_batch`; `source` and `position` are NUL-terminated strings.
+int32_t aura_push_read(AuraAssistant *assistant,
+                       const char *batch_json,
+                       const char *source,
+                       const char *position,
+                       char **reply_json);
+
+// Where each source's read position stands: 0 and `{"positions": {source: position}}`; 1
+// and `{"refused": recovery.v1}` when the session cannot say (it stopped); -1 on misuse.
+//
+// # Safety
+// As `aura_push`.
+int32_t aura_positions(AuraAssistant *assistant, char **reply_json);
+
 // Answers a question by its id with `yes`, `no` or `later`; as `aura_push`.
 //
 // # Safety

@@ -213,6 +213,72 @@ pub unsafe extern "C" fn aura_push_batch(
     }
 }
 
+/// Pushes what a source read (`batch_json` as for `aura_push_batch`, maybe empty) with the
+/// position it read up to (`source`, `position`: an IMAP UIDVALIDITY and UID, a sync token, a
+/// file's digest), durable together; answers as `aura_push_batch`. A restarted app resumes
+/// its source from `aura_positions`.
+///
+/// # Safety
+/// As `aura_push_batch`; `source` and `position` are NUL-terminated strings.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aura_push_read(
+    assistant: *mut AuraAssistant,
+    batch_json: *const c_char,
+    source: *const c_char,
+    position: *const c_char,
+    reply_json: *mut *mut c_char,
+) -> i32 {
+    // SAFETY: the caller's promise.
+    let read = unsafe { (read(batch_json), read(source), read(position)) };
+    // SAFETY: the caller's promise.
+    let (Some(assistant), (Some(batch), Some(source), Some(position))) =
+        (unsafe { assistant.as_ref() }, read)
+    else {
+        // SAFETY: the caller's promise.
+        unsafe {
+            put(
+                reply_json,
+                error("a null assistant, or a batch, source or position that is not UTF-8"),
+            )
+        };
+        return MISUSED;
+    };
+    // SAFETY: the caller's promise.
+    unsafe {
+        answer(reply_json, || {
+            assistant
+                .inner
+                .push_read(batch, source, position)
+                .map(aura_day::live::batch_answers)
+        })
+    }
+}
+
+/// Where each source's read position stands: 0 and `{"positions": {source: position}}`; 1
+/// and `{"refused": recovery.v1}` when the session cannot say (it stopped); -1 on misuse.
+///
+/// # Safety
+/// As `aura_push`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aura_positions(
+    assistant: *mut AuraAssistant,
+    reply_json: *mut *mut c_char,
+) -> i32 {
+    // SAFETY: the caller's promise.
+    let Some(assistant) = (unsafe { assistant.as_ref() }) else {
+        // SAFETY: the caller's promise.
+        unsafe { put(reply_json, error("a null assistant")) };
+        return MISUSED;
+    };
+    // SAFETY: the caller's promise.
+    unsafe {
+        answer(reply_json, || {
+            let positions = assistant.inner.positions()?;
+            Ok(serde_json::json!({ "positions": positions }))
+        })
+    }
+}
+
 /// Answers a question by its id with `yes`, `no` or `later`; as `aura_push`.
 ///
 /// # Safety

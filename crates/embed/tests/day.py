@@ -19,6 +19,11 @@ aura.aura_open.restype = ctypes.c_void_p
 aura.aura_open.argtypes = [ctypes.c_char_p, DECISION, ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)]
 aura.aura_push.restype = ctypes.c_int32
 aura.aura_push.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)]
+aura.aura_push_read.restype = ctypes.c_int32
+aura.aura_push_read.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p,
+                                ctypes.POINTER(ctypes.c_void_p)]
+aura.aura_positions.restype = ctypes.c_int32
+aura.aura_positions.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)]
 aura.aura_end_input.argtypes = [ctypes.c_void_p]
 aura.aura_close.restype = ctypes.c_int32
 aura.aura_close.argtypes = [ctypes.c_void_p, ctypes.c_int32, ctypes.POINTER(ctypes.c_void_p)]
@@ -64,6 +69,13 @@ with open(signals) as lines:
             acks += 1
         else:
             refused += 1
+# A source that read nothing new moves its position alone; it reads it back.
+reply = ctypes.c_void_p()
+moved = aura.aura_push_read(assistant, b"", b"mail", b"1700000000:4242", ctypes.byref(reply))
+moved_answer = taken(reply)
+reply = ctypes.c_void_p()
+status = aura.aura_positions(assistant, ctypes.byref(reply))
+positions = taken(reply) if status == 0 else {"status": status}
 aura.aura_end_input(assistant)
 summary = ctypes.c_void_p()
 closed = aura.aura_close(assistant, 1, ctypes.byref(summary))
@@ -71,4 +83,5 @@ summary = taken(summary)
 with lock:
     ids = [d["id"] for d in decisions]
 print(json.dumps({"acks": acks, "refused": refused, "retried": retried, "closed": closed, "decisions": len(ids),
-                  "distinct": len(set(ids)), "summary": summary}))
+                  "distinct": len(set(ids)), "summary": summary, "moved": [moved, moved_answer],
+                  "positions": positions}))

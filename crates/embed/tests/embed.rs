@@ -316,6 +316,15 @@ fn python_through_ctypes_lives_the_day_as_aura_run_does() {
         (Some(215), Some(0))
     );
     assert_eq!(said["closed"], 0);
+    assert_eq!(
+        said["moved"],
+        json!([0, {"results": [], "acked": 0, "refused": 0}]),
+        "a position moved alone"
+    );
+    assert_eq!(
+        said["positions"],
+        json!({"positions": {"mail": "1700000000:4242"}})
+    );
     let decisions = said["summary"]["summary"]["decisions"].as_u64().unwrap();
     assert_eq!(
         said["decisions"].as_u64(),
