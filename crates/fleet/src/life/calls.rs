@@ -101,9 +101,9 @@ impl LifeStore for FleetLife {
     fn begin_day<'a>(&'a self, day: &'a str, setup: &'a Value, lines: &'a [Value]) -> Step<'a, ()> {
         Box::pin(async move {
             let day = checked(day)?;
+            // A day of that name begun before (its mark came first, so a begin cut short is
+            // in the index) is deleted whole first.
             self.delete_day(day).await?;
-            // What a begin cut short left, before it was marked.
-            self.purge_day(day).await?;
             self.index(|index| {
                 index.insert(day.to_owned(), Mark::Begun);
             })
