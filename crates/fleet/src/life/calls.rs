@@ -46,6 +46,8 @@ impl LifeStore for FleetLife {
                 let mut cache = self.cache();
                 cache.positions = Some(state.positions.clone());
                 cache.days.retain(|day, _| *day == state.open);
+                let open = self.subject(&state.open, "");
+                cache.logs.retain(|subject, _| subject.starts_with(&open));
                 cache.state = Some(state);
                 cache.state_revision = Some(revision);
             }
@@ -244,12 +246,32 @@ impl LifeStore for FleetLife {
                     "a log's record is at most {FLEET_RECORD_BYTES_MAX} bytes"
                 )));
             }
-            let name = log_name(log);
-            let subject = self.subject(day, name);
-            self.store
-                .publish(Log::Days, subject, Vec::new(), Bytes::from(text), None)
+            let subject = self.subject(day, log_name(log));
+            // Fenced on the subject's last sequence, as the journal is: an opener whose hold
+            // lapsed while it was paused adds nothing after another took the life over.
+            let cached = self.cache().logs.get(&subject).copied();
+            let last = match cached {
+                Some(last) => last,
+                None => {
+                    let last = self.store.last(Log::Days, &subject).await.map_err(fleet)?;
+                    last.map_or(0, |m| m.seq)
+                }
+            };
+            let stored = self
+                .store
+                .publish(
+                    Log::Days,
+                    subject.clone(),
+                    Vec::new(),
+                    Bytes::from(text),
+                    Some(last),
+                )
                 .await
                 .map_err(fleet)?;
+            let Stored::At(seq) = stored else {
+                return Err(StoreError::Busy);
+            };
+            self.cache().logs.insert(subject, seq);
             Ok(())
         })
     }

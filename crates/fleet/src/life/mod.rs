@@ -100,6 +100,8 @@ struct Cache {
     index_revision: Option<u64>,
     /// Each day's ids (with their lines) and its journal subject's last sequence, once read.
     days: HashMap<String, (HashMap<String, String>, Seq)>,
+    /// Each day's log subjects' last sequences, once read (appends are fenced on them).
+    logs: HashMap<String, Seq>,
     positions: Option<BTreeMap<String, String>>,
 }
 
@@ -376,7 +378,13 @@ impl FleetLife {
             })
             .await?;
         }
-        self.cache().days.remove(day);
+        let prefix = self.subject(day, "");
+        let mut cache = self.cache();
+        cache.days.remove(day);
+        cache
+            .logs
+            .retain(|subject, _| !subject.starts_with(&prefix));
+        drop(cache);
         let _ = self.at(&path, StorageStep::Done, 0);
         Ok(())
     }
