@@ -1,6 +1,7 @@
 //! What a life stores, behind one trait: [`LifeStore`], with its homes ([`files`]: the
-//! phone's and the desktop's data dir; [`memory`]: the deterministic simulation's) and the
-//! suite every home passes ([`suite`], behind the `store-suite` feature).
+//! phone's and the desktop's data dir; [`memory`]: the deterministic simulation's; the
+//! fleet's, on JetStream, is `aura_fleet::life`) and the suite every home passes ([`suite`],
+//! behind the `store-suite` feature). docs/store.md is the map.
 //!
 //! It owns the contract: what a life keeps (where it stands, [`LifeState`], replaced whole by
 //! the rollover's one commit; its days, each a setup, a journal of the signals it took, the
@@ -14,7 +15,7 @@
 //!
 //! - **One opener.** A home opens a life for one holder; a second open while it is held fails
 //!   with [`StoreError::Busy`] and changes nothing. Dropping the store lets it go (a killed
-//!   process lets it go too).
+//!   process lets it go too; a home over a network may take a moment, or a lease, to).
 //! - **Durable on return.** Every write is durable when it returns `Ok`: a crash after that
 //!   loses none of it. A write that returns an error may or may not have reached the store,
 //!   but never in part: a batch of lines appended with its read positions is there whole or
