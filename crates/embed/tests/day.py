@@ -69,10 +69,17 @@ with open(signals) as lines:
             acks += 1
         else:
             refused += 1
-# A source that read nothing new moves its position alone; it reads it back.
-reply = ctypes.c_void_p()
-moved = aura.aura_push_read(assistant, b"", b"mail", b"1700000000:4242", ctypes.byref(reply))
-moved_answer = taken(reply)
+# A source that read nothing new moves its position alone (told to retry past the rate bound,
+# it waits and sends it again, as above); it reads it back.
+while True:
+    reply = ctypes.c_void_p()
+    moved = aura.aura_push_read(assistant, b"", b"mail", b"1700000000:4242", ctypes.byref(reply))
+    moved_answer = taken(reply)
+    recovery = (moved_answer.get("refused") or {}).get("recovery", {})
+    if moved != 0 and recovery.get("action") == "retry":
+        time.sleep(recovery["retry_after_ms"] / 1000)
+        continue
+    break
 reply = ctypes.c_void_p()
 status = aura.aura_positions(assistant, ctypes.byref(reply))
 positions = taken(reply) if status == 0 else {"status": status}
