@@ -240,6 +240,41 @@ impl FileStore {
         Ok(journal)
     }
 
+    /// Whether the data dir holds the day `day` (begun, whether or not committed).
+    pub fn holds(&self, day: &str) -> bool {
+        checked(day).is_ok() && self.day_dir(day).join(LIVE_SETUP_PATH).exists()
+    }
+
+    /// Deletes the life the data dir holds, and every life set aside in it: what a working
+    /// copy does with itself before it is made again from the home it copies (a copy is
+    /// never the only place a life is kept, so nothing is lost).
+    pub fn discard(&self) -> Result<(), StoreError> {
+        let entries = std::fs::read_dir(&self.path).map_err(|e| io(&self.path, e))?;
+        for entry in entries {
+            let entry = entry.map_err(|e| io(&self.path, e))?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let numbered = |prefix: &str, suffix: &str| {
+                name.strip_prefix(prefix)
+                    .and_then(|rest| rest.strip_suffix(suffix))
+                    .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+            };
+            let path = entry.path();
+            let removed = match () {
+                _ if name == DAYS_DIR || numbered("days.", "") => std::fs::remove_dir_all(&path),
+                _ if name == LIFE_PATH || numbered("life.", ".json") => std::fs::remove_file(&path),
+                _ => continue,
+            };
+            removed.map_err(|e| io(&path, e))?;
+        }
+        std::fs::File::open(&self.path)
+            .and_then(|dir| dir.sync_all())
+            .map_err(|e| io(&self.path, e))?;
+        self.forget_all_but("");
+        *self.read.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        *self.state.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        Ok(())
+    }
+
     fn read_state(&self) -> Result<Option<LifeState>, StoreError> {
         read_life(&self.path)
     }

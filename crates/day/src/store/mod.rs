@@ -42,6 +42,7 @@ pub mod memory;
 mod steps;
 #[cfg(any(test, feature = "store-suite"))]
 pub mod suite;
+pub mod working;
 
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
@@ -56,6 +57,7 @@ use aura_host::journal::JournalError;
 pub use files::{FileHome, FileStore};
 pub use memory::{MemoryHome, MemoryStore};
 pub use steps::{Stop, canonical, fault_error, step_error};
+pub use working::{WorkingCopy, WorkingHome};
 
 /// What `life.json` says it is.
 pub const LIFE_FORMAT: &str = "aura.life.v1";
@@ -478,6 +480,19 @@ mod tests {
     #[tokio::test]
     async fn the_memory_home_passes_the_suite() {
         suite::conformance(MemoryHome::new).await;
+    }
+
+    #[tokio::test]
+    async fn a_working_copy_over_the_memory_home_passes_the_suite() {
+        let root = std::env::temp_dir().join(format!("aura-store-working-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let n = AtomicU64::new(0);
+        suite::conformance(|| super::WorkingHome {
+            home: MemoryHome::new(),
+            work: root.join(n.fetch_add(1, Ordering::Relaxed).to_string()),
+        })
+        .await;
+        let _ = std::fs::remove_dir_all(&root);
     }
 
     #[tokio::test]
