@@ -134,6 +134,7 @@ pub(crate) async fn single_machine(name: &str, plans: &[Plan]) -> Vec<Vec<Value>
             start: Start::Fresh,
             narration: None,
             keep_days: aura_contract::limits::LIVE_KEEP_DAYS_DEFAULT,
+            home: None,
         };
         let session_host = person_host.clone();
         let sinks: Vec<Arc<dyn Sink>> = Vec::new();

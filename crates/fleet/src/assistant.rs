@@ -457,6 +457,7 @@ async fn run(
         start: Start::Resume,
         narration: None,
         keep_days: aura_contract::limits::LIVE_KEEP_DAYS_DEFAULT,
+        home: None,
     };
     // The journal is the state: its signals go into the open day's journal (the first day's,
     // or the restored checkpoint's) as the session's own, so the session starts as if it had

@@ -1,6 +1,7 @@
 //! A live session's life: one day after another, the open one named by the life's state, each
 //! closed one holding its record, and the old ones deleted whole, kept in a store
-//! ([`crate::store`]; today the data dir's files).
+//! ([`crate::store`]: the data dir's files, or another home through the data dir's working
+//! copy of it).
 //!
 //! It owns the rollover: the closing day's record written, the next day made whole (its setup
 //! carrying the state the day handed on, its journal the inputs that came after the last tick
@@ -26,7 +27,7 @@ use super::{LiveError, input, setup, zone};
 use crate::orchestrator::Day;
 use crate::scenario::UTC_OFFSET;
 pub use crate::store::files::{DAYS_DIR, LIFE_PATH, RECORD_PATH};
-use crate::store::{FileStore, LIFE_FORMAT, LifeState, LifeStore, StoreError};
+use crate::store::{FileStore, Home, LIFE_FORMAT, LifeState, LifeStore, StoreError, WorkingCopy};
 pub use crate::store::{day_order, is_day_name};
 
 impl From<StoreError> for LiveError {
@@ -47,13 +48,13 @@ pub(super) struct Bases {
     /// The day's name.
     pub(super) day: String,
     /// The life's store.
-    pub(super) store: Arc<dyn LifeStore>,
+    pub(super) store: Arc<WorkingCopy>,
 }
 
 /// A life held by one session: its store, which no other session opens meanwhile.
 pub(super) struct Life {
     root: Host,
-    store: Arc<FileStore>,
+    store: Arc<WorkingCopy>,
     pub(super) state: LifeState,
     keep_days: usize,
 }
@@ -99,14 +100,20 @@ pub fn day_dir(data_dir: &Path, name: &str) -> PathBuf {
 impl Life {
     /// Opens the life of `root`'s data dir: the one it holds (of the same setup), or a new one
     /// whose first day is `first` (the setup with its start), `setup_sha256` its identity.
-    /// `fresh` sets a life it holds aside first.
+    /// `fresh` sets a life it holds aside first. The life is kept in `home` when one is
+    /// named (the data dir then holds its working copy), else in the data dir.
     pub(super) async fn open(
         root: &Host,
         first: &setup::Resolved,
         fresh: bool,
         keep_days: usize,
+        home: Option<&dyn Home>,
     ) -> Result<Self, LiveError> {
-        let store = Arc::new(FileStore::beside(root.journal())?);
+        let work = FileStore::beside(root.journal())?;
+        let store = Arc::new(match home {
+            None => WorkingCopy::files(work),
+            Some(home) => WorkingCopy::over(home.open(None).await?, work).await?,
+        });
         let mut state = store.life().await?;
         if fresh && state.is_some() {
             store.set_aside().await?;
@@ -291,6 +298,9 @@ impl Life {
             Some((_, part)) => format!("{date}.{}", part.parse::<u32>().unwrap_or(1) + 1),
             None => format!("{date}.1"),
         };
+        // The closing day's records (its last tick's, what it did not carry) are the home's
+        // before the next day is begun.
+        self.store.ship(&self.state.open).await?;
         self.begin(&name, &next_setup, &next_journal).await?;
         let closed = std::mem::replace(&mut self.state.open, name.clone());
         self.commit(LifeState {

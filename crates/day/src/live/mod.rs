@@ -97,6 +97,9 @@ pub struct LiveConfig {
     pub narration: Option<LiveNarration>,
     /// Closed days kept, then deleted whole, oldest first (`--keep-days`).
     pub keep_days: usize,
+    /// Where the life is kept: the data dir when none is named, else this home (the data
+    /// dir then holds the session's working copy of it, [`crate::store::WorkingCopy`]).
+    pub home: Option<Arc<dyn crate::store::Home>>,
 }
 
 /// Lives the session `config` sets up on `host` until it is stopped (or, on a replayed clock,
@@ -116,6 +119,7 @@ pub async fn live(
         &resolved,
         config.start == Start::Fresh,
         config.keep_days,
+        config.home.as_deref(),
     )
     .await?;
     let mut lanes = inbox.lanes;
@@ -240,6 +244,7 @@ pub async fn open_life(host: &Host, config: &LiveConfig) -> Result<Host, LiveErr
         &resolved,
         config.start == Start::Fresh,
         config.keep_days,
+        config.home.as_deref(),
     )
     .await?;
     life.day()

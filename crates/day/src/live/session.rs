@@ -32,7 +32,7 @@ use super::setup::{LINE_CLOSES_AT, LINE_SEQ};
 use super::{LiveError, zone};
 use crate::orchestrator::{Day, RunEvent};
 use crate::scenario::{UTC_OFFSET, urgent_tick};
-use crate::store::{Appended, ReadPosition, check_positions};
+use crate::store::{Appended, LifeStore, ReadPosition, check_positions};
 
 /// The ids a session took, what was sent under each, and its acknowledgement.
 pub(super) type Seen = HashMap<String, (Sent, Ack)>;
@@ -110,7 +110,7 @@ pub(super) struct Today {
     /// The day's name in the life.
     name: String,
     /// The life's store, where the day's signals are journaled.
-    store: std::sync::Arc<dyn crate::store::LifeStore>,
+    store: std::sync::Arc<crate::store::WorkingCopy>,
     /// When the day ends: the person's local midnight, or just after its closing tick once
     /// it holds [`DAY_SIGNALS_MAX`] signals.
     pub(super) ends: OffsetDateTime,
@@ -194,7 +194,10 @@ impl Session {
                 Next::Close { next } => return Ok(Ended::Closes { next }),
                 Next::Tick { at, last } => {
                     let decided = today.tick(day, at, last, &agents, &self.decisions, report);
-                    if decided.await? > 0
+                    let decided = decided.await?;
+                    // The tick's records are the life's home's too.
+                    today.store.ship(&today.name).await?;
+                    if decided > 0
                         && let Some(narrating) = today.narrating.as_mut()
                     {
                         narrating.decided();
@@ -320,9 +323,12 @@ impl Session {
             0 => batch.read.take().into_iter().collect(),
             _ => Vec::new(),
         };
-        let appended = match records.is_empty() && positions.is_empty() {
-            true => Ok(Vec::new()),
-            false => {
+        // What the push had refused is in the life's home (its quarantine) before the push's
+        // signals are: a sender hears nothing the home does not hold.
+        let appended = match today.store.ship(&today.name).await {
+            Err(error) => Err(error),
+            Ok(()) if records.is_empty() && positions.is_empty() => Ok(Vec::new()),
+            Ok(()) => {
                 let appended = today.store.append(&today.name, &records, &positions);
                 appended.await
             }
@@ -586,6 +592,10 @@ impl Today {
             .is_err()
         {
             tracing::warn!("sinks still busy at stop: the rest is handed over at the next start");
+        }
+        // What the day wrote last (its deliveries and narrations, the refusals at a stop).
+        if let Err(error) = self.store.ship(&self.name).await {
+            tracing::error!(%error, "the day's last records could not be copied to the life's home");
         }
     }
 }

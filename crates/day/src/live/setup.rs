@@ -50,6 +50,7 @@ impl LiveConfig {
             start: Start::Resume,
             narration: None,
             keep_days: aura_contract::limits::LIVE_KEEP_DAYS_DEFAULT,
+            home: None,
         })
     }
 }
