@@ -189,6 +189,13 @@ test-agents dir:
 dst n="1000":
     DST_SEEDS={{n}} cargo test -j{{jobs}} -p aura --test all dst::dst_seeds -- --nocapture
 
+# The deterministic simulation of a life (tests/all/dst_life.rs): N seeds, each living three days
+# on the memory home through the session's working copy with one write broken (or the session
+# stopped) where the seed says, then on from an empty data dir; the days must be the
+# uninterrupted life's. The tests run 12.
+dst-life n="100":
+    DST_LIFE_SEEDS={{n}} cargo test -j{{jobs}} -p aura --test all dst_life -- --nocapture
+
 # The fleet's deterministic simulation: N seeds of three hosts living five people's days over the
 # simulated store through crashes, partitions, freezes and storage faults (tests/all/dst_fleet.rs),
 # each seed twice (the same event log both times). The tests run 2.

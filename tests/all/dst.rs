@@ -518,9 +518,16 @@ fn storage_fault(rng: &mut Rng) -> (String, StorageStep, u64, StorageFault) {
         _ => aura_day::checkpoint::CHECKPOINT_PATH,
     };
     let ordinal = rng.below(4);
+    let (step, fault) = broken_step(rng);
+    (path.to_owned(), step, ordinal, fault)
+}
+
+/// A write step broken, from the seed: failed with ENOSPC or EIO, cut short, or its sync
+/// failed.
+pub(crate) fn broken_step(rng: &mut Rng) -> (StorageStep, StorageFault) {
     // ENOSPC (28) or EIO (5).
     let errno = [28, 5][rng.below(2) as usize];
-    let (step, fault) = match rng.below(3) {
+    match rng.below(3) {
         0 => (
             StorageStep::Write,
             StorageFault::Fail(std::io::Error::from_raw_os_error(errno)),
@@ -536,8 +543,7 @@ fn storage_fault(rng: &mut Rng) -> (String, StorageStep, u64, StorageFault) {
             StorageStep::Sync,
             StorageFault::Fail(std::io::Error::from_raw_os_error(5)),
         ),
-    };
-    (path.to_owned(), step, ordinal, fault)
+    }
 }
 
 /// What a seed shares with every other: the tools' examples, the short scenario's traces as an

@@ -18,6 +18,7 @@ mod days;
 mod dst;
 #[cfg(feature = "nats")]
 mod dst_fleet;
+mod dst_life;
 mod finance;
 #[cfg(feature = "nats")]
 mod fleet;

@@ -129,130 +129,36 @@ async fn bench_store_jetstream() {
     println!("A rollover on JetStream ({ROLLOVERS}): median {r:>8.1} µs   p99 {r99:>8.1} µs");
 }
 
-/// What a home keeps of each day: its journal, traces, deliveries, record, and how many
-/// records its quarantine holds.
-type Kept =
-    std::collections::BTreeMap<String, (Vec<String>, Vec<String>, Vec<String>, String, usize)>;
-
-/// Opens `home` (waiting up to 10 s for a hold a session just let go) and reads what it keeps.
-async fn kept(home: &dyn aura_day::store::Home) -> Kept {
-    use aura_day::store::{DayLog, StoreError};
-    let started = std::time::Instant::now();
-    let store = loop {
-        match home.open(None).await {
-            Err(StoreError::Busy) if started.elapsed().as_secs() < 10 => {
-                tokio::time::sleep(std::time::Duration::from_millis(50)).await
-            }
-            opened => break opened.unwrap(),
-        }
-    };
-    let mut kept = Kept::new();
-    for day in store.days().await.unwrap() {
-        let record = store.record(&day).await.unwrap();
-        let entry = (
-            store.lines(&day).await.unwrap(),
-            store.log(&day, DayLog::Traces).await.unwrap(),
-            store.log(&day, DayLog::Deliveries).await.unwrap(),
-            record.map(|r| r.to_string()).unwrap_or_default(),
-            store.log(&day, DayLog::Quarantine).await.unwrap().len(),
-        );
-        kept.insert(day, entry);
-    }
-    kept
-}
-
-/// The recorded day (`scenarios/day.json`) lived on past two midnights, on a half-hour grid.
-fn three_days(dir: &std::path::Path) -> std::path::PathBuf {
-    let day = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/day.json");
-    let mut scenario: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(day).unwrap()).unwrap();
-    scenario["end"] = "2026-11-25T09:00:00+01:00".into();
-    scenario["tick_minutes"] = 30.into();
-    let path = dir.join("three-days.json");
-    std::fs::write(&path, scenario.to_string()).unwrap();
-    path
-}
-
-/// Lives `scenario` in a session on `data`'s host, its life kept in `home` (or the data dir),
-/// pushing `lines` in order (a line that is not a signal is refused and quarantined), then
-/// closing its input (`close`: the life runs to its end) or stopping it there.
-async fn live_on(
-    name: &str,
-    scenario: &std::path::Path,
-    home: Option<std::sync::Arc<dyn aura_day::store::Home>>,
-    lines: &[&str],
-    close: bool,
-) -> std::path::PathBuf {
-    use aura_day::live::{self, Clock, LiveConfig, LiveError};
-    use aura_day::store::StoreError;
-    use std::sync::Arc;
-    let (host, data) = crate::support::host(name).await;
-    let started = std::time::Instant::now();
-    // A home over a network lets a stopped session's hold go in a moment: until then this
-    // session is told the life is busy, and starts again.
-    let (handle, session) = loop {
-        let mut config =
-            LiveConfig::load(scenario, host.crossing().schemas(), 7, Clock::Replay).unwrap();
-        config.tick_on = Some(Vec::new());
-        config.home = home.clone();
-        let (handle, inbox) = live::channel(&host);
-        let session = tokio::spawn({
-            let host = host.clone();
-            // Every decision handed to a sink, and its hand-over recorded.
-            let sink: Arc<dyn live::Sink> =
-                Arc::new(live::LinesSink::new("lines", std::io::sink()));
-            async move { live::live(&host, config, vec![sink], inbox, |_| {}).await }
-        });
-        if handle.positions().await.is_ok() {
-            break (handle, session);
-        }
-        match session.await.unwrap() {
-            Err(LiveError::Store(StoreError::Busy)) if started.elapsed().as_secs() < 10 => {
-                tokio::time::sleep(std::time::Duration::from_millis(50)).await
-            }
-            ended => panic!("the session did not start: {ended:?}"),
-        }
-    };
-    for line in lines {
-        let _ = handle.push_in_order(line.as_bytes()).await;
-    }
-    match close {
-        true => handle.close().await,
-        false => handle.stop().await,
-    }
-    session.await.unwrap().unwrap();
-    data
-}
-
 /// The session knows nothing of where its life is kept: the same days lived with the life in
 /// the data dir, in the memory home and in the fleet's JetStream home (a real nats-server)
 /// keep the same journal, traces, deliveries and records, day by day, also when the session
 /// is stopped midway and the life goes on from a new, empty data dir (another machine).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_life_lived_on_any_home_keeps_the_same_days() {
+    use crate::dst_life::{kept, lines_of, live_on, three_days};
     use aura_day::store::{FileHome, Home, MemoryHome};
     use std::sync::Arc;
     let dir = crate::support::temp_dir("store-homes-lived");
     let scenario = three_days(&dir);
-    let signals = crate::live::signal_lines(&scenario);
-    let mut lines: Vec<&str> = signals.lines().collect();
-    // A line no session takes: refused, quarantined in its day, on every home.
-    lines.insert(120, "{\"at\": \"not a time\"}");
-    let data = live_on("lived-files", &scenario, None, &lines, true).await;
-    let files = kept(&FileHome { path: data }).await;
+    // (A line no session takes among them: refused, quarantined in its day, on every home.)
+    let lines = lines_of(&scenario);
+    let lived = live_on("lived-files", &scenario, None, &lines, true).await;
+    lived.ended.unwrap();
+    let files = kept(&FileHome { path: lived.data }).await;
     assert_eq!(files.len(), 3, "{:?}", files.keys().collect::<Vec<_>>());
     let traces: usize = files.values().map(|day| day.1.len()).sum();
     assert!(traces > 20, "{traces} traces");
     let handed: usize = files.values().map(|day| day.2.len()).sum();
     assert_eq!(handed, traces, "each decision handed over once");
     assert!(
-        files.values().any(|day| day.4 > 0),
+        files.values().any(|day| !day.4.is_empty()),
         "the refusal is quarantined"
     );
 
     let memory = MemoryHome::new();
     let home: Arc<dyn Home> = Arc::new(memory.clone());
-    live_on("lived-memory", &scenario, Some(home.clone()), &lines, true).await;
+    let lived = live_on("lived-memory", &scenario, Some(home.clone()), &lines, true).await;
+    lived.ended.unwrap();
     assert_eq!(kept(&memory).await, files, "the memory home");
 
     // Stopped at the first day's noon, then on from an empty data dir.
@@ -275,7 +181,9 @@ async fn a_life_lived_on_any_home_keeps_the_same_days() {
     let fleet = jetstream::open(&client).await.unwrap();
     let jetstream = FleetHome::new(fleet.store(), "lived").unwrap();
     let home: Arc<dyn Home> = Arc::new(jetstream.clone());
-    live_on("lived-js", &scenario, Some(home.clone()), before, false).await;
-    live_on("lived-js-moved", &scenario, Some(home), after, true).await;
+    let lived = live_on("lived-js", &scenario, Some(home.clone()), before, false).await;
+    lived.ended.unwrap();
+    let lived = live_on("lived-js-moved", &scenario, Some(home), after, true).await;
+    lived.ended.unwrap();
     assert_eq!(kept(&jetstream).await, files, "the JetStream home");
 }

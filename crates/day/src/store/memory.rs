@@ -153,6 +153,9 @@ impl super::Home for MemoryHome {
         faults: Option<Arc<dyn StorageFaults>>,
     ) -> super::Step<'_, Box<dyn super::LifeStore>> {
         Box::pin(async move {
+            // The opener's faults, else the home's own (a simulation's home given to a
+            // session, which names none).
+            let faults = faults.or_else(|| self.faults.clone());
             let store: Box<dyn super::LifeStore> = Box::new(self.with_faults(faults).open()?);
             Ok(store)
         })
