@@ -41,7 +41,7 @@ bench-python:
 # fleet's JetStream home beside the fleet's own journal publish (interleaved; medians, p99).
 bench-store:
     cargo test --profile bench -j{{jobs}} -p aura-day --lib store::bench -- --ignored --nocapture
-    cargo test --profile bench -j{{jobs}} -p aura --test all bench_store_jetstream -- --ignored --nocapture
+    cargo test --profile bench -j{{jobs}} -p aura --test all bench_store_ -- --ignored --nocapture
 
 # Check a component as a catalogue agent: `just test-agent my.wasm wellness`.
 test-agent component agent:

@@ -187,3 +187,66 @@ async fn a_life_lived_on_any_home_keeps_the_same_days() {
     lived.ended.unwrap();
     assert_eq!(kept(&jetstream).await, files, "the JetStream home");
 }
+
+/// `just bench-store`'s session half: the recorded day lived on past two midnights (217
+/// pushes, 3 days, 2 rollovers) in a session whose life is kept in the data dir, in the memory
+/// home and in the fleet's home (one nats-server on this machine, synced at every write),
+/// the last two through the session's working copy; rounds interleaved. Each push's answer
+/// (durable when it comes: the records shipped, the signal appended) and the whole life's
+/// time, median and p99.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a benchmark: just bench-store"]
+async fn bench_store_sessions() {
+    use aura_day::live::{self, Clock, LiveConfig};
+    use aura_day::store::{Home, MemoryHome};
+    use std::sync::Arc;
+    const ROUNDS: usize = 5;
+    let server = NatsServer::start_with("store-bench-sessions", Some("sync_interval: always"));
+    let client = async_nats::connect(&server.url).await.unwrap();
+    let fleet = jetstream::open(&client).await.unwrap();
+    let dir = crate::support::temp_dir("store-bench-sessions");
+    let scenario = crate::dst_life::three_days(&dir);
+    let lines = crate::dst_life::lines_of(&scenario);
+    let names = ["files", "memory", "jetstream"];
+    let mut pushes: Vec<Vec<std::time::Duration>> = vec![Vec::new(); 3];
+    let mut lives: Vec<Vec<std::time::Duration>> = vec![Vec::new(); 3];
+    for round in 0..ROUNDS {
+        for (which, name) in names.iter().enumerate() {
+            let home: Option<Arc<dyn Home>> = match which {
+                0 => None,
+                1 => Some(Arc::new(MemoryHome::new())),
+                _ => Some(Arc::new(
+                    FleetHome::new(fleet.store(), &format!("bench-{round}")).unwrap(),
+                )),
+            };
+            let (host, _data) = crate::support::host(&format!("bench-{name}-{round}")).await;
+            let mut config =
+                LiveConfig::load(&scenario, host.crossing().schemas(), 7, Clock::Replay).unwrap();
+            config.tick_on = Some(Vec::new());
+            config.home = home;
+            let (handle, inbox) = live::channel(&host);
+            let began = std::time::Instant::now();
+            let session = tokio::spawn({
+                let host = host.clone();
+                async move { live::live(&host, config, Vec::new(), inbox, |_| {}).await }
+            });
+            for line in &lines {
+                let pushed = std::time::Instant::now();
+                let _ = handle.push_in_order(line.as_bytes()).await;
+                pushes[which].push(pushed.elapsed());
+            }
+            handle.close().await;
+            session.await.unwrap().unwrap();
+            lives[which].push(began.elapsed());
+        }
+    }
+    for (which, name) in names.iter().enumerate() {
+        let (push_median, push_p99) = figures(&mut pushes[which]);
+        let (life_median, life_p99) = figures(&mut lives[which]);
+        println!(
+            "{name}: a push answered, median {push_median:.0} µs, p99 {push_p99:.0} µs; the three days {:.1} ms median, {:.1} ms p99",
+            life_median / 1e3,
+            life_p99 / 1e3
+        );
+    }
+}

@@ -325,7 +325,7 @@ impl Session {
         };
         // What the push had refused is in the life's home (its quarantine) before the push's
         // signals are: a sender hears nothing the home does not hold.
-        let appended = match today.store.ship(&today.name).await {
+        let appended = match today.store.ship_logs(&today.name).await {
             Err(error) => Err(error),
             Ok(()) if records.is_empty() && positions.is_empty() => Ok(Vec::new()),
             Ok(()) => {

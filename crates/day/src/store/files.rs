@@ -240,6 +240,16 @@ impl FileStore {
         Ok(journal)
     }
 
+    /// How many bytes the day's log `log` holds (a working copy ships what is past what it
+    /// shipped, and reads nothing when that did not change).
+    pub fn log_bytes(&self, day: &str, log: DayLog) -> Result<u64, StoreError> {
+        let journal = self.day_journal(day)?;
+        if log == DayLog::Narrations {
+            journal.open_narrations()?;
+        }
+        Ok(journal.log_bytes(Self::log_path(log))?)
+    }
+
     /// Whether the data dir holds the day `day` (begun, whether or not committed).
     pub fn holds(&self, day: &str) -> bool {
         checked(day).is_ok() && self.day_dir(day).join(LIVE_SETUP_PATH).exists()
@@ -407,12 +417,7 @@ impl BlockingStore for FileStore {
     }
 
     fn delete_day(&self, day: &str) -> Result<(), StoreError> {
-        let day = checked(day)?;
-        if self.open_day().as_deref() == Some(day) {
-            return Err(StoreError::Refused(format!(
-                "the open day {day} is not deleted"
-            )));
-        }
+        let day = super::deletable(day, self.open_day().as_deref())?;
         self.forget(day);
         self.root.remove_dir_whole(&format!("{DAYS_DIR}/{day}"))?;
         Ok(())
@@ -464,7 +469,7 @@ impl BlockingStore for FileStore {
         if let Some(positions) = read.as_ref() {
             return Ok(positions.clone());
         }
-        let (mut positions, open) = {
+        let (carried, open) = {
             let state = self.state.lock().unwrap_or_else(|p| p.into_inner());
             match state.as_ref() {
                 Some(state) => (state.positions.clone(), state.open.clone()),
@@ -472,11 +477,8 @@ impl BlockingStore for FileStore {
             }
         };
         let journal = self.day_journal(&open)?;
-        for line in journal.lines(SIGNALS_PATH, 0, SCENARIO_BYTES_MAX as u64)? {
-            if let Some(moved) = positions_of(&line) {
-                positions.extend(moved);
-            }
-        }
+        let lines = journal.lines(SIGNALS_PATH, 0, SCENARIO_BYTES_MAX as u64)?;
+        let positions = super::positions_after(carried, &lines);
         *read = Some(positions.clone());
         Ok(positions)
     }

@@ -321,17 +321,8 @@ impl BlockingStore for MemoryStore {
     }
 
     fn delete_day(&self, day: &str) -> Result<(), StoreError> {
-        let day = checked(day)?.to_owned();
-        if self
-            .disk()
-            .life
-            .as_ref()
-            .is_some_and(|life| life.open == day)
-        {
-            return Err(StoreError::Refused(format!(
-                "the open day {day} is not deleted"
-            )));
-        }
+        let open = self.disk().life.as_ref().map(|life| life.open.clone());
+        let day = super::deletable(day, open.as_deref())?.to_owned();
         if !self.disk().days.contains_key(&day) {
             return Ok(());
         }
@@ -398,15 +389,11 @@ impl BlockingStore for MemoryStore {
         let Some(life) = disk.life.as_ref() else {
             return Ok(BTreeMap::new());
         };
-        let mut positions = life.positions.clone();
-        if let Some(open) = disk.days.get(&life.open) {
-            for line in &open.journal {
-                if let Some(moved) = positions_of(line) {
-                    positions.extend(moved);
-                }
-            }
-        }
-        Ok(positions)
+        let journal = disk.days.get(&life.open).map(|open| &open.journal[..]);
+        Ok(super::positions_after(
+            life.positions.clone(),
+            journal.unwrap_or_default(),
+        ))
     }
 
     fn put_record(&self, day: &str, record: &Value) -> Result<(), StoreError> {

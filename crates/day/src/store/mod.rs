@@ -428,6 +428,21 @@ pub fn positions_of(line: &str) -> Option<BTreeMap<String, String>> {
     serde_json::from_value(value.get(POSITIONS_KEY)?.clone()).ok()
 }
 
+/// Each source's read position as it stands: `carried` (where the life's state says they
+/// stood as the open day began) moved by the positions' lines among `journal` (the open
+/// day's), in order.
+pub fn positions_after<'a>(
+    mut carried: BTreeMap<String, String>,
+    journal: impl IntoIterator<Item = &'a String>,
+) -> BTreeMap<String, String> {
+    for line in journal {
+        if let Some(moved) = positions_of(line) {
+            carried.extend(moved);
+        }
+    }
+    carried
+}
+
 /// A line's `id`, if it has one.
 pub fn line_id(line: &Value) -> Option<&str> {
     line.get("id").and_then(Value::as_str)
@@ -450,6 +465,17 @@ pub fn day_order(name: &str) -> (&str, u64) {
     match name.split_once('.') {
         Some((date, part)) => (date, part.parse::<u64>().unwrap_or(u64::MAX)),
         None => (name, 0),
+    }
+}
+
+/// A day a home may delete: its name checked, and not the life's open day `open`.
+pub fn deletable<'a>(day: &'a str, open: Option<&str>) -> Result<&'a str, StoreError> {
+    let day = checked(day)?;
+    match open == Some(day) {
+        true => Err(StoreError::Refused(format!(
+            "the open day {day} is not deleted"
+        ))),
+        false => Ok(day),
     }
 }
 

@@ -44,8 +44,19 @@ const LOGS: [DayLog; 4] = [
 struct Shipped {
     /// Lines of each day's log the home holds (the cache's first so many).
     logs: HashMap<(String, DayLog), usize>,
+    /// The bytes of each day's log in the cache when it was last shipped.
+    bytes: HashMap<(String, DayLog), u64>,
     /// The sha256 of each day's checkpoint as the home holds it.
     checkpoints: HashMap<String, [u8; 32]>,
+}
+
+impl Shipped {
+    /// Forgets what it knew of the day `day` (begun again, or deleted).
+    fn forget(&mut self, day: &str) {
+        self.logs.retain(|(kept, _), _| kept != day);
+        self.bytes.retain(|(kept, _), _| kept != day);
+        self.checkpoints.remove(day);
+    }
 }
 
 /// A life as a session runs on it: the files home, alone or as a cache of another home.
@@ -115,6 +126,16 @@ impl WorkingCopy {
     /// the home (nothing for a life kept in the files alone): the logs in order, then the
     /// checkpoint, so the home never holds a checkpoint ahead of its logs.
     pub async fn ship(&self, day: &str) -> Result<(), StoreError> {
+        self.shipping(day, true).await
+    }
+
+    /// Copies what the host wrote into the day's logs since the last ship to the home, not
+    /// its checkpoint (a push writes none; the home's may stay behind its logs, never ahead).
+    pub async fn ship_logs(&self, day: &str) -> Result<(), StoreError> {
+        self.shipping(day, false).await
+    }
+
+    async fn shipping(&self, day: &str, checkpoint: bool) -> Result<(), StoreError> {
         let Some(home) = &self.home else {
             return Ok(());
         };
@@ -124,6 +145,9 @@ impl WorkingCopy {
         }
         for log in LOGS {
             self.ship_log(home.as_ref(), &mut shipped, day, log).await?;
+        }
+        if !checkpoint {
+            return Ok(());
         }
         if let Some(bytes) = BlockingStore::checkpoint(&self.work, day)? {
             let digest = sha256(&bytes);
@@ -142,12 +166,19 @@ impl WorkingCopy {
         day: &str,
         log: DayLog,
     ) -> Result<(), StoreError> {
+        let key = (day.to_owned(), log);
+        let bytes = self.work.log_bytes(day, log)?;
+        if shipped.bytes.get(&key) == Some(&bytes) {
+            return Ok(());
+        }
         let lines = BlockingStore::log(&self.work, day, log)?;
-        let done = shipped.logs.entry((day.to_owned(), log)).or_insert(0);
+        let done = shipped.logs.entry(key.clone()).or_insert(0);
         for line in lines.iter().skip(*done) {
             home.append_log(day, log, &parse(line)?).await?;
             *done += 1;
         }
+        // (Lines the host wrote after `bytes` was read are shipped, and read again next time.)
+        shipped.bytes.insert(key, bytes);
         Ok(())
     }
 
@@ -231,8 +262,7 @@ impl LifeStore for WorkingCopy {
             if let Some(home) = &self.home {
                 home.begin_day(day, setup, lines).await?;
                 let mut shipped = self.shipped.lock().await;
-                shipped.logs.retain(|(kept, _), _| kept != day);
-                shipped.checkpoints.remove(day);
+                shipped.forget(day);
             }
             BlockingStore::begin_day(&self.work, day, setup, lines)
         })
@@ -252,8 +282,7 @@ impl LifeStore for WorkingCopy {
             if let Some(home) = &self.home {
                 home.delete_day(day).await?;
                 let mut shipped = self.shipped.lock().await;
-                shipped.logs.retain(|(kept, _), _| kept != day);
-                shipped.checkpoints.remove(day);
+                shipped.forget(day);
             }
             BlockingStore::delete_day(&self.work, day)
         })

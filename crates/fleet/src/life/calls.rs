@@ -14,7 +14,7 @@ use aura_day::checkpoint::{CHECKPOINT_PATH, LIVE_SETUP_PATH};
 use aura_day::live::life::{LIFE_PATH, RECORD_PATH};
 use aura_day::store::{
     Appended, DayLog, LifeState, LifeStore, ReadPosition, Sorted, Step, StoreError, checked,
-    day_order, positions_of, sort_out,
+    day_order, deletable, positions_of, sort_out,
 };
 use aura_host::journal::StorageStep;
 
@@ -143,12 +143,8 @@ impl LifeStore for FleetLife {
 
     fn delete_day<'a>(&'a self, day: &'a str) -> Step<'a, ()> {
         Box::pin(async move {
-            let day = checked(day)?;
-            if self.cache().state.as_ref().is_some_and(|s| s.open == day) {
-                return Err(StoreError::Refused(format!(
-                    "the open day {day} is not deleted"
-                )));
-            }
+            let open = self.cache().state.as_ref().map(|s| s.open.clone());
+            let day = deletable(day, open.as_deref())?;
             if !self.cache().index.contains_key(day) {
                 return Ok(());
             }

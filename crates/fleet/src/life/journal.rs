@@ -145,14 +145,12 @@ impl FleetLife {
         let Some(state) = state else {
             return Ok(BTreeMap::new());
         };
-        let mut positions = state.positions.clone();
-        if self.cache().index.get(&state.open) == Some(&Mark::Whole) {
-            for line in self.journal(&state.open).await?.0 {
-                if let Some(moved) = aura_day::store::positions_of(&line) {
-                    positions.extend(moved);
-                }
-            }
-        }
+        let whole = self.cache().index.get(&state.open) == Some(&Mark::Whole);
+        let journal = match whole {
+            true => self.journal(&state.open).await?.0,
+            false => Vec::new(),
+        };
+        let positions = aura_day::store::positions_after(state.positions.clone(), &journal);
         self.cache().positions = Some(positions.clone());
         Ok(positions)
     }

@@ -241,6 +241,12 @@ impl Journal {
         self.traces.append_value(trace)
     }
 
+    /// How many bytes one of the data dir's logs (the traces, the quarantine, an open side
+    /// log) holds: what [`Journal::lines`] would read.
+    pub fn log_bytes(&self, path: &'static str) -> Result<u64, JournalError> {
+        Ok(self.log_at(path)?.lock().len)
+    }
+
     /// The complete lines of one of the data dir's logs (the traces, the quarantine, an open
     /// side log), oldest first, after the first `skip`: at most `max` bytes of the file, or an
     /// error that says it is larger than a run writes.
@@ -250,15 +256,7 @@ impl Journal {
         skip: usize,
         max: u64,
     ) -> Result<Vec<String>, JournalError> {
-        let side;
-        let log = match path {
-            TRACES_PATH => &self.traces,
-            QUARANTINE_PATH => &self.quarantine,
-            _ => {
-                side = self.side_log(path)?;
-                &*side
-            }
-        };
+        let log = self.log_at(path)?;
         let mut state = log.lock();
         let read = |source| JournalError::Open {
             path: path.to_owned(),

@@ -76,9 +76,36 @@ impl Journal {
             })
     }
 
+    /// The log at `path`: the traces, the quarantine, or an open side log.
+    pub(super) fn log_at(&self, path: &str) -> Result<LogAt<'_>, JournalError> {
+        Ok(match path {
+            super::TRACES_PATH => LogAt::Own(&self.traces),
+            super::QUARANTINE_PATH => LogAt::Own(&self.quarantine),
+            _ => LogAt::Side(self.side_log(path)?),
+        })
+    }
+
     /// The side logs open now.
     pub(super) fn side_logs(&self) -> Vec<Arc<Log>> {
         self.side.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+}
+
+/// One of a journal's logs.
+pub(super) enum LogAt<'a> {
+    /// The traces or the quarantine.
+    Own(&'a Log),
+    /// A side log.
+    Side(Arc<Log>),
+}
+
+impl std::ops::Deref for LogAt<'_> {
+    type Target = Log;
+    fn deref(&self) -> &Log {
+        match self {
+            Self::Own(log) => log,
+            Self::Side(log) => log,
+        }
     }
 }
 
