@@ -13,6 +13,7 @@
 //! scenario ([`export`]). It must not decide anything itself: the orchestrator's one
 //! implementation ([`crate::orchestrator`]) does, on either clock.
 
+mod batch;
 mod clock;
 pub mod deliver;
 mod handle;

@@ -12,27 +12,28 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use time::OffsetDateTime;
-use tokio::sync::{broadcast, oneshot};
+use tokio::sync::broadcast;
 
 use aura_contract::limits::{
     BUSY_RETRY_AFTER_MS, DAY_JOURNAL_SIGNALS_MAX, DAY_JOURNAL_URGENT_RESERVED, DAY_SIGNALS_MAX,
-    LIVE_BATCH_SLICE_SIGNALS, URGENT_TICK_QUANTUM_MS,
+    URGENT_TICK_QUANTUM_MS,
 };
 use aura_contract::quarantine::InputRefusal;
 use aura_contract::recovery::Action;
 use aura_contract::trace::narration::NarrationRecord;
 use aura_host::Host;
 
+use super::batch::Batch;
 use super::clock::{Clock, Reading};
 use super::deliver::{Deliveries, Delivery, Sink};
-use super::handle::{Ack, Input, Lanes, Refused, closed, refuse};
+use super::handle::{Ack, Input, Lanes, Refused, refuse};
 use super::input::{self, Sent, Standing, Taken};
 use super::narrate::{self, LiveNarration, Narrating};
 use super::setup::{LINE_CLOSES_AT, LINE_SEQ};
 use super::{LiveError, zone};
 use crate::orchestrator::{Day, RunEvent};
 use crate::scenario::{UTC_OFFSET, urgent_tick};
-use crate::store::{Appended, LifeStore, ReadPosition, check_positions};
+use crate::store::LifeStore;
 
 /// The ids a session took, what was sent under each, and its acknowledgement.
 pub(super) type Seen = HashMap<String, (Sent, Ack)>;
@@ -58,40 +59,6 @@ pub(super) struct Session {
     pub(super) pushes: std::collections::VecDeque<Batch>,
 }
 
-/// A push being taken: its signals not taken yet, the answers so far (those of signals
-/// taken in an earlier day are durable), where they all go once it is whole.
-pub(super) struct Batch {
-    texts: std::vec::IntoIter<String>,
-    answers: Vec<Result<Ack, Refused>>,
-    reply: oneshot::Sender<Vec<Result<Ack, Refused>>>,
-    /// The source's read position, journaled with the batch's last slice.
-    read: Option<ReadPosition>,
-}
-
-impl Batch {
-    fn new(
-        texts: Vec<String>,
-        reply: oneshot::Sender<Vec<Result<Ack, Refused>>>,
-        read: Option<ReadPosition>,
-    ) -> Self {
-        Self {
-            answers: Vec::with_capacity(texts.len()),
-            texts: texts.into_iter(),
-            reply,
-            read,
-        }
-    }
-
-    /// The session stops: what is not taken yet is refused (quarantined on `host`, the open
-    /// day's), and the sender hears every answer.
-    fn stopped(mut self, host: &Host) {
-        for text in self.texts.by_ref() {
-            self.answers.push(Err(refuse(host, &closed(), &text)));
-        }
-        let _ = self.reply.send(self.answers);
-    }
-}
-
 /// What belongs to the open day.
 pub(super) struct Today {
     pub(super) host: Host,
@@ -108,9 +75,9 @@ pub(super) struct Today {
     /// The life's place of the day's first decision.
     decided_base: u64,
     /// The day's name in the life.
-    name: String,
+    pub(super) name: String,
     /// The life's store, where the day's signals are journaled.
-    store: std::sync::Arc<crate::store::WorkingCopy>,
+    pub(super) store: std::sync::Arc<crate::store::WorkingCopy>,
     /// When the day ends: the person's local midnight, or just after its closing tick once
     /// it holds [`DAY_SIGNALS_MAX`] signals.
     pub(super) ends: OffsetDateTime,
@@ -194,10 +161,7 @@ impl Session {
                 Next::Close { next } => return Ok(Ended::Closes { next }),
                 Next::Tick { at, last } => {
                     let decided = today.tick(day, at, last, &agents, &self.decisions, report);
-                    let decided = decided.await?;
-                    // The tick's records are the life's home's too.
-                    today.store.ship(&today.name).await?;
-                    if decided > 0
+                    if decided.await? > 0
                         && let Some(narrating) = today.narrating.as_mut()
                     {
                         narrating.decided();
@@ -262,103 +226,6 @@ impl Session {
                 Some(Input::Stop) | None => return Ok(Ended::Stopped),
             }
         }
-    }
-
-    /// Takes the push being taken into the open day, until it is whole, (`until_filled`)
-    /// fills the day, or an urgent push waits (looked at every
-    /// [`LIVE_BATCH_SLICE_SIGNALS`] signals): what it took is journaled with one fsync, and
-    /// once whole its sender hears every answer. A journal that failed stops the session:
-    /// what this part took is refused as not durable, and the rest as the session stopping.
-    async fn take_batch(
-        &mut self,
-        today: &mut Today,
-        day: &mut Day<'_>,
-        until_filled: bool,
-        lanes: &Lanes,
-    ) -> Result<(), LiveError> {
-        let Some(mut batch) = self.pushes.pop_front() else {
-            return Ok(());
-        };
-        // A position the life cannot keep (one source too many) refuses its batch whole,
-        // before any of it is taken.
-        if batch.answers.is_empty()
-            && let Some(read) = &batch.read
-            && let Err(refused) =
-                check_positions(&today.store.positions().await?, std::slice::from_ref(read))
-        {
-            let refusal = input::refusal("too_large", refused.to_string(), Action::CorrectCall);
-            for text in batch.texts.by_ref() {
-                batch
-                    .answers
-                    .push(Err(refuse(&today.host, &refusal, &text)));
-            }
-            let _ = batch.reply.send(batch.answers);
-            return Ok(());
-        }
-        let mut records = Vec::new();
-        let mut taken = Vec::new();
-        let mut read = 0;
-        while !(until_filled && today.filled(day)) {
-            if read > 0 && read % LIVE_BATCH_SLICE_SIGNALS == 0 && lanes.urgent_waiting() {
-                break;
-            }
-            let Some(text) = batch.texts.next() else {
-                break;
-            };
-            read += 1;
-            match self.take(today, day, &text) {
-                Ok((ack, record)) => {
-                    if let Some(record) = record {
-                        records.push(record);
-                        taken.push((batch.answers.len(), text));
-                    }
-                    batch.answers.push(Ok(ack));
-                }
-                Err(refused) => batch.answers.push(Err(refused)),
-            }
-        }
-        // The source's position goes with the batch's last slice: once it is durable, every
-        // signal the source read up to it is the life's.
-        let positions: Vec<ReadPosition> = match batch.texts.len() {
-            0 => batch.read.take().into_iter().collect(),
-            _ => Vec::new(),
-        };
-        // What the push had refused is in the life's home (its quarantine) before the push's
-        // signals are: a sender hears nothing the home does not hold.
-        let appended = match today.store.ship_logs(&today.name).await {
-            Err(error) => Err(error),
-            Ok(()) if records.is_empty() && positions.is_empty() => Ok(Vec::new()),
-            Ok(()) => {
-                let appended = today.store.append(&today.name, &records, &positions);
-                appended.await
-            }
-        };
-        if let Ok(appended) = &appended
-            && let Some(again) = appended.iter().find(|a| **a != Appended::Stored)
-        {
-            // The session's ids and the store's are read from the same journal: this is a
-            // fault of aura's, said loudly; the line of that id is kept, once.
-            tracing::error!(?again, "the store held a signal the session took as new");
-        }
-        if let Err(error) = appended {
-            let refusal = input::refusal(
-                "not_durable",
-                format!("the input could not be made durable: {error}"),
-                Action::Retry,
-            );
-            for (index, text) in taken {
-                batch.answers[index] = Err(refuse(&today.host, &refusal, &text));
-            }
-            batch.stopped(&today.host);
-            return Err(error.into());
-        }
-        match batch.texts.len() {
-            0 => {
-                let _ = batch.reply.send(batch.answers);
-            }
-            _ => self.pushes.push_front(batch),
-        }
-        Ok(())
     }
 
     /// At the session's end: what is still queued is refused (its senders are told the
@@ -433,7 +300,7 @@ impl Session {
     /// journals what a push took at once): its acknowledgement and its journal line (none
     /// for a signal taken before under its id: that acknowledgement again), or its refusal
     /// (quarantined). What is stamped after the day's last tick waits for the next.
-    fn take(
+    pub(super) fn take(
         &mut self,
         today: &mut Today,
         day: &mut Day<'_>,
@@ -550,7 +417,7 @@ impl Today {
 
     /// Whether the day filled and its closing tick has not run yet: it takes nothing more
     /// of a push until it ran.
-    fn filled(&self, day: &Day<'_>) -> bool {
+    pub(super) fn filled(&self, day: &Day<'_>) -> bool {
         self.closing(day).is_some()
     }
 
@@ -577,6 +444,8 @@ impl Today {
             report(event);
         })
         .await?;
+        // The tick's records are the life's home's too.
+        self.store.ship(&self.name).await?;
         Ok(self.seq - before)
     }
 

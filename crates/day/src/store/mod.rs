@@ -1,7 +1,8 @@
 //! What a life stores, behind one trait: [`LifeStore`], with its homes ([`files`]: the
 //! phone's and the desktop's data dir; [`memory`]: the deterministic simulation's; the
-//! fleet's, on JetStream, is `aura_fleet::life`) and the suite every home passes ([`suite`],
-//! behind the `store-suite` feature). docs/store.md is the map.
+//! fleet's, on JetStream, is `aura_fleet::life`), the working copy a session runs on whichever
+//! home keeps its life ([`working`]), and the suite every home passes ([`suite`], behind the
+//! `store-suite` feature). docs/store.md is the map.
 //!
 //! It owns the contract: what a life keeps (where it stands, [`LifeState`], replaced whole by
 //! the rollover's one commit; its days, each a setup, a journal of the signals it took, the
