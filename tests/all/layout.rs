@@ -1,4 +1,4 @@
-//! The workspace's shape, as the README's Layout draws it: every bound in the contract's
+//! The workspace's shape, as docs/layout.md draws it: every bound in the contract's
 //! limits.rs, no tool named where calls, ticks and the day run, the arrows between a crate's
 //! modules one way, and no source file of the host crates past the size a reader holds.
 
@@ -61,8 +61,9 @@ const NOT_OURS: &[&str] = &[
     "ES6_EXPONENT_FORM_MIN",
 ];
 
-/// The README says every bound is in the contract's limits.rs: a constant named as a bound
-/// (`*_MAX`, `*_MIN`, `*_CEILING`) anywhere else in the host's crates fails this test.
+/// docs/crossing.md ("Limits") says every bound is in the contract's limits.rs: a constant
+/// named as a bound (`*_MAX`, `*_MIN`, `*_CEILING`) anywhere else in the host's crates fails
+/// this test.
 #[test]
 fn every_bound_of_the_host_is_in_the_contracts_limits() {
     let limits = workspace().join("crates/contract/src/limits.rs");
@@ -96,7 +97,7 @@ fn every_bound_of_the_host_is_in_the_contracts_limits() {
     );
 }
 
-/// What the README's "write an agent" walk-through promises: a new tool touches its
+/// What docs/agents.md's "Write an agent" walk-through promises: a new tool touches its
 /// catalogue entry, its schemas and its agent, and nothing in the modules that run calls,
 /// ticks and the day. None of them names a tool outside its tests.
 #[test]

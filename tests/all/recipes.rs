@@ -1,10 +1,10 @@
-//! The `just` recipes the README and BENCHMARKS.md name, as a reader would follow them: each
-//! named recipe is in the justfile, every test a recipe runs by name is in this binary (a
-//! recipe that passes `--ignored` runs at least one ignored test), every package it picks with
-//! `-p` is in the workspace, and every script or file of the tree it names is there. A recipe
-//! whose test was renamed or deleted would otherwise pass by running nothing (`just
-//! bench-python` did). CI runs the cheap recipes themselves (`.ci/run`); the long ones are
-//! listed in the README's Recipes with when each last ran.
+//! The `just` recipes the README, the pages of docs/ and BENCHMARKS.md name, as a reader would
+//! follow them: each named recipe is in the justfile, every test a recipe runs by name is in
+//! this binary (a recipe that passes `--ignored` runs at least one ignored test), every package
+//! it picks with `-p` is in the workspace, and every script or file of the tree it names is
+//! there. A recipe whose test was renamed or deleted would otherwise pass by running nothing
+//! (`just bench-python` did). CI runs the cheap recipes themselves (`.ci/run`); the long ones are
+//! listed in docs/recipes.md with when each last ran.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -197,6 +197,13 @@ fn every_recipe_the_readme_and_benchmarks_name_is_there_and_runs_what_it_names()
         workspace().join("README.md"),
         workspace().join("BENCHMARKS.md"),
     ];
+    // The manual's pages, which the README links.
+    for entry in std::fs::read_dir(workspace().join("docs")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|ext| ext == "md") {
+            pages.push(path);
+        }
+    }
     for entry in std::fs::read_dir(workspace().join("bench/notes")).unwrap() {
         pages.push(entry.unwrap().path());
     }

@@ -237,13 +237,13 @@ pub fn assert_proposed<'a>(
     call
 }
 
-/// The README's example calls, one per tool: (agent, tool, args text), from its
-/// `aura call <agent> <tool> '<args>'` lines.
+/// The example calls of docs/using.md (the `aura` commands' page, the README's start page links
+/// it), one per tool: (agent, tool, args text), from its `aura call <agent> <tool> '<args>'`
+/// lines.
 pub fn readme_examples() -> Vec<(String, String, String)> {
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
-    readme
-        .lines()
+    let page =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/using.md")).unwrap();
+    page.lines()
         .filter(|l| l.starts_with("aura call ") && !l.starts_with("aura call <"))
         .map(|line| {
             let mut parts = line.splitn(5, ' ').skip(2);
@@ -257,7 +257,7 @@ pub fn readme_examples() -> Vec<(String, String, String)> {
         .collect()
 }
 
-/// Undoes the shell quoting the README uses: `'...'`, with `'"'"'` for a single quote.
+/// Undoes the shell quoting docs/using.md uses: `'...'`, with `'"'"'` for a single quote.
 fn shell_unquote(quoted: &str) -> String {
     let inner = quoted
         .strip_prefix('\'')

@@ -29,7 +29,7 @@ const WARMUP = 200;
 const STARTS = 10;
 const CLIENTS = 8;
 const THROUGHPUT_MS = 5000;
-// The README's find_free_slots example (the args schema's first example).
+// docs/using.md's find_free_slots example (the args schema's first example).
 const ARGS = {
     busy: [
         { id: 'standup', start: '2026-11-23T10:00:00+01:00', end: '2026-11-23T11:00:00+01:00' },

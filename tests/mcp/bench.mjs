@@ -5,7 +5,7 @@
 //   node bench.mjs <aura> <data-dir> <http-url> [calls]
 //
 // For each transport: p50/p99 of a `tools/call` round trip (wellness.stress_score, the
-// README's example) one at a time; the same for a call of an unknown tool, which the server
+// example of docs/using.md) one at a time; the same for a call of an unknown tool, which the server
 // answers from its tool table without reaching the crossing (the MCP framing floor: client,
 // transport, JSON-RPC, rmcp); and calls/s with 8 clients calling at once, each on its own
 // connection. Prints one JSON object.

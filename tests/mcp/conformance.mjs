@@ -86,7 +86,7 @@ if (MODERN) {
     assert.equal(listed.cacheScope, 'public');
 }
 
-// Every README example: a result the client checked against the tool's outputSchema, and a
+// Every example call of docs/using.md: a result the client checked against the tool's outputSchema, and a
 // text block holding the same object as canonical JSON.
 for (const { name, args } of config.examples) {
     if (config.confirm_required.includes(name)) continue; // below, with a user to ask
