@@ -24,7 +24,7 @@ pub struct LiveCommand {
     /// The setup: a live.v1 file, or a scenario (its profile and initial state; on a replayed
     /// clock also its start and end). A scenario's own signals are not read: they come on
     /// the channels.
-    #[arg(required_unless_present = "export")]
+    #[arg(required_unless_present_any = ["export", "positions"])]
     setup: Option<PathBuf>,
     /// Take signals and answers as JSON lines on stdin (one scenario.v1 signal a line, `at`
     /// optional; an answer is `{"kind":"answer","data":{"question":ID,"reply":"yes"}}`).
@@ -73,6 +73,11 @@ pub struct LiveCommand {
     /// day's traces) to this file, and exit: the open day's journal so far, or `--day`'s.
     #[arg(long, value_name = "FILE")]
     export: Option<PathBuf>,
+    /// Print where each source of the data dir's life stands (`{"SOURCE":"POSITION"}`: what
+    /// it read up to, as it handed it with its signals) and exit; read as it is on disk, while
+    /// a session runs too.
+    #[arg(long, conflicts_with = "export")]
+    positions: bool,
     /// With --export: the day, `YYYY-MM-DD` (or `YYYY-MM-DD.N`, a later part of it), among
     /// those kept under `<data-dir>/days/` [default: the open day].
     #[arg(long, requires = "export")]
@@ -109,6 +114,14 @@ impl LiveCommand {
     /// Lives the session until it is stopped (or its replayed day ends).
     pub fn execute(self, globals: Globals) -> anyhow::Result<ExitCode> {
         let mut config = globals.host_config();
+        if self.positions {
+            let positions = aura_day::store::files::positions_in(&config.data_dir)?;
+            println!(
+                "{}",
+                aura_contract::canonical::to_canonical_string(&serde_json::json!(positions))?
+            );
+            return Ok(ExitCode::SUCCESS);
+        }
         config.guest_seed = self.seed;
         let runtime = runtime()?;
         let lived = runtime.block_on(async {

@@ -1087,3 +1087,77 @@ fn on_the_machine_s_clock_sigterm_ends_it_cleanly_and_it_resumes_where_it_stood(
     assert_eq!(traces(&ran), first);
     assert_eq!(traces(&data), first, "the restart decided nothing twice");
 }
+
+/// `aura live --positions`: where each source of a data dir's life stands, read from disk
+/// while its session runs and after it stopped: the last position each source handed with its
+/// signals (worked out from the pushes below), `{}` before there is a life.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn aura_live_positions_says_where_each_source_stands() {
+    use aura_day::live::{self, BatchForm, Clock, LiveConfig};
+    use aura_day::store::ReadPosition;
+    let positions = |data: &Path| {
+        let output = aura(data, &["live", "--positions"]).output().unwrap();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8(output.stdout).unwrap()
+    };
+    let (host, data) = crate::support::host("live-positions").await;
+    assert_eq!(positions(&data), "{}\n");
+    let mut config =
+        LiveConfig::load(&short(), host.crossing().schemas(), 0, Clock::Replay).unwrap();
+    config.tick_on = Some(Vec::new());
+    let (handle, inbox) = live::channel(&host);
+    let session = tokio::spawn({
+        let host = host.clone();
+        async move { live::live(&host, config, Vec::new(), inbox, |_| {}).await }
+    });
+    let read = |source: &str, position: &str| {
+        Some(ReadPosition {
+            source: source.to_owned(),
+            position: position.to_owned(),
+        })
+    };
+    let reading = |minute: u32, hrv: u32| {
+        format!(
+            "{{\"at\":\"2026-11-23T08:{minute}:00+01:00\",\"kind\":\"reading\",\"data\":{{\"hrv_ms\":{hrv}}}}}\n"
+        )
+    };
+    let mail = format!("{}{}", reading(41, 40), reading(42, 41));
+    let answers = handle
+        .push_read(
+            mail.as_bytes(),
+            BatchForm::Ndjson,
+            read("mail", "1700000000:4242"),
+        )
+        .await
+        .unwrap();
+    assert!(answers.iter().all(Result::is_ok));
+    handle
+        .push_read(
+            reading(43, 42).as_bytes(),
+            BatchForm::Ndjson,
+            read("calendar", "sync-1"),
+        )
+        .await
+        .unwrap();
+    // A source that read nothing new moves on all the same.
+    handle
+        .push_read(b"", BatchForm::Ndjson, read("mail", "1700000000:4243"))
+        .await
+        .unwrap();
+    assert_eq!(
+        positions(&data),
+        "{\"calendar\":\"sync-1\",\"mail\":\"1700000000:4243\"}\n",
+        "while the session runs"
+    );
+    handle.stop().await;
+    session.await.unwrap().unwrap();
+    assert_eq!(
+        positions(&data),
+        "{\"calendar\":\"sync-1\",\"mail\":\"1700000000:4243\"}\n",
+        "after it stopped"
+    );
+}

@@ -93,18 +93,9 @@ fn io(path: &Path, source: std::io::Error) -> StoreError {
 /// Where the life in `data_dir` stands, if it holds one: read as it is, without holding the
 /// life (`aura report` beside a running session).
 pub fn read_life(data_dir: &Path) -> Result<Option<LifeState>, StoreError> {
-    let path = data_dir.join(LIFE_PATH);
-    let mut bytes = Vec::new();
-    match std::fs::File::open(&path) {
-        Ok(file) => {
-            use std::io::Read;
-            file.take(LIFE_STATE_BYTES_MAX as u64 + 1)
-                .read_to_end(&mut bytes)
-                .map_err(|e| io(&path, e))?;
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(io(&path, e)),
-    }
+    let Some(bytes) = read_bounded(&data_dir.join(LIFE_PATH), LIFE_STATE_BYTES_MAX)? else {
+        return Ok(None);
+    };
     let text = String::from_utf8(bytes).map_err(|e| damaged(LIFE_PATH, e))?;
     let value = parse_i_json(&text, LIFE_STATE_BYTES_MAX).map_err(|e| damaged(LIFE_PATH, e))?;
     let state: LifeState = serde_json::from_value(value).map_err(|e| damaged(LIFE_PATH, e))?;
@@ -115,6 +106,39 @@ pub fn read_life(data_dir: &Path) -> Result<Option<LifeState>, StoreError> {
         ));
     }
     Ok(Some(state))
+}
+
+/// The file at `path`, if it is there: at most `max` bytes (one more says it is larger).
+fn read_bounded(path: &Path, max: usize) -> Result<Option<Vec<u8>>, StoreError> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    match std::fs::File::open(path) {
+        Ok(file) => file
+            .take(max as u64 + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| io(path, e))?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(io(path, e)),
+    };
+    Ok(Some(bytes))
+}
+
+/// Each source's read position in `data_dir`'s life as it stands on disk, read without
+/// holding the life (`aura live --positions`): what its state carried into the open day, moved
+/// by the open day's durable journal lines (a torn last line is not one).
+pub fn positions_in(data_dir: &Path) -> Result<BTreeMap<String, String>, StoreError> {
+    let Some(state) = read_life(data_dir)? else {
+        return Ok(BTreeMap::new());
+    };
+    let path = data_dir.join(DAYS_DIR).join(&state.open).join(SIGNALS_PATH);
+    let bytes = read_bounded(&path, SCENARIO_BYTES_MAX)?.unwrap_or_default();
+    if bytes.len() > SCENARIO_BYTES_MAX {
+        return Err(damaged(SIGNALS_PATH, "larger than a day's journal is"));
+    }
+    let text = String::from_utf8_lossy(&bytes);
+    let whole = text.rsplit_once('\n').map_or("", |(whole, _)| whole);
+    let lines: Vec<String> = whole.lines().map(str::to_owned).collect();
+    Ok(super::positions_after(state.positions, &lines))
 }
 
 /// The days in `data_dir`, in the life's order (none being deleted): read as they are,
