@@ -24,7 +24,6 @@ use tokio::sync::watch;
 use aura_contract::limits::{FLEET_LEASE_MS, FLEET_RENEW_EVERY_MS};
 use aura_contract::person::Person;
 use aura_day::live::{self, Clock, Delivery, LiveConfig, Sink};
-use aura_day::logs::RunLogs;
 use aura_day::orchestrator::Start;
 use aura_host::Host;
 
@@ -462,12 +461,9 @@ async fn run(
     // The journal is the state: its signals go into the open day's journal (the first day's,
     // or the restored checkpoint's) as the session's own, so the session starts as if it had
     // taken them itself and closes each day past them as it did.
-    let open_day = live::open_life(&host, &config)
-        .await
-        .and_then(|day| Ok(day.journal().open_live().map(|()| day)?))
-        .map_err(|e| failed("data dir")(&e))?;
     let mut inputs_ended = false;
     let mut next_inbox = restored.unwrap_or(1);
+    let mut replayed = Vec::new();
     for (id, signal) in &claim.replayed.signals {
         let seq: u64 = id
             .parse()
@@ -482,14 +478,12 @@ async fn run(
             (Some(_), _) => inputs_ended = true,
             (None, Some(_)) => {}
             (None, None) if in_checkpoint => {}
-            (None, None) => {
-                open_day
-                    .journal()
-                    .signal(signal)
-                    .map_err(|e| failed("data dir")(&e))?;
-            }
+            (None, None) => replayed.push(signal.clone()),
         }
     }
+    let open_day = live::open_life(&host, &config, &replayed)
+        .await
+        .map_err(|e| failed("data dir")(&e))?;
     // The handle refuses on the open day's host until the session takes the day over, so a
     // refusal that comes before the session began is the day's (not the data dir's).
     let (handle, inbox) = live::channel(&open_day);

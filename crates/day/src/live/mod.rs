@@ -234,11 +234,16 @@ pub async fn live(
     }
 }
 
-/// The open day of the life `config` sets up in `host`'s data dir: the
-/// life the dir holds, or its first day made. A host on that day's directory: what a fleet's
-/// hold writes the journaled signals into before its session starts (the session takes
-/// them as its own, and closes the day past them as it would have).
-pub async fn open_life(host: &Host, config: &LiveConfig) -> Result<Host, LiveError> {
+/// Opens the life `config` sets up in `host`'s data dir (the life its home holds, or its
+/// first day made), appends `signals` (journal lines, in the order they were taken: what a
+/// fleet's hold replays from the person's journal) to its open day through the life's store,
+/// and lets the life go: a host on the open day. A session started next takes those signals
+/// as its own, and closes the day past them as it would have.
+pub async fn open_life(
+    host: &Host,
+    config: &LiveConfig,
+    signals: &[Value],
+) -> Result<Host, LiveError> {
     let resolved = setup::resolve(config)?;
     let life = life::Life::open(
         host,
@@ -248,6 +253,7 @@ pub async fn open_life(host: &Host, config: &LiveConfig) -> Result<Host, LiveErr
         config.home.as_deref(),
     )
     .await?;
+    life.append(signals).await?;
     life.day()
 }
 
