@@ -15,6 +15,7 @@ mod conformance;
 mod contract;
 mod crossing;
 mod days;
+mod docs;
 mod dst;
 #[cfg(feature = "nats")]
 mod dst_fleet;
