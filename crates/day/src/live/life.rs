@@ -208,12 +208,58 @@ impl Life {
         next_seq: usize,
     ) -> Result<(), LiveError> {
         let last_tick = day.last_tick.unwrap_or(day.scenario.start);
-        let journal = closing.journal();
         let lines = self.store.lines(&self.state.open).await?;
-        // What came after the last tick goes to the next day, each line keeping its place
-        // among the life's signals (its acknowledgement stays the same).
-        let mut kept = Vec::new();
-        let mut tail = Vec::new();
+        let (kept, tail) = self.split(&lines, last_tick)?;
+        let mut record = setup::record(closing, &kept, last_tick)?;
+        record["unfinished"] = Value::Bool(true);
+        self.store.put_record(&self.state.open, &record).await?;
+        let carry = day.carry();
+        for item in &carry.left_out {
+            let refusal = input::refusal(
+                "not_carried",
+                "the next day carries the events and invitations not over that end soonest, and this one did not fit".to_owned(),
+                Action::Finish,
+            );
+            closing
+                .journal()
+                .quarantine(&QuarantineRecord::input(&refusal, &item.to_string()))?;
+        }
+        let (time_zone, offset_minutes) = self.where_next(day, next)?;
+        let offset = time::UtcOffset::from_whole_seconds(offset_minutes * 60)
+            .unwrap_or(time::UtcOffset::UTC);
+        let mut next_setup = setup::read_day_setup(closing)?;
+        next_setup["start"] =
+            Value::String(next.to_offset(offset).format(&Rfc3339).unwrap_or_default());
+        next_setup["utc_offset_minutes"] = offset_minutes.into();
+        next_setup["initial"] = carry.initial;
+        let next_journal = next_journal(time_zone.as_deref(), next, offset, tail)?;
+        let name = self.next_name(next, offset);
+        // The closing day's records (its last tick's, what it did not carry) are the home's
+        // before the next day is begun.
+        self.store.ship(&self.state.open).await?;
+        self.begin(&name, &next_setup, &next_journal).await?;
+        let closed = std::mem::replace(&mut self.state.open, name.clone());
+        self.commit(LifeState {
+            open: name,
+            previous: Some(closed),
+            base: next_seq,
+            decided_base: self.state.decided_base + day.decisions() as u64,
+            time_zone,
+            ..self.state.clone()
+        })
+        .await?;
+        self.sweep().await
+    }
+
+    /// The open day's journal `lines` split at its last tick: the signals it took (as its
+    /// record holds them), and what came after, which goes to the next day, each line
+    /// keeping its place among the life's signals (its acknowledgement stays the same).
+    fn split(
+        &self,
+        lines: &[String],
+        last_tick: OffsetDateTime,
+    ) -> Result<(Vec<Value>, Vec<Value>), LiveError> {
+        let (mut kept, mut tail) = (Vec::new(), Vec::new());
         for (index, line) in lines.iter().enumerate() {
             let line = setup::read_line(line, index, self.state.base)?;
             match line.signal.at <= last_tick {
@@ -230,22 +276,18 @@ impl Life {
                 }
             }
         }
-        let mut record = setup::record(closing, &kept, last_tick)?;
-        record["unfinished"] = Value::Bool(true);
-        self.store.put_record(&self.state.open, &record).await?;
-        let carry = day.carry();
-        for item in &carry.left_out {
-            let refusal = input::refusal(
-                "not_carried",
-                "the next day carries the events and invitations not over that end soonest, and this one did not fit".to_owned(),
-                Action::Finish,
-            );
-            journal.quarantine(&QuarantineRecord::input(&refusal, &item.to_string()))?;
-        }
-        // Where the person is as the next day begins: the latest offset change at or before
-        // it, one that came after the last tick included (a landing that ended the day names
-        // the next one where they landed). (An offset change that names no zone leaves the
-        // zone unknown: offsets only.)
+        Ok((kept, tail))
+    }
+
+    /// Where the person is as the next day begins at `next`: the latest offset change at or
+    /// before it, one that came after the last tick included (a landing that ended the day
+    /// names the next one where they landed), as a time zone (an offset change that names
+    /// none leaves it unknown: offsets only) and the offset in minutes.
+    fn where_next(
+        &self,
+        day: &Day<'_>,
+        next: OffsetDateTime,
+    ) -> Result<(Option<String>, i32), LiveError> {
         let time_zone = match day
             .scenario
             .signals
@@ -261,66 +303,18 @@ impl Life {
             }
             None => day.scenario.offset_minutes(next),
         };
-        let offset = time::UtcOffset::from_whole_seconds(offset_minutes * 60)
-            .unwrap_or(time::UtcOffset::UTC);
-        let next_text = next.to_offset(offset).format(&Rfc3339).unwrap_or_default();
-        let mut next_setup = setup::read_day_setup(closing)?;
-        next_setup["start"] = Value::String(next_text.clone());
-        next_setup["utc_offset_minutes"] = offset_minutes.into();
-        next_setup["initial"] = carry.initial;
-        // The zone's changes first, then the tail as the next day would have taken it: its
-        // times in that day's offset, at its first tick when stamped before it.
-        let mut next_journal: Vec<Value> = Vec::new();
-        if let Some(zone) = &time_zone {
-            let changes = zone::changes(zone, next).map_err(|e| LiveError::Clock(e.to_string()))?;
-            for change in changes {
-                if !tail.iter().any(|line| line["id"] == change["id"]) {
-                    next_journal.push(change);
-                }
-            }
-        }
-        let in_offset =
-            |at: OffsetDateTime| at.to_offset(offset).format(&Rfc3339).unwrap_or_default();
-        for mut line in tail {
-            let time = |field: &str| {
-                OffsetDateTime::parse(line[field].as_str().unwrap_or_default(), &Rfc3339).ok()
-            };
-            let (Some(at), sent) = (time("at"), time("sent")) else {
-                return Err(LiveError::Damaged(format!("a journal line's time: {line}")));
-            };
-            let stamped = line.get("stamped").is_some();
-            let given = sent.unwrap_or(at);
-            let taken = given.max(next).max(at);
-            line["at"] = Value::String(in_offset(taken));
-            if let Some(object) = line.as_object_mut() {
-                object.remove("sent");
-            }
-            if !stamped && given != taken {
-                line["sent"] = Value::String(in_offset(given));
-            }
-            next_journal.push(line);
-        }
+        Ok((time_zone, offset_minutes))
+    }
+
+    /// The next day's name: its date in `offset`, or the next part of the open day's date
+    /// when the open day filled before its midnight.
+    fn next_name(&self, next: OffsetDateTime, offset: time::UtcOffset) -> String {
         let date = next.to_offset(offset).date().to_string();
-        let name = match self.state.open.split_once('.') {
+        match self.state.open.split_once('.') {
             _ if !self.state.open.starts_with(&date) => date,
             Some((_, part)) => format!("{date}.{}", part.parse::<u32>().unwrap_or(1) + 1),
             None => format!("{date}.1"),
-        };
-        // The closing day's records (its last tick's, what it did not carry) are the home's
-        // before the next day is begun.
-        self.store.ship(&self.state.open).await?;
-        self.begin(&name, &next_setup, &next_journal).await?;
-        let closed = std::mem::replace(&mut self.state.open, name.clone());
-        self.commit(LifeState {
-            open: name,
-            previous: Some(closed),
-            base: next_seq,
-            decided_base: self.state.decided_base + day.decisions() as u64,
-            time_zone,
-            ..self.state.clone()
-        })
-        .await?;
-        self.sweep().await
+        }
     }
 
     /// Makes the day `name` whole: its setup and its first journal lines (a day of that name
@@ -363,4 +357,45 @@ impl Life {
     async fn delete_day(&self, name: &str) -> Result<(), LiveError> {
         Ok(self.store.delete_day(name).await?)
     }
+}
+
+/// The next day's first journal lines: the time zone's changes (those the tail does not
+/// hold), then the tail as the next day would have taken it: its times in that day's
+/// `offset`, at the day's start `next` when stamped before it.
+fn next_journal(
+    time_zone: Option<&str>,
+    next: OffsetDateTime,
+    offset: time::UtcOffset,
+    tail: Vec<Value>,
+) -> Result<Vec<Value>, LiveError> {
+    let mut journal: Vec<Value> = Vec::new();
+    if let Some(zone) = time_zone {
+        let changes = zone::changes(zone, next).map_err(|e| LiveError::Clock(e.to_string()))?;
+        for change in changes {
+            if !tail.iter().any(|line| line["id"] == change["id"]) {
+                journal.push(change);
+            }
+        }
+    }
+    let in_offset = |at: OffsetDateTime| at.to_offset(offset).format(&Rfc3339).unwrap_or_default();
+    for mut line in tail {
+        let time = |field: &str| {
+            OffsetDateTime::parse(line[field].as_str().unwrap_or_default(), &Rfc3339).ok()
+        };
+        let (Some(at), sent) = (time("at"), time("sent")) else {
+            return Err(LiveError::Damaged(format!("a journal line's time: {line}")));
+        };
+        let stamped = line.get("stamped").is_some();
+        let given = sent.unwrap_or(at);
+        let taken = given.max(next).max(at);
+        line["at"] = Value::String(in_offset(taken));
+        if let Some(object) = line.as_object_mut() {
+            object.remove("sent");
+        }
+        if !stamped && given != taken {
+            line["sent"] = Value::String(in_offset(given));
+        }
+        journal.push(line);
+    }
+    Ok(journal)
 }
