@@ -104,10 +104,29 @@ pub(crate) struct Lived {
     pub(crate) ended: Result<RunSummary, LiveError>,
 }
 
+/// How long a session of these tests may take to live its three days, under a loaded
+/// machine's slowest (a few seconds each at most, alone): past it, the session hangs.
+const SESSION_WAIT_S: u64 = 300;
+
 /// Lives `scenario` in a session on `name`'s host, its life kept in `home` (or the data dir),
 /// pushing `lines` in order, then closing its input (`close`: the life runs to its end) or
-/// stopping it. A session that fails to start answers no line.
+/// stopping it. A session that fails to start answers no line; one that does not end within
+/// [`SESSION_WAIT_S`] fails the test, saying so.
 pub(crate) async fn live_on(
+    name: &str,
+    scenario: &Path,
+    home: Option<Arc<dyn Home>>,
+    lines: &[String],
+    close: bool,
+) -> Lived {
+    let wait = std::time::Duration::from_secs(SESSION_WAIT_S);
+    match tokio::time::timeout(wait, live_unbounded(name, scenario, home, lines, close)).await {
+        Ok(lived) => lived,
+        Err(_) => panic!("the session {name} did not end within {SESSION_WAIT_S} s: it hangs"),
+    }
+}
+
+async fn live_unbounded(
     name: &str,
     scenario: &Path,
     home: Option<Arc<dyn Home>>,
@@ -248,6 +267,8 @@ async fn simulate(
     let plan = plan(&mut rng, lines.len());
     let home = MemoryHome::new();
     let mut log = format!("seed {seed}: {plan:?}");
+    // (Said now too: a seed whose session hangs fails before its log is printed.)
+    eprintln!("{log}");
     let first = match &plan {
         Plan::Break(fault) => {
             let faulted = home.with_faults(Some(fault.clone() as Arc<dyn StorageFaults>));

@@ -6,17 +6,19 @@
 //! It owns [`Batch`] and the session's step that takes one. It must not check a signal (the
 //! session's `take` does) nor decide when a push is taken (the session's loop does).
 
+use serde_json::Value;
+use tokio::sync::oneshot;
+
 use aura_contract::limits::LIVE_BATCH_SLICE_SIGNALS;
 use aura_contract::recovery::Action;
 use aura_host::Host;
-use tokio::sync::oneshot;
 
 use super::LiveError;
 use super::handle::{Ack, Lanes, Refused, closed, refuse};
 use super::input;
 use super::session::{Session, Today};
 use crate::orchestrator::Day;
-use crate::store::{Appended, LifeStore, ReadPosition, check_positions};
+use crate::store::{Appended, LifeStore, ReadPosition, StoreError, check_positions};
 
 /// A push being taken: its signals not taken yet, the answers so far (those of signals
 /// taken in an earlier day are durable), where they all go once it is whole.
@@ -52,6 +54,15 @@ impl Batch {
     }
 }
 
+/// What a slice of a push took: the journal lines of the signals it took, and the places
+/// among the push's answers of those it took and those it refused, each with its text.
+#[derive(Default)]
+struct Slice {
+    records: Vec<Value>,
+    taken: Vec<(usize, String)>,
+    refused: Vec<(usize, String)>,
+}
+
 impl Session {
     /// Takes the push being taken into the open day, until it is whole, (`until_filled`)
     /// fills the day, or an urgent push waits (looked at every
@@ -65,83 +76,26 @@ impl Session {
         until_filled: bool,
         lanes: &Lanes,
     ) -> Result<(), LiveError> {
-        let Some(mut batch) = self.pushes.pop_front() else {
+        let Some(batch) = self.pushes.pop_front() else {
             return Ok(());
         };
-        // A position the life cannot keep (one source too many) refuses its batch whole,
-        // before any of it is taken.
-        if batch.answers.is_empty()
-            && let Some(read) = &batch.read
-            && let Err(refused) =
-                check_positions(&today.store.positions().await?, std::slice::from_ref(read))
-        {
-            let refusal = input::refusal("too_large", refused.to_string(), Action::CorrectCall);
-            for text in batch.texts.by_ref() {
-                batch
-                    .answers
-                    .push(Err(refuse(&today.host, &refusal, &text)));
-            }
-            let _ = batch.reply.send(batch.answers);
+        let Some(mut batch) = within_bounds(today, batch).await? else {
             return Ok(());
-        }
-        let mut records = Vec::new();
-        // The slice's lines taken, and those refused (each with its place among the answers).
-        let (mut taken, mut refused) = (Vec::new(), Vec::new());
-        let mut read = 0;
-        while !(until_filled && today.filled(day)) {
-            if read > 0 && read % LIVE_BATCH_SLICE_SIGNALS == 0 && lanes.urgent_waiting() {
-                break;
-            }
-            let Some(text) = batch.texts.next() else {
-                break;
-            };
-            read += 1;
-            match self.take(today, day, &text) {
-                Ok((ack, record)) => {
-                    if let Some(record) = record {
-                        records.push(record);
-                        taken.push((batch.answers.len(), text));
-                    }
-                    batch.answers.push(Ok(ack));
-                }
-                Err(refusal) => {
-                    refused.push((batch.answers.len(), text));
-                    batch.answers.push(Err(refusal));
-                }
-            }
-        }
+        };
+        let slice = self.take_slice(today, day, &mut batch, until_filled, lanes);
         // The source's position goes with the batch's last slice: once it is durable, every
         // signal the source read up to it is the life's.
         let positions: Vec<ReadPosition> = match batch.texts.len() {
             0 => batch.read.take().into_iter().collect(),
             _ => Vec::new(),
         };
-        // What the push had refused is in the life's home (its quarantine) before the push's
-        // signals are: a sender hears nothing the home does not hold (a refusal whose record
-        // is not there is told to send again).
-        let shipped = today.store.ship_logs(&today.name).await;
-        if shipped.is_ok() {
-            refused.clear();
-        }
-        let appended = match shipped {
-            Err(error) => Err(error),
-            Ok(()) if records.is_empty() && positions.is_empty() => Ok(Vec::new()),
-            Ok(()) => today.store.append(&today.name, &records, &positions).await,
-        };
-        if let Ok(appended) = &appended
-            && let Some(again) = appended.iter().find(|a| **a != Appended::Stored)
-        {
-            // The session's ids and the store's are read from the same journal: this is a
-            // fault of aura's, said loudly; the line of that id is kept, once.
-            tracing::error!(?again, "the store held a signal the session took as new");
-        }
-        if let Err(error) = appended {
+        if let Err((error, unheard)) = durable(today, slice, &positions).await {
             let refusal = input::refusal(
                 "not_durable",
                 format!("the input could not be made durable: {error}"),
                 Action::Retry,
             );
-            for (index, text) in taken.into_iter().chain(refused) {
+            for (index, text) in unheard {
                 batch.answers[index] = Err(refuse(&today.host, &refusal, &text));
             }
             batch.stopped(&today.host);
@@ -154,5 +108,95 @@ impl Session {
             _ => self.pushes.push_front(batch),
         }
         Ok(())
+    }
+
+    /// Takes `batch`'s next slice into the open day (its answers added to the batch's).
+    fn take_slice(
+        &mut self,
+        today: &mut Today,
+        day: &mut Day<'_>,
+        batch: &mut Batch,
+        until_filled: bool,
+        lanes: &Lanes,
+    ) -> Slice {
+        let mut slice = Slice::default();
+        let mut read = 0;
+        while !(until_filled && today.filled(day)) {
+            if read > 0 && read % LIVE_BATCH_SLICE_SIGNALS == 0 && lanes.urgent_waiting() {
+                break;
+            }
+            let Some(text) = batch.texts.next() else {
+                break;
+            };
+            read += 1;
+            match self.take(today, day, &text) {
+                Ok((ack, record)) => {
+                    if let Some(record) = record {
+                        slice.records.push(record);
+                        slice.taken.push((batch.answers.len(), text));
+                    }
+                    batch.answers.push(Ok(ack));
+                }
+                Err(refusal) => {
+                    slice.refused.push((batch.answers.len(), text));
+                    batch.answers.push(Err(refusal));
+                }
+            }
+        }
+        slice
+    }
+}
+
+/// `batch`, unless its read position is one the life cannot keep (one source too many): then
+/// it is refused whole, before any of it is taken, and answered.
+async fn within_bounds(today: &Today, mut batch: Batch) -> Result<Option<Batch>, LiveError> {
+    let Some(read) = batch.read.as_ref().filter(|_| batch.answers.is_empty()) else {
+        return Ok(Some(batch));
+    };
+    let Err(refused) = check_positions(&today.store.positions().await?, std::slice::from_ref(read))
+    else {
+        return Ok(Some(batch));
+    };
+    let refusal = input::refusal("too_large", refused.to_string(), Action::CorrectCall);
+    for text in batch.texts.by_ref() {
+        batch
+            .answers
+            .push(Err(refuse(&today.host, &refusal, &text)));
+    }
+    let _ = batch.reply.send(batch.answers);
+    Ok(None)
+}
+
+/// Makes `slice` durable with `positions`: what it refused is in the life's home (its
+/// quarantine) before its signals are, so a sender hears nothing the home does not hold. On
+/// failure, the error and the answers to take back (those taken, and those refused when their
+/// records could not be shipped: told to send again).
+async fn durable(
+    today: &Today,
+    slice: Slice,
+    positions: &[ReadPosition],
+) -> Result<(), (StoreError, Vec<(usize, String)>)> {
+    let Slice {
+        records,
+        taken,
+        refused,
+    } = slice;
+    if let Err(error) = today.store.ship_logs(&today.name).await {
+        return Err((error, taken.into_iter().chain(refused).collect()));
+    }
+    if records.is_empty() && positions.is_empty() {
+        return Ok(());
+    }
+    let appended = today.store.append(&today.name, &records, positions).await;
+    match appended {
+        Ok(appended) => {
+            if let Some(again) = appended.iter().find(|a| **a != Appended::Stored) {
+                // The session's ids and the store's are read from the same journal: this is
+                // a fault of aura's, said loudly; the line of that id is kept, once.
+                tracing::error!(?again, "the store held a signal the session took as new");
+            }
+            Ok(())
+        }
+        Err(error) => Err((error, taken)),
     }
 }
