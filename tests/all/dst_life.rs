@@ -23,11 +23,27 @@ use aura_host::journal::{StorageFault, StorageFaults, StoragePoint, StorageStep}
 
 use crate::dst::Rng;
 
-/// What a home keeps of each day: its journal, traces, deliveries, record, and its quarantine.
-pub(crate) type Kept = std::collections::BTreeMap<
-    String,
-    (Vec<String>, Vec<String>, Vec<String>, String, Vec<String>),
->;
+/// A day as a home keeps it.
+#[derive(Debug, PartialEq)]
+pub(crate) struct KeptDay {
+    pub(crate) journal: Vec<String>,
+    pub(crate) traces: Vec<String>,
+    /// Its deliveries' records.
+    pub(crate) handed: Vec<String>,
+    /// Its record, once closed (else empty).
+    pub(crate) record: String,
+    pub(crate) quarantine: Vec<String>,
+}
+
+impl KeptDay {
+    /// The day less its quarantine (a stopped session's refusals are its own).
+    fn less_quarantine(&self) -> Less<'_> {
+        (&self.journal, &self.traces, &self.handed, &self.record)
+    }
+}
+
+/// What a home keeps, day by day.
+pub(crate) type Kept = std::collections::BTreeMap<String, KeptDay>;
 
 /// Opens `home` (waiting up to 10 s for a hold a session just let go) and reads what it keeps.
 pub(crate) async fn kept(home: &dyn Home) -> Kept {
@@ -43,34 +59,25 @@ pub(crate) async fn kept(home: &dyn Home) -> Kept {
     let mut kept = Kept::new();
     for day in store.days().await.unwrap() {
         let record = store.record(&day).await.unwrap();
-        let entry = (
-            store.lines(&day).await.unwrap(),
-            store.log(&day, DayLog::Traces).await.unwrap(),
-            store.log(&day, DayLog::Deliveries).await.unwrap(),
-            record.map(|r| r.to_string()).unwrap_or_default(),
-            store.log(&day, DayLog::Quarantine).await.unwrap(),
-        );
+        let entry = KeptDay {
+            journal: store.lines(&day).await.unwrap(),
+            traces: store.log(&day, DayLog::Traces).await.unwrap(),
+            handed: store.log(&day, DayLog::Deliveries).await.unwrap(),
+            record: record.map(|r| r.to_string()).unwrap_or_default(),
+            quarantine: store.log(&day, DayLog::Quarantine).await.unwrap(),
+        };
         kept.insert(day, entry);
     }
     kept
 }
 
-/// A day as a home keeps it, less its quarantine: its name, journal, traces, deliveries and
-/// record.
-type DayLess<'a> = (
-    &'a String,
-    &'a [String],
-    &'a [String],
-    &'a [String],
-    &'a String,
-);
+/// A day's journal, traces, deliveries and record.
+type Less<'a> = (&'a [String], &'a [String], &'a [String], &'a str);
 
-/// What a home keeps, less its quarantine (a stopped session's refusals are its own).
-pub(crate) fn days_of(kept: &Kept) -> Vec<DayLess<'_>> {
+/// What a home keeps, less its quarantine.
+fn days_of(kept: &Kept) -> Vec<(&String, Less<'_>)> {
     kept.iter()
-        .map(|(day, (lines, traces, handed, record, _))| {
-            (day, &lines[..], &traces[..], &handed[..], record)
-        })
+        .map(|(day, kept)| (day, kept.less_quarantine()))
         .collect()
 }
 
@@ -119,65 +126,58 @@ pub(crate) async fn live_on(
     lines: &[String],
     close: bool,
 ) -> Lived {
-    let wait = std::time::Duration::from_secs(SESSION_WAIT_S);
-    match tokio::time::timeout(wait, live_unbounded(name, scenario, home, lines, close)).await {
-        Ok(lived) => lived,
-        Err(_) => panic!("the session {name} did not end within {SESSION_WAIT_S} s: it hangs"),
-    }
-}
-
-async fn live_unbounded(
-    name: &str,
-    scenario: &Path,
-    home: Option<Arc<dyn Home>>,
-    lines: &[String],
-    close: bool,
-) -> Lived {
-    let (host, data) = crate::support::host(name).await;
-    let started = std::time::Instant::now();
-    // A home over a network lets a stopped session's hold go in a moment: until then this
-    // session is told the life is busy, and starts again.
-    let (handle, session) = loop {
-        let mut config =
-            LiveConfig::load(scenario, host.crossing().schemas(), 7, Clock::Replay).unwrap();
-        config.tick_on = Some(Vec::new());
-        config.home = home.clone();
-        let (handle, inbox) = live::channel(&host);
-        let session = tokio::spawn({
-            let host = host.clone();
-            // Every decision handed to a sink, and its hand-over recorded.
-            let sink: Arc<dyn live::Sink> =
-                Arc::new(live::LinesSink::new("lines", std::io::sink()));
-            async move { live::live(&host, config, vec![sink], inbox, |_| {}).await }
-        });
-        if handle.positions().await.is_ok() {
-            break (handle, session);
+    let lived = async {
+        let (host, data) = crate::support::host(name).await;
+        let started = std::time::Instant::now();
+        // A home over a network lets a stopped session's hold go in a moment: until then this
+        // session is told the life is busy, and starts again.
+        let (handle, session) = loop {
+            let mut config =
+                LiveConfig::load(scenario, host.crossing().schemas(), 7, Clock::Replay).unwrap();
+            config.tick_on = Some(Vec::new());
+            config.home = home.clone();
+            let (handle, inbox) = live::channel(&host);
+            let session = tokio::spawn({
+                let host = host.clone();
+                // Every decision handed to a sink, and its hand-over recorded.
+                let sink: Arc<dyn live::Sink> =
+                    Arc::new(live::LinesSink::new("lines", std::io::sink()));
+                async move { live::live(&host, config, vec![sink], inbox, |_| {}).await }
+            });
+            if handle.positions().await.is_ok() {
+                break (handle, session);
+            }
+            match session.await.unwrap() {
+                Err(LiveError::Store(StoreError::Busy)) if started.elapsed().as_secs() < 10 => {
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await
+                }
+                ended => {
+                    return Lived {
+                        data,
+                        answers: Vec::new(),
+                        ended,
+                    };
+                }
+            }
+        };
+        let mut answers = Vec::with_capacity(lines.len());
+        for line in lines {
+            answers.push(handle.push_in_order(line.as_bytes()).await);
         }
-        match session.await.unwrap() {
-            Err(LiveError::Store(StoreError::Busy)) if started.elapsed().as_secs() < 10 => {
-                tokio::time::sleep(std::time::Duration::from_millis(50)).await
-            }
-            ended => {
-                return Lived {
-                    data,
-                    answers: Vec::new(),
-                    ended,
-                };
-            }
+        match close {
+            true => handle.close().await,
+            false => handle.stop().await,
+        }
+        Lived {
+            data,
+            answers,
+            ended: session.await.unwrap(),
         }
     };
-    let mut answers = Vec::with_capacity(lines.len());
-    for line in lines {
-        answers.push(handle.push_in_order(line.as_bytes()).await);
-    }
-    match close {
-        true => handle.close().await,
-        false => handle.stop().await,
-    }
-    Lived {
-        data,
-        answers,
-        ended: session.await.unwrap(),
+    let wait = std::time::Duration::from_secs(SESSION_WAIT_S);
+    match tokio::time::timeout(wait, lived).await {
+        Ok(lived) => lived,
+        Err(_) => panic!("the session {name} did not end within {SESSION_WAIT_S} s: it hangs"),
     }
 }
 
@@ -325,9 +325,9 @@ async fn simulate(
     if days_of(&now) != days_of(whole) {
         for ((day, a), (_, b)) in now.iter().zip(whole.iter()) {
             for (what, x, y) in [
-                ("journal", &a.0, &b.0),
-                ("traces", &a.1, &b.1),
-                ("deliveries", &a.2, &b.2),
+                ("journal", &a.journal, &b.journal),
+                ("traces", &a.traces, &b.traces),
+                ("deliveries", &a.handed, &b.handed),
             ] {
                 if x != y {
                     violations.push(format!(
@@ -337,7 +337,7 @@ async fn simulate(
                     ));
                 }
             }
-            if a.3 != b.3 {
+            if a.record != b.record {
                 violations.push(format!("{day}'s record differs"));
             }
         }
@@ -354,7 +354,7 @@ async fn simulate(
     }
     let quarantined = now
         .values()
-        .flat_map(|day| &day.4)
+        .flat_map(|day| &day.quarantine)
         .filter(|record| record.contains("not a time"))
         .count();
     if quarantined == 0 || quarantined > bad_refusals {

@@ -146,12 +146,12 @@ async fn a_life_lived_on_any_home_keeps_the_same_days() {
     lived.ended.unwrap();
     let files = kept(&FileHome { path: lived.data }).await;
     assert_eq!(files.len(), 3, "{:?}", files.keys().collect::<Vec<_>>());
-    let traces: usize = files.values().map(|day| day.1.len()).sum();
+    let traces: usize = files.values().map(|day| day.traces.len()).sum();
     assert!(traces > 20, "{traces} traces");
-    let handed: usize = files.values().map(|day| day.2.len()).sum();
+    let handed: usize = files.values().map(|day| day.handed.len()).sum();
     assert_eq!(handed, traces, "each decision handed over once");
     assert!(
-        files.values().any(|day| !day.4.is_empty()),
+        files.values().any(|day| !day.quarantine.is_empty()),
         "the refusal is quarantined"
     );
 

@@ -303,9 +303,7 @@ impl FileStore {
         std::fs::File::open(&self.path)
             .and_then(|dir| dir.sync_all())
             .map_err(|e| io(&self.path, e))?;
-        self.forget_all_but("");
-        *self.read.lock().unwrap_or_else(|p| p.into_inner()) = None;
-        *self.state.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        self.forget_life();
         Ok(())
     }
 
@@ -328,6 +326,13 @@ impl FileStore {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .retain(|day, _| day == open);
+    }
+
+    /// Forgets all it keeps of the life (set aside, or discarded).
+    fn forget_life(&self) {
+        self.forget_all_but("");
+        *self.read.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        *self.state.lock().unwrap_or_else(|p| p.into_inner()) = None;
     }
 
     fn forget(&self, day: &str) {
@@ -402,9 +407,7 @@ impl BlockingStore for FileStore {
             .and_then(|dir| dir.sync_all())
             .map_err(|e| io(path, e))?;
         tracing::warn!(n, "the data dir's life was set aside");
-        self.forget_all_but("");
-        *self.read.lock().unwrap_or_else(|p| p.into_inner()) = None;
-        *self.state.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        self.forget_life();
         Ok(())
     }
 
