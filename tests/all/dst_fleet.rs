@@ -41,8 +41,9 @@ use aura_day::live::Clock;
 use aura_fleet::placement::{FleetHost, serve};
 use aura_fleet::protocol::{Covered, Record, Seq, Stored, replay, replay_from};
 use aura_fleet::store::{
-    Bucket, DECISION_HEADER, EPOCH_HEADER, Enrolment, Entry, Fleet, FleetError, FleetStore,
-    Journaled, Log, MSG_ID_HEADER, Message, Messages, Step, decisions_subject, journal_subject,
+    Bucket, DECISION_HEADER, EPOCH_HEADER, EXPECTED_FILTER_HEADER, Enrolment, Entry, Fleet,
+    FleetError, FleetStore, Journaled, Log, MSG_ID_HEADER, Message, Messages, Step,
+    decisions_subject, journal_subject,
 };
 use aura_host::Host;
 use aura_host::simulation::{CallFault, CallPoint, Simulation};
@@ -264,10 +265,24 @@ impl State {
     }
 
     fn last_seq(&self, log: Log, subject: &str) -> Seq {
-        self.subjects
-            .get(&(log, subject.to_owned()))
-            .and_then(|messages| messages.last())
-            .map_or(0, |m| m.seq)
+        self.last_message(log, subject).map_or(0, |m| m.seq)
+    }
+
+    /// The last message on `subject`, or on every subject it matches when it ends in `>`
+    /// (as JetStream reads a filter).
+    fn last_message(&self, log: Log, subject: &str) -> Option<&Message> {
+        match subject.strip_suffix('>') {
+            Some(prefix) => self
+                .subjects
+                .iter()
+                .filter(|((of, name), _)| *of == log && name.starts_with(prefix))
+                .filter_map(|(_, messages)| messages.last())
+                .max_by_key(|m| m.seq),
+            None => self
+                .subjects
+                .get(&(log, subject.to_owned()))
+                .and_then(|messages| messages.last()),
+        }
     }
 
     /// The compaction's invariants on a purge `who` is about to have applied: the person's head
@@ -570,7 +585,11 @@ impl FleetStore for Handle {
         }
         self.step("publish to a stream", move |state, who| {
             let fenced = !(state.unfenced && log == Log::Journal);
-            if fenced && expected_last.is_some_and(|e| e != state.last_seq(log, &subject)) {
+            let filter = headers
+                .iter()
+                .find(|(name, _)| *name == EXPECTED_FILTER_HEADER)
+                .map_or(subject.as_str(), |(_, filter)| filter.as_str());
+            if fenced && expected_last.is_some_and(|e| e != state.last_seq(log, filter)) {
                 let epoch = headers
                     .iter()
                     .find(|(name, _)| *name == EPOCH_HEADER)
@@ -625,10 +644,7 @@ impl FleetStore for Handle {
     fn last(&self, log: Log, subject: &str) -> Step<'_, Option<Message>> {
         let subject = subject.to_owned();
         self.step("read a subject's last message", move |state, _| {
-            Ok(state
-                .subjects
-                .get(&(log, subject))
-                .and_then(|m| m.last().cloned()))
+            Ok(state.last_message(log, &subject).cloned())
         })
     }
 
@@ -1275,5 +1291,29 @@ async fn the_simulations_store_keeps_a_life_as_every_home_must() {
         );
         aura_fleet::life::FleetHome::new(Arc::new(handle), &life).unwrap()
     })
+    .await;
+}
+
+/// The simulation's store fences a life's opener whose lease lapsed while it was paused (on
+/// the paused clock its renewal never comes): every kind of write it tries first is refused.
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn the_simulations_store_fences_an_opener_whose_lease_lapsed() {
+    let sim = Sim::new(0x5eed_1a95, 0);
+    let store: Arc<dyn FleetStore> = Arc::new(Handle {
+        sim: sim.clone(),
+        who: "lapse".to_owned(),
+        host: "lapse".to_owned(),
+    });
+    let n = std::sync::atomic::AtomicU64::new(0);
+    aura_day::store::suite::a_lapsed_opener_writes_nothing(
+        || {
+            let life = format!(
+                "lapse-{}",
+                n.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            );
+            aura_fleet::life::FleetHome::new(store.clone(), &life).unwrap()
+        },
+        |_| crate::store_homes::lapse_every_hold(store.clone()),
+    )
     .await;
 }

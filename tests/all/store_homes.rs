@@ -24,6 +24,42 @@ async fn the_jetstream_home_passes_the_suite() {
     .await;
 }
 
+/// The JetStream home fences a lapsed opener: its hold's key ended as the bucket's age limit
+/// ends it, another opener in, the older one's first write (each kind in turn) is refused by
+/// the server and changes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_jetstream_home_fences_an_opener_whose_lease_lapsed() {
+    let server = NatsServer::start("store-lapse");
+    let client = async_nats::connect(&server.url).await.unwrap();
+    let fleet = jetstream::open(&client).await.unwrap();
+    let store = fleet.store();
+    let n = AtomicU64::new(0);
+    aura_day::store::suite::a_lapsed_opener_writes_nothing(
+        || {
+            FleetHome::new(
+                store.clone(),
+                &format!("lapse-{}", n.fetch_add(1, Ordering::Relaxed)),
+            )
+            .unwrap()
+        },
+        |_| lapse_every_hold(store.clone()),
+    )
+    .await;
+}
+
+/// Ends every hold of a life on `store` as its key's age limit does (the opener is not told).
+pub(crate) async fn lapse_every_hold(store: std::sync::Arc<dyn aura_fleet::store::FleetStore>) {
+    use aura_fleet::store::Bucket;
+    for key in store.keys(Bucket::LifeHolds, 1_000).await.unwrap() {
+        if let Some(entry) = store.get(Bucket::LifeHolds, &key).await.unwrap() {
+            store
+                .delete(Bucket::LifeHolds, &key, entry.revision)
+                .await
+                .unwrap();
+        }
+    }
+}
+
 /// Median and p99 of `samples`, in µs.
 fn figures(samples: &mut [std::time::Duration]) -> (f64, f64) {
     samples.sort();

@@ -47,6 +47,11 @@ use crate::protocol::{
 pub const EPOCH_HEADER: &str = "Aura-Epoch";
 /// The header naming a delivered decision's number.
 pub const DECISION_HEADER: &str = "Aura-Decision";
+/// The header that makes a publish's expected last sequence that of every subject matching
+/// its value (a filter ending in `>`), not of the subject published to: JetStream's own
+/// (nats-server 2.11 and later). A life kept on the fleet's store fences all its subjects on
+/// one sequence this way.
+pub const EXPECTED_FILTER_HEADER: &str = "Nats-Expected-Last-Subject-Sequence-Subject";
 
 /// The subject of `person`'s journal.
 pub fn journal_subject(person: &Person) -> String {
@@ -150,7 +155,8 @@ pub trait FleetStore: std::fmt::Debug + Send + Sync {
     /// The keys of `bucket` (at most `max`).
     fn keys(&self, bucket: Bucket, max: usize) -> Step<'_, Vec<String>>;
     /// Appends a message to `subject` of `log`, if the subject's last sequence is
-    /// `expected_last` (when given; 0: the subject is empty): where it was stored, or
+    /// `expected_last` (when given; 0: the subject is empty; with an [`EXPECTED_FILTER_HEADER`],
+    /// the last of every subject its filter matches): where it was stored, or
     /// [`Stored::Conflict`]. A message whose [`MSG_ID_HEADER`] a message of the log had
     /// within the store's window is not stored again: the first one's sequence is the answer.
     fn publish(
@@ -161,7 +167,8 @@ pub trait FleetStore: std::fmt::Debug + Send + Sync {
         payload: Bytes,
         expected_last: Option<Seq>,
     ) -> Step<'_, Stored>;
-    /// The last message on `subject` of `log`, if it has one.
+    /// The last message on `subject` of `log` (or of every subject it matches, when it ends
+    /// in `>`), if it has one.
     fn last(&self, log: Log, subject: &str) -> Step<'_, Option<Message>>;
     /// The messages on `subject` of `log` up to its last as of now (at most `max`).
     fn read(&self, log: Log, subject: &str, max: usize) -> Step<'_, Vec<Message>>;

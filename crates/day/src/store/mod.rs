@@ -16,7 +16,10 @@
 //!
 //! - **One opener.** A home opens a life for one holder; a second open while it is held fails
 //!   with [`StoreError::Busy`] and changes nothing. Dropping the store lets it go (a killed
-//!   process lets it go too; a home over a network may take a moment, or a lease, to).
+//!   process lets it go too; a home over a network may take a moment, or a lease, to). A
+//!   home whose hold is a lease fences its writes: an opener paused past its lease and woken
+//!   after another opened the life has every write refused ([`StoreError::Busy`]) and
+//!   changes nothing (the suite's [`suite::a_lapsed_opener_writes_nothing`]).
 //! - **Durable on return.** Every write is durable when it returns `Ok`: a crash after that
 //!   loses none of it. A write that returns an error may or may not have reached the store,
 //!   but never in part: a batch of lines appended with its read positions is there whole or

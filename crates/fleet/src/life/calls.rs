@@ -19,8 +19,7 @@ use aura_day::store::{
 use aura_host::journal::StorageStep;
 
 use super::{FleetLife, Mark, canonical, failed, fleet, io, log_name};
-use crate::protocol::Stored;
-use crate::store::{Bucket, Log};
+use crate::store::Bucket;
 
 impl LifeStore for FleetLife {
     fn life(&self) -> Step<'_, Option<LifeState>> {
@@ -46,8 +45,6 @@ impl LifeStore for FleetLife {
                 let mut cache = self.cache();
                 cache.positions = Some(state.positions.clone());
                 cache.days.retain(|day, _| *day == state.open);
-                let open = self.subject(&state.open, "");
-                cache.logs.retain(|subject, _| subject.starts_with(&open));
                 cache.state = Some(state);
                 cache.state_revision = Some(revision);
             }
@@ -61,26 +58,20 @@ impl LifeStore for FleetLife {
 
     fn set_aside(&self) -> Step<'_, ()> {
         Box::pin(async move {
-            self.holding()?;
+            // Under the fence, and at the key's revision this opener wrote: an older opener
+            // sets nothing aside once a newer one opened.
+            self.touch().await?;
             let key = format!("{}.generation", self.life);
             let generation = self.generation() + 1;
             let next = Bytes::from(generation.to_string());
-            let current = self.store.get(Bucket::Lives, &key).await.map_err(fleet)?;
-            let stored = match current {
-                Some(entry) => {
-                    self.store
-                        .update(Bucket::Lives, &key, next, entry.revision)
-                        .await
-                }
-                None => self.store.create(Bucket::Lives, &key, next).await,
-            }
-            .map_err(fleet)?;
-            if stored == Stored::Conflict {
-                return Err(StoreError::Busy);
-            }
+            let revision = self.generation.lock().unwrap_or_else(|p| p.into_inner()).1;
+            let stored = self
+                .store
+                .update(Bucket::Lives, &key, next, revision)
+                .await
+                .map_err(fleet)?;
             // The old generation stays as it is; this opener holds the new, empty one.
-            self.generation
-                .store(generation, std::sync::atomic::Ordering::SeqCst);
+            self.generation_at(generation, stored)?;
             *self.cache() = Default::default();
             Ok(())
         })
@@ -113,17 +104,16 @@ impl LifeStore for FleetLife {
             self.put_file(day, LIVE_SETUP_PATH, canonical(setup)?.into_bytes())
                 .await?;
             let texts = lines.iter().map(canonical).collect::<Result<Vec<_>, _>>()?;
-            let last = match texts.is_empty() {
-                true => 0,
-                false => self.publish_batch(day, &texts, 0).await?,
-            };
+            if !texts.is_empty() {
+                self.publish_batch(day, &texts).await?;
+            }
             self.index(|index| {
                 index.insert(day.to_owned(), Mark::Whole);
             })
             .await?;
             self.cache()
                 .days
-                .insert(day.to_owned(), (aura_day::store::ids_of(&texts), last));
+                .insert(day.to_owned(), aura_day::store::ids_of(&texts));
             Ok(())
         })
     }
@@ -165,17 +155,14 @@ impl LifeStore for FleetLife {
                 false => self.positions_now().await?,
             };
             self.known(day).await?;
-            let (sorted, last) = {
+            let sorted = {
                 let cache = self.cache();
                 let open = cache.state.as_ref().map(|s| s.open.as_str());
-                let (known, last) = cache
+                let known = cache
                     .days
                     .get(day)
                     .ok_or_else(|| StoreError::NoDay(day.to_owned()))?;
-                (
-                    sort_out((day, open), known, &kept, lines, positions)?,
-                    *last,
-                )
+                sort_out((day, open), known, &kept, lines, positions)?
             };
             let Sorted {
                 answers,
@@ -189,11 +176,10 @@ impl LifeStore for FleetLife {
                 .iter()
                 .map(canonical)
                 .collect::<Result<Vec<_>, _>>()?;
-            let last = self.publish_batch(day, &texts, last).await?;
+            self.publish_batch(day, &texts).await?;
             let mut cache = self.cache();
-            if let Some((ids, at)) = cache.days.get_mut(day) {
+            if let Some(ids) = cache.days.get_mut(day) {
                 ids.extend(new_ids);
-                *at = last;
             }
             if let Some(kept) = cache.positions.as_mut() {
                 for moved in positions {
@@ -207,7 +193,7 @@ impl LifeStore for FleetLife {
     fn lines<'a>(&'a self, day: &'a str) -> Step<'a, Vec<String>> {
         Box::pin(async move {
             self.whole(day)?;
-            let (mut lines, _) = self.journal(day).await?;
+            let mut lines = self.journal(day).await?;
             lines.retain(|line| positions_of(line).is_none());
             Ok(lines)
         })
@@ -243,31 +229,11 @@ impl LifeStore for FleetLife {
                 )));
             }
             let subject = self.subject(day, log_name(log));
-            // Fenced on the subject's last sequence, as the journal is: an opener whose hold
-            // lapsed while it was paused adds nothing after another took the life over.
-            let cached = self.cache().logs.get(&subject).copied();
-            let last = match cached {
-                Some(last) => last,
-                None => {
-                    let last = self.store.last(Log::Days, &subject).await.map_err(fleet)?;
-                    last.map_or(0, |m| m.seq)
-                }
-            };
-            let stored = self
-                .store
-                .publish(
-                    Log::Days,
-                    subject.clone(),
-                    Vec::new(),
-                    Bytes::from(text),
-                    Some(last),
-                )
-                .await
-                .map_err(fleet)?;
-            let Stored::At(seq) = stored else {
-                return Err(StoreError::Busy);
-            };
-            self.cache().logs.insert(subject, seq);
+            // Under the fence, as the journal is: an opener whose hold lapsed while it was
+            // paused adds nothing after another opened the life.
+            let mut fence = self.fence.lock().await;
+            self.publish_fenced(&mut fence, subject, Vec::new(), Bytes::from(text))
+                .await?;
             Ok(())
         })
     }

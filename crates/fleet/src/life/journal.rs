@@ -11,8 +11,8 @@ use aura_day::logs::SIGNALS_PATH;
 use aura_day::store::StoreError;
 use aura_host::journal::StorageStep;
 
-use super::{BATCH_HEADER, FleetLife, Mark, PART_HEADER, failed, fleet, io};
-use crate::protocol::{Seq, Stored};
+use super::fence::whole_batches;
+use super::{FleetLife, Mark, failed, fleet, io};
 use crate::store::{Log, Message};
 
 impl FleetLife {
@@ -24,55 +24,37 @@ impl FleetLife {
             .map_err(fleet)
     }
 
-    /// The day's journal lines (read positions' lines among them), from its whole batches,
-    /// and its subject's last sequence.
-    pub(super) async fn journal(&self, day: &str) -> Result<(Vec<String>, Seq), StoreError> {
+    /// The day's journal lines (read positions' lines among them), from its whole batches.
+    pub(super) async fn journal(&self, day: &str) -> Result<Vec<String>, StoreError> {
         let messages = self.messages(day, "signals").await?;
-        let last = messages.last().map_or(0, |m| m.seq);
         let mut lines = Vec::new();
-        let mut batch: Vec<&Message> = Vec::new();
-        for message in &messages {
-            let (part, of) = message
-                .header(PART_HEADER)
-                .and_then(|p| p.split_once('/'))
-                .and_then(|(i, n)| Some((i.parse::<usize>().ok()?, n.parse::<usize>().ok()?)))
-                .unwrap_or((1, 1));
-            let same = batch
-                .first()
-                .is_some_and(|first| first.header(BATCH_HEADER) == message.header(BATCH_HEADER));
-            if part == 1 || !same {
-                batch.clear();
-            }
-            batch.push(message);
-            if part == of && batch.len() == of {
-                for whole in batch.drain(..) {
-                    let text = std::str::from_utf8(&whole.payload)
-                        .map_err(|e| StoreError::Damaged(e.to_string()))?;
-                    lines.extend(text.lines().map(str::to_owned));
-                }
+        for batch in whole_batches(&messages) {
+            for part in batch {
+                let text = std::str::from_utf8(&part.payload)
+                    .map_err(|e| StoreError::Damaged(e.to_string()))?;
+                lines.extend(text.lines().map(str::to_owned));
             }
         }
-        Ok((lines, last))
+        Ok(lines)
     }
 
-    /// Reads the day's ids and its journal's last sequence into the cache, once.
+    /// Reads the day's ids into the cache, once.
     pub(super) async fn known(&self, day: &str) -> Result<(), StoreError> {
         if self.cache().days.contains_key(day) {
             return Ok(());
         }
-        let (lines, last) = self.journal(day).await?;
+        let lines = self.journal(day).await?;
         let ids = aura_day::store::ids_of(&lines);
-        self.cache().days.insert(day.to_owned(), (ids, last));
+        self.cache().days.insert(day.to_owned(), ids);
         Ok(())
     }
 
-    /// Publishes `lines` as one batch on the day's journal after `last`: its new last.
+    /// Publishes `lines` as one batch on the day's journal.
     pub(super) async fn publish_batch(
         &self,
         day: &str,
         lines: &[String],
-        last: Seq,
-    ) -> Result<Seq, StoreError> {
+    ) -> Result<(), StoreError> {
         self.writable()?;
         let ordinal = self.ordinal(&format!("{day}/{SIGNALS_PATH}"));
         let stop = |error: StoreError| self.stopped.stop(error);
@@ -91,47 +73,21 @@ impl FleetLife {
                 "a journal line is larger than the {FLEET_RECORD_BYTES_MAX} bytes a message holds"
             )));
         }
-        let batch = format!(
-            "{}-{}",
-            self.holder,
-            self.batches
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-        );
         if let Some(error) = failed(self.at(SIGNALS_PATH, StorageStep::Write, ordinal)) {
             return Err(stop(io(SIGNALS_PATH, error)));
         }
         let subject = self.subject(day, "signals");
-        let count = parts.len();
-        let mut last = last;
-        for (index, part) in parts.into_iter().enumerate() {
-            if index + 1 == count
-                && let Some(error) = failed(self.at(SIGNALS_PATH, StorageStep::Sync, ordinal))
-            {
-                return Err(stop(io(SIGNALS_PATH, error)));
-            }
-            let headers = vec![
-                (BATCH_HEADER, batch.clone()),
-                (PART_HEADER, format!("{}/{count}", index + 1)),
-            ];
-            let stored = self
-                .store
-                .publish(
-                    Log::Days,
-                    subject.clone(),
-                    headers,
-                    Bytes::from(part),
-                    Some(last),
-                )
-                .await
-                .map_err(|e| stop(fleet(e)))?;
-            last = match stored {
-                Stored::At(seq) => seq,
-                Stored::Conflict => return Err(stop(StoreError::Busy)),
-            };
-        }
+        let parts = parts.into_iter().map(Bytes::from).collect();
+        let before_last = || match failed(self.at(SIGNALS_PATH, StorageStep::Sync, ordinal)) {
+            Some(error) => Err(io(SIGNALS_PATH, error)),
+            None => Ok(()),
+        };
+        self.publish_parts(&subject, parts, before_last)
+            .await
+            .map_err(stop)?;
         let _ = self.at(SIGNALS_PATH, StorageStep::Synced, ordinal);
         let _ = self.at(SIGNALS_PATH, StorageStep::Done, ordinal);
-        Ok(last)
+        Ok(())
     }
 
     pub(super) async fn positions_now(&self) -> Result<BTreeMap<String, String>, StoreError> {
@@ -147,7 +103,7 @@ impl FleetLife {
         };
         let whole = self.cache().index.get(&state.open) == Some(&Mark::Whole);
         let journal = match whole {
-            true => self.journal(&state.open).await?.0,
+            true => self.journal(&state.open).await?,
             false => Vec::new(),
         };
         let positions = aura_day::store::positions_after(state.positions.clone(), &journal);

@@ -12,7 +12,21 @@
 //! record and checkpoint objects (`life.<life>.<gen>.<day>.<file>`). An append is one message,
 //! or parts of one batch (`Aura-Batch`, `Aura-Part: i/n`) where it is larger than a message
 //! may be: a batch is read only when all its parts are there, so an append cut short leaves
-//! nothing. Each write asks the faults at the steps the files home names (`write` before it,
+//! nothing. A day's setup, record and checkpoint are batches too, on subjects of their own
+//! (`…<day>.setup`, `.record`, `.checkpoint`): the last whole batch is the file, the ones
+//! before it purged once it is stored.
+//!
+//! **The fence.** A hold is a lease: an opener paused past it (a stopped process, a partition)
+//! may wake after another opened the life and write before its own renewal tells it the hold
+//! is gone. So every message of a life is published with the life's last sequence as its
+//! opener last wrote it, over all the life's subjects (`aura.days.<life>.>`, through
+//! [`EXPECTED_FILTER_HEADER`]); each open publishes a marker (`aura.days.<life>.opened`)
+//! first and then rewrites the life's keys (generation, state, day index) at the revisions it
+//! read, so an older opener's next publish, compare-and-set or purge is refused (a purge comes
+//! only after a fenced marker, and never reaches past it). What an older opener left is what a
+//! crash would have left, and the next open repairs it.
+//!
+//! Each write asks the faults at the steps the files home names (`write` before it,
 //! `sync` before a batch's last part, `synced` once stored, `done`). It must not decide
 //! anything a life does, nor the fleet's protocol (who holds a person: [`crate::store::Fleet`]).
 
@@ -26,7 +40,6 @@ use aura_contract::canonical::parse_i_json;
 use aura_contract::limits::{
     FLEET_LEASE_MS, FLEET_RENEW_EVERY_MS, LIFE_STATE_BYTES_MAX, SCENARIO_BYTES_MAX,
 };
-use aura_day::checkpoint::{CHECKPOINT_PATH, LIVE_SETUP_PATH};
 use aura_day::live::life::{LIFE_PATH, RECORD_PATH};
 use aura_day::store::{
     DayLog, Home, LIFE_FORMAT, LifeState, LifeStore, Step, Stop, StoreError, canonical, day_order,
@@ -35,6 +48,8 @@ use aura_day::store::{
 use aura_host::journal::{StorageFault, StorageFaults, StoragePoint, StorageStep};
 
 mod calls;
+mod fence;
+mod files;
 mod journal;
 
 use crate::protocol::{Seq, Stored};
@@ -98,10 +113,8 @@ struct Cache {
     state_revision: Option<u64>,
     index: BTreeMap<String, Mark>,
     index_revision: Option<u64>,
-    /// Each day's ids (with their lines) and its journal subject's last sequence, once read.
-    days: HashMap<String, (HashMap<String, String>, Seq)>,
-    /// Each day's log subjects' last sequences, once read (appends are fenced on them).
-    logs: HashMap<String, Seq>,
+    /// Each day's ids (with their lines), once read.
+    days: HashMap<String, HashMap<String, String>>,
     positions: Option<BTreeMap<String, String>>,
 }
 
@@ -110,8 +123,13 @@ struct Cache {
 pub struct FleetLife {
     store: Arc<dyn FleetStore>,
     life: String,
-    /// The life's generation this opener reads and writes (a set-aside moves it on).
-    generation: std::sync::atomic::AtomicU64,
+    /// The life's generation this opener reads and writes (a set-aside moves it on), and its
+    /// key's revision as this opener last wrote it.
+    generation: Mutex<(u64, u64)>,
+    /// The life's last sequence as this opener last wrote it (its marker at the open, then
+    /// each of its messages): what its next publish must find. Held across a write's parts,
+    /// so one opener's writes go one at a time.
+    fence: tokio::sync::Mutex<Seq>,
     holder: String,
     /// The hold's revision, and whether it was lost (renewed too late, taken over).
     hold: Arc<Mutex<(u64, bool)>>,
@@ -159,21 +177,11 @@ impl FleetLife {
             holder.clone(),
             hold.clone(),
         ));
-        let generation = match store
-            .get(Bucket::Lives, &format!("{life}.generation"))
-            .await
-            .map_err(fleet)?
-        {
-            Some(entry) => std::str::from_utf8(&entry.value)
-                .ok()
-                .and_then(|text| text.parse().ok())
-                .ok_or_else(|| StoreError::Damaged(format!("{life}'s generation")))?,
-            None => 0,
-        };
         let opened = Self {
             store,
             life,
-            generation: std::sync::atomic::AtomicU64::new(generation),
+            generation: Mutex::new((0, 0)),
+            fence: tokio::sync::Mutex::new(0),
             holder,
             hold,
             renew,
@@ -183,6 +191,7 @@ impl FleetLife {
             batches: std::sync::atomic::AtomicU64::new(0),
             cache: Mutex::default(),
         };
+        opened.fence_older_openers().await?;
         opened.read_life().await?;
         opened.finish_what_a_crash_cut_short().await?;
         Ok(opened)
@@ -193,7 +202,7 @@ impl FleetLife {
     }
 
     fn generation(&self) -> u64 {
-        self.generation.load(std::sync::atomic::Ordering::SeqCst)
+        self.generation.lock().unwrap_or_else(|p| p.into_inner()).0
     }
 
     fn key(&self, what: &str) -> String {
@@ -207,10 +216,6 @@ impl FleetLife {
             self.generation(),
             day.replace('.', "_")
         )
-    }
-
-    fn object(&self, day: &str, file: &str) -> String {
-        format!("life.{}.{}.{day}.{file}", self.life, self.generation())
     }
 
     /// Asks the faults at `step` of the write of `path` counted under `key`.
@@ -254,8 +259,25 @@ impl FleetLife {
             .get(Bucket::Lives, &self.key("days"))
             .await
             .map_err(fleet)?;
+        // Rewritten at the revisions read, so an older opener's compare-and-set is refused.
+        let mut revisions = [None, None];
+        for (at, (what, entry)) in [("state", &state), ("days", &index)]
+            .into_iter()
+            .enumerate()
+        {
+            let stored = match entry {
+                Some(entry) => {
+                    self.swap(what, entry.value.clone(), Some(entry.revision))
+                        .await?
+                }
+                None if what == "days" => self.swap(what, Bytes::from("{}"), None).await?,
+                None => continue,
+            };
+            revisions[at] = Some(stored);
+        }
         let mut cache = self.cache();
         *cache = Cache::default();
+        cache.index_revision = revisions[1];
         if let Some(entry) = state {
             let damaged = |why: String| StoreError::Damaged(format!("{LIFE_PATH}: {why}"));
             let text = std::str::from_utf8(&entry.value).map_err(|e| damaged(e.to_string()))?;
@@ -267,12 +289,11 @@ impl FleetLife {
                 return Err(damaged(format!("open day `{}`", state.open)));
             }
             cache.state = Some(state);
-            cache.state_revision = Some(entry.revision);
+            cache.state_revision = revisions[0];
         }
         if let Some(entry) = index {
             cache.index = serde_json::from_slice(&entry.value)
                 .map_err(|e| StoreError::Damaged(format!("the day index: {e}")))?;
-            cache.index_revision = Some(entry.revision);
         }
         Ok(())
     }
@@ -378,77 +399,23 @@ impl FleetLife {
             })
             .await?;
         }
-        let prefix = self.subject(day, "");
-        let mut cache = self.cache();
-        cache.days.remove(day);
-        cache
-            .logs
-            .retain(|subject, _| !subject.starts_with(&prefix));
-        drop(cache);
+        self.cache().days.remove(day);
         let _ = self.at(&path, StorageStep::Done, 0);
         Ok(())
     }
 
+    /// Purges the day's subjects, up to this opener's marker (an older opener's purge stops
+    /// at its own: it never reaches what a newer one wrote).
     async fn purge_day(&self, day: &str) -> Result<(), StoreError> {
-        for log in [
-            "signals",
-            "traces",
-            "quarantine",
-            "deliveries",
-            "narrations",
-        ] {
+        let below = self.touch().await?;
+        for log in files::DAY_SUBJECTS {
             let subject = self.subject(day, log);
-            if let Some(last) = self.store.last(Log::Days, &subject).await.map_err(fleet)? {
-                self.store
-                    .purge(Log::Days, &subject, last.seq + 1)
-                    .await
-                    .map_err(fleet)?;
-            }
-        }
-        for file in [LIVE_SETUP_PATH, RECORD_PATH, CHECKPOINT_PATH] {
             self.store
-                .delete_object(&self.object(day, file))
+                .purge(Log::Days, &subject, below)
                 .await
                 .map_err(fleet)?;
         }
         Ok(())
-    }
-
-    /// Replaces object `file` of the day, open to the faults' steps.
-    async fn put_file(
-        &self,
-        day: &str,
-        file: &'static str,
-        bytes: Vec<u8>,
-    ) -> Result<(), StoreError> {
-        self.holding()?;
-        let ordinal = self.ordinal(&format!("{day}/{file}"));
-        for step in [StorageStep::Write, StorageStep::Sync] {
-            if let Some(error) = failed(self.at(file, step, ordinal)) {
-                return Err(io(file, error));
-            }
-        }
-        self.store
-            .put_object(&self.object(day, file), bytes)
-            .await
-            .map_err(fleet)?;
-        if let Some(error) = failed(self.at(file, StorageStep::Synced, ordinal)) {
-            return Err(io(file, error));
-        }
-        let _ = self.at(file, StorageStep::Done, ordinal);
-        Ok(())
-    }
-
-    async fn get_file(
-        &self,
-        day: &str,
-        file: &str,
-        max: usize,
-    ) -> Result<Option<Vec<u8>>, StoreError> {
-        self.store
-            .get_object(&self.object(day, file), max)
-            .await
-            .map_err(fleet)
     }
 
     async fn record_of(&self, day: &str) -> Result<Option<Value>, StoreError> {

@@ -20,6 +20,8 @@ use aura_contract::canonical::to_canonical_string;
 use aura_host::journal::{StorageFault, StorageFaults, StoragePoint, StorageStep};
 
 mod crashes;
+mod lapse;
+pub use lapse::a_lapsed_opener_writes_nothing;
 
 use super::{Appended, DayLog, Home, LIFE_FORMAT, LifeState, LifeStore, ReadPosition, StoreError};
 
