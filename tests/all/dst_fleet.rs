@@ -121,9 +121,8 @@ struct State {
     /// Decisions delivered by a holder superseded after it journaled them (allowed: each is
     /// delivered once, and is the journaled one).
     late_deliveries: u64,
-    /// Checkpoints read back by a host taking a person over (whether they then fit the
-    /// journal or not).
-    restores: u64,
+    /// Lives a host opened that another had lived (their state key read back).
+    resumed: u64,
     /// Journal appends of a superseded holder (its epoch below the newest takeover's) refused
     /// by the fence; a new holder's takeover refused because the old one wrote meanwhile is
     /// not counted.
@@ -161,7 +160,7 @@ impl Sim {
                 events: Vec::new(),
                 violations: Vec::new(),
                 late_deliveries: 0,
-                restores: 0,
+                resumed: 0,
                 fenced: 0,
                 unfenced: false,
             }),
@@ -494,10 +493,13 @@ impl FleetStore for Handle {
     fn get(&self, bucket: Bucket, key: &str) -> Step<'_, Option<Entry>> {
         let key = key.to_owned();
         self.step("read a key", move |state, _| {
-            Ok(state.live(bucket, &key).map(|k| Entry {
+            let found = state.live(bucket, &key).map(|k| Entry {
                 value: k.value.clone(),
                 revision: k.revision,
-            }))
+            });
+            let a_life = bucket == Bucket::Lives && key.ends_with(".state");
+            state.resumed += u64::from(a_life && found.is_some());
+            Ok(found)
         })
     }
 
@@ -716,10 +718,7 @@ impl FleetStore for Handle {
                     bytes: bytes.len(),
                     max,
                 }),
-                found => {
-                    state.restores += u64::from(found.is_some());
-                    Ok(found.cloned())
-                }
+                found => Ok(found.cloned()),
             },
         )
     }
@@ -852,7 +851,7 @@ struct Outcome {
     /// Takeover records, journal appends refused by the fence, checkpoints read back.
     takeovers: usize,
     fenced: u64,
-    restores: u64,
+    resumed: u64,
     /// Purges that took journal records.
     purges: u64,
     summary: String,
@@ -1054,13 +1053,7 @@ async fn run_seed(
         // The journal's whole history: what purges took, then what is kept.
         let mut journal = state.purged.get(&key).cloned().unwrap_or_default();
         journal.extend(kept.iter().cloned());
-        let ids: Vec<Seq> = journal
-            .iter()
-            .filter_map(|m| match serde_json::from_slice::<Journaled>(&m.payload) {
-                Ok(Record::Signal { id, .. }) => id.parse().ok(),
-                _ => None,
-            })
-            .collect();
+        let positions = inbox_positions(&state, person);
         let sent = acked.get(&person.key()).cloned().unwrap_or_default();
         // The journal replays (each signal once, decisions numbered in order, epochs
         // growing), and its decisions are the ones delivered.
@@ -1118,9 +1111,26 @@ async fn run_seed(
                 (_, Err(_)) => {}
             }
         }
-        if ids != sent {
+        // Every signal sent is the life's once, with its position; the end of the inputs (the
+        // last message sent) is journaled, not a position.
+        let (end, signals) = sent
+            .split_last()
+            .map_or((None, &[][..]), |(end, s)| (Some(*end), s));
+        if positions != signals {
             failures.push(format!(
-                "{person}: journaled signals {ids:?}, acknowledged {sent:?}"
+                "{person}: the life's inbox positions {positions:?}, signals sent {signals:?}"
+            ));
+        }
+        let ended = journal.iter().any(|m| {
+            let record = serde_json::from_slice::<Journaled>(&m.payload);
+            let Ok(Record::Signal { id, signal }) = record else {
+                return false;
+            };
+            Some(id) == end.map(|e| e.to_string()) && signal.get("inputs_end").is_some()
+        });
+        if !ended {
+            failures.push(format!(
+                "{person}: the end of inputs ({end:?}) is not journaled"
             ));
         }
         let decisions = state
@@ -1156,7 +1166,7 @@ async fn run_seed(
         })
         .count();
     let summary = format!(
-        "seed {seed}: {} planned faults, {fault_percent}% of steps faulted ({} times), {takeovers} takeovers of {} people, {} appends fenced, {} checkpoints read at takeovers, {} journal purges, {} late deliveries, {} ms simulated",
+        "seed {seed}: {} planned faults, {fault_percent}% of steps faulted ({} times), {takeovers} takeovers of {} people, {} appends fenced, {} lives opened again, {} journal purges, {} late deliveries, {} ms simulated",
         state.events.iter().filter(|e| e.contains("FAULT")).count(),
         state
             .events
@@ -1167,7 +1177,7 @@ async fn run_seed(
             .count(),
         plans.len(),
         state.fenced,
-        state.restores,
+        state.resumed,
         state.purges,
         state.late_deliveries,
         sim.ms()
@@ -1178,10 +1188,57 @@ async fn run_seed(
         failures,
         takeovers,
         fenced: state.fenced,
-        restores: state.restores,
+        resumed: state.resumed,
         purges: state.purges,
         summary,
     }
+}
+
+/// The inbox positions `person`'s life recorded, in the order it wrote them (each day's
+/// journal on the simulation's days stream, its whole batches): each inbox message the life
+/// took or passed over, once.
+fn inbox_positions(state: &State, person: &aura_contract::person::Person) -> Vec<Seq> {
+    let prefix = format!("aura.days.{}.", aura_fleet::assistant::life_name(person));
+    let mut messages: Vec<&Message> = state
+        .subjects
+        .iter()
+        .filter(|((log, subject), _)| {
+            *log == Log::Days && subject.starts_with(&prefix) && subject.ends_with(".signals")
+        })
+        .flat_map(|(_, messages)| messages)
+        .collect();
+    messages.sort_by_key(|m| m.seq);
+    // A batch counts once all its parts are there.
+    let mut parts: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    for message in &messages {
+        let batch = message.header("Aura-Batch").unwrap_or_default();
+        let of = message
+            .header("Aura-Part")
+            .and_then(|p| p.split_once('/'))
+            .and_then(|(_, n)| n.parse().ok())
+            .unwrap_or(1);
+        let entry = parts.entry(batch).or_insert((0, of));
+        entry.0 += 1;
+    }
+    messages
+        .iter()
+        .filter(|m| {
+            let (seen, of) = parts[m.header("Aura-Batch").unwrap_or_default()];
+            seen == of
+        })
+        .flat_map(|m| {
+            let text = String::from_utf8_lossy(&m.payload).into_owned();
+            text.lines()
+                .filter_map(|line| {
+                    let positions = aura_day::store::positions_of(line)?;
+                    positions
+                        .get(aura_fleet::assistant::INBOX_SOURCE)?
+                        .parse()
+                        .ok()
+                })
+                .collect::<Vec<Seq>>()
+        })
+        .collect()
 }
 
 /// The seeds to run: `DST_FLEET_SEED` alone, or `DST_FLEET_SEEDS` of them (2 by default).
@@ -1205,10 +1262,13 @@ async fn a_fleet_through_crashes_partitions_and_storage_faults_lives_every_day_a
         assert!(!traces.is_empty(), "{}'s day decides nothing", plan.person);
     }
     let seeds = seeds();
-    let (mut takeovers, mut fenced, mut restores, mut purges) = (0, 0, 0, 0);
+    let (mut takeovers, mut fenced, mut resumed, mut purges) = (0, 0, 0, 0);
     for seed in &seeds {
         let outcome = run_seed("dst-fleet", *seed, &plans, &reference, false).await;
         eprintln!("{}", outcome.summary);
+        if let Some(path) = std::env::var_os("DST_FLEET_EVENTS") {
+            std::fs::write(path, outcome.events.join("\n")).unwrap();
+        }
         let mut failures = outcome.failures;
         // The same seed, the same run: its event log again, byte for byte.
         let again = run_seed("dst-fleet", *seed, &plans, &reference, false).await;
@@ -1231,19 +1291,23 @@ async fn a_fleet_through_crashes_partitions_and_storage_faults_lives_every_day_a
         );
         takeovers += outcome.takeovers;
         fenced += outcome.fenced;
-        restores += outcome.restores;
+        resumed += outcome.resumed;
         purges += outcome.purges;
     }
     // The seeds did what they are for: people moved between hosts, a stale holder's write met
-    // the fence, a takeover read a checkpoint back, and a journal was purged below one.
+    // the fence, a takeover opened a life another host had lived, and a journal was purged
+    // below its head.
     if std::env::var_os("DST_FLEET_SEED").is_none() {
         assert!(
             takeovers > seeds.len() * PEOPLE,
             "nobody moved: {takeovers} takeovers"
         );
         assert!(fenced > 0, "no write met the fence");
-        assert!(restores > 0, "no takeover read a checkpoint");
-        assert!(purges > 0, "no journal was purged below a checkpoint");
+        assert!(
+            resumed > 0,
+            "no takeover opened a life another host had lived"
+        );
+        assert!(purges > 0, "no journal was purged below its head");
     }
 }
 

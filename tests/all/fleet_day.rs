@@ -286,8 +286,8 @@ struct Audit {
     records: u64,
     /// What a refusal was for (`refused` events).
     kind: String,
-    /// What an append wrote (`appended` events).
-    record: String,
+    /// The first inbox message a life opened reads (`life` events; 1: a life never lived).
+    inbox: u64,
 }
 
 fn audit(log: &Path) -> Vec<Audit> {
@@ -313,7 +313,7 @@ fn audit(log: &Path) -> Vec<Audit> {
                 why: fields["why"].as_str().unwrap_or_default().to_owned(),
                 records: fields["records"].as_u64().unwrap_or(0),
                 kind: fields["kind"].as_str().unwrap_or_default().to_owned(),
-                record: fields["record"].as_str().unwrap_or_default().to_owned(),
+                inbox: fields["inbox"].as_u64().unwrap_or(0),
             }
         })
         .collect()
@@ -426,8 +426,8 @@ async fn three_hosts_live_their_peoples_days_through_a_kill_and_a_partition_as_o
     eprintln!("all {people} people held after {:?}", started.elapsed());
 
     // The day: round r sends every person their r-th signal (the weekend's people run out
-    // first). Host ha dies a third of the way through; host hb is cut off from the second
-    // third for two leases.
+    // first). Host ha dies halfway through; host hb is cut off from two thirds of the way
+    // for two leases.
     let rounds = plans.iter().map(|p| p.signals.len()).max().unwrap();
     let mut killed_at = None;
     let mut cut_at = None;
@@ -440,19 +440,19 @@ async fn three_hosts_live_their_peoples_days_through_a_kill_and_a_partition_as_o
                     .unwrap();
             }
         }
-        if round == rounds / 3 {
-            // The whole days have passed 50 signals: wait until each has its first checkpoint
-            // stored and its journal purged below it, so a takeover of one resumes from it
-            // and lives a journal that no longer starts at its first record, however loaded
-            // the machine is.
+        if round == rounds / 2 {
+            // Halfway (the whole-days lives are in their second day): wait until each one's
+            // journal was compacted below its first day, so a takeover then opens a life
+            // lived elsewhere and reads a journal that no longer starts at its first record,
+            // however loaded the machine is; then ha dies.
             let started = Instant::now();
             for plan in &plans[..FULL_DAYS] {
-                while fleet.checkpoint(&plan.person).await.unwrap().is_none()
+                while fleet.head(&plan.person).await.unwrap().is_none()
                     || !purged(&client, &plan.person).await
                 {
                     assert!(
                         started.elapsed() < Duration::from_secs(120),
-                        "no checkpoint, or the journal not purged below it"
+                        "a whole-days life had no compacted journal"
                     );
                     tokio::time::sleep(Duration::from_millis(100)).await;
                 }
@@ -736,16 +736,18 @@ async fn three_hosts_live_their_peoples_days_through_a_kill_and_a_partition_as_o
         .collect();
     eprintln!("holds over the run: {holds} for {people} people; first held by {first:?}");
     let count = |event: &str| logs.iter().filter(|a| a.event == event).count();
-    let (checkpointed, restored) = (count("checkpointed"), count("restored"));
+    let resumed = logs.iter().filter(|a| a.event == "life" && a.inbox > 1);
     eprintln!(
-        "checkpoints stored: {checkpointed}; takeovers resumed from one: {restored}; refused: {}",
-        count("checkpoint_refused")
+        "heads moved: {}; takeovers that opened a life lived elsewhere: {}",
+        count("head"),
+        resumed.clone().count()
     );
-    assert!(restored > 0, "no takeover resumed from a checkpoint");
-    // A takeover after its person's journal was purged lived from the checkpoint alone.
-    let after_purge = logs
-        .iter()
-        .filter(|a| a.event == "restored")
+    assert!(
+        resumed.clone().count() > 0,
+        "no takeover opened a life lived before"
+    );
+    // A takeover after its person's journal was purged lived from the life alone.
+    let after_purge = resumed
         .filter(|a| {
             logs.iter().any(|p| {
                 p.event == "purged" && p.person == a.person && p.at < a.at && p.records > 0
@@ -758,7 +760,10 @@ async fn three_hosts_live_their_peoples_days_through_a_kill_and_a_partition_as_o
             .filter(|a| a.event == "purged" && a.records > 0)
             .count()
     );
-    assert!(after_purge > 0, "no takeover resumed from a purged journal");
+    assert!(
+        after_purge > 0,
+        "no takeover opened a life after its journal was purged"
+    );
 }
 
 /// Whether `person`'s journal was purged: its first record is not its first holder's
@@ -794,8 +799,9 @@ async fn garbage_and_a_message_naming_another_person_are_refused_quarantined_and
         .await
         .unwrap();
     ack.await.unwrap();
+    let mut last_signal = 0;
     for signal in &plan.signals {
-        fleet
+        last_signal = fleet
             .send(&plan.person, Some(signal.as_bytes()))
             .await
             .unwrap();
@@ -812,9 +818,8 @@ async fn garbage_and_a_message_naming_another_person_are_refused_quarantined_and
     let got = messages(&client, DECISIONS_STREAM, decisions_subject(&plan.person)).await;
     let traces: Vec<&Value> = got.iter().map(|(_, _, d)| &d["trace"]).collect();
     assert_eq!(traces, reference.iter().collect::<Vec<_>>());
-    // Both journaled as refused (the next holder passes over them), both quarantined. The
-    // journal may have been purged below a checkpoint since: the host's own log says what it
-    // refused and that it appended each refusal.
+    // Both passed over (the life's inbox position moved past them with the signals: the next
+    // holder reads on after them), both quarantined; the host's own log says what it refused.
     let logged = audit(&host.log);
     let refused: Vec<&str> = logged
         .iter()
@@ -822,15 +827,17 @@ async fn garbage_and_a_message_naming_another_person_are_refused_quarantined_and
         .map(|a| a.kind.as_str())
         .collect();
     assert_eq!(refused, ["malformed_json", "wrong_person"]);
-    let appended = logged
-        .iter()
-        .filter(|a| a.event == "appended" && a.record == "refused")
-        .count();
-    assert_eq!(appended, 2, "each refusal journaled");
-    let person_dir = dir
+    // The working copy of the person's life: one dir per hold (one hold here).
+    let holds = dir
         .join("solo/people")
         .join(plan.person.tenant())
         .join(plan.person.user());
+    let person_dir = std::fs::read_dir(&holds)
+        .unwrap()
+        .filter_map(Result::ok)
+        .find(|entry| entry.file_name().to_string_lossy().starts_with("hold-"))
+        .expect("the hold's working copy")
+        .path();
     let quarantine = crate::support::quarantine_lines(&person_dir);
     let kinds: Vec<&str> = quarantine
         .iter()
@@ -845,6 +852,21 @@ async fn garbage_and_a_message_naming_another_person_are_refused_quarantined_and
     }
     host.child.kill().unwrap();
     host.child.wait().unwrap();
+    // The life, opened from the fleet's home once the killed host's hold ran out, stands at
+    // the last signal (the end of the inputs is journaled, not a position).
+    use aura_day::store::Home;
+    let home = aura_fleet::life::FleetHome::new(
+        fleet.store(),
+        &aura_fleet::assistant::life_name(&plan.person),
+    )
+    .unwrap()
+    .waiting(aura_contract::limits::FLEET_LIFE_OPEN_WAIT_MS);
+    let life = home.open(None).await.unwrap();
+    let positions = life.positions().await.unwrap();
+    assert_eq!(
+        positions.get(aura_fleet::assistant::INBOX_SOURCE),
+        Some(&last_signal.to_string())
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -310,7 +310,10 @@ pub fn begin(
             differences: differences.join("; "),
         });
     }
-    if found.finished {
+    // A scenario's day run again after it finished is a new run (the old one kept aside); a
+    // live day that finished (its life ended) resumes finished: its records are the life's,
+    // and a session that opens it again (a fleet's next holder) finds it done.
+    if found.finished && matches!(day, DayInput::Scenario(_)) {
         // The same run again: nothing to resume, and nothing lost by keeping the old aside.
         return Ok(Begun {
             resume: None,

@@ -1,13 +1,14 @@
 //! One person's assistant on the host that holds them: from the takeover record to the stop.
 //!
-//! It owns a held person's run: the takeover (the fence), the live session rebuilt from their
-//! journal (every journaled signal applied again, in order, in a scratch data dir of this
-//! host's: the journal in JetStream is the state, the dir is a cache), their inbox read from
-//! the signal after the last one journaled, each new signal journaled under the fence once the
-//! session took it, each decision journaled under the fence and then delivered once (a
-//! decision the session makes again after a takeover must equal the journaled one, or the
-//! person stops: a run that does not replay is a defect, never delivered), and the lease
-//! renewed every `FLEET_RENEW_EVERY_MS`. Every stop (lease lost, fenced, an error, the host
+//! It owns a held person's run: the takeover (the fence), the live session on their life in
+//! the fleet's home ([`crate::life::FleetHome`], through a working copy in a scratch data dir
+//! of this host's: the home is the state, the dir a cache), their inbox read from the message
+//! after the life's read position of source `inbox` (each message taken with its sequence as
+//! that position, in the life's one write), each decision journaled under the fence and then
+//! delivered once (a decision the session makes again after a takeover must equal the
+//! journaled one, or the person stops: a run that does not replay is a defect, never
+//! delivered), the journal compacted as the days go by, and the lease renewed every
+//! `FLEET_RENEW_EVERY_MS`. Every stop (lease lost, fenced, an error, the host
 //! stopping) ends the session without writing or delivering anything more. Each step is
 //! written to the host's audit log (`aura_fleet::audit`), so who held whom, and which journal
 //! records each host wrote, can be checked from the hosts' own logs. It must not decide who
@@ -21,7 +22,7 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::sync::watch;
 
-use aura_contract::limits::{FLEET_LEASE_MS, FLEET_RENEW_EVERY_MS};
+use aura_contract::limits::{FLEET_LEASE_MS, FLEET_LIFE_OPEN_WAIT_MS, FLEET_RENEW_EVERY_MS};
 use aura_contract::person::Person;
 use aura_day::live::{self, Clock, Delivery, LiveConfig, Sink};
 use aura_day::orchestrator::Start;
@@ -30,11 +31,13 @@ use aura_host::Host;
 mod inbox;
 mod missed;
 mod session_dir;
-use inbox::{INPUTS_END, REFUSED, take};
-use missed::missed;
-use session_dir::{restore, scratch};
+pub use inbox::INBOX_SOURCE;
+use inbox::{INPUTS_END, take};
+use missed::{missed, recorded};
+use session_dir::{compact, scratch};
 
-use crate::protocol::{AfterAppend, Holding, LeaseStep, Outbox, Record};
+use crate::life::FleetHome;
+use crate::protocol::{AfterAppend, Covered, Holding, LeaseStep, Outbox, Record, Seq};
 use crate::store::{Claim, Enrolment, Fleet, Journaled};
 
 /// Why a host stopped for a person.
@@ -62,21 +65,28 @@ struct Holder {
     ended: watch::Sender<Option<Ended>>,
 }
 
-/// The journal's decisions and their delivery, and the checkpoints.
+/// The journal's decisions and their delivery, and the journal's compaction.
 struct Writer {
     /// The decisions journaled, in order, from decision `base` (the ones read at the takeover
-    /// first): those delivered and covered by a checkpoint before the last are let go.
+    /// first): those before the head are let go.
     journaled: Vec<Value>,
     /// The number of `journaled`'s first decision.
     base: u64,
-    /// The decisions the last checkpoint captured covers.
-    captured_decisions: u64,
     outbox: Outbox,
-    /// Signals taken that no stored checkpoint holds: those journaled since the last capture,
-    /// and, after a takeover, those of the journal after the checkpoint it restored.
-    since_checkpoint: u64,
-    /// A checkpoint being stored (one at a time: a slow store skips the ones in between).
-    storing: Option<tokio::task::JoinHandle<()>>,
+    /// The day of the last decision journaled or checked, and the journal sequence of the
+    /// last one this hold journaled itself.
+    last_day: Option<String>,
+    last_decision_at: Option<Seq>,
+    /// The first inbox sequence the life does not hold (every one before it is taken or
+    /// passed over, durable in the life).
+    inbox_next: u64,
+    /// The inputs ended: the journal keeps its record, so it is compacted no more.
+    inputs_ended: bool,
+    /// Where the head moves once the decisions before it were delivered: the first decision
+    /// of the newest day.
+    compact_to: Option<Covered>,
+    /// The head being moved and the journal purged (one at a time).
+    compacting: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl Holder {
@@ -145,6 +155,19 @@ impl Holder {
             }
         }
         self.journal_decision(&mut writer, delivery).await?;
+        self.deliver_due(&mut writer).await?;
+        compact(self, &mut writer);
+        Ok(())
+    }
+
+    /// Journals the decisions the life in `host`'s data dir recorded that the journal does not
+    /// hold yet, in order, then delivers what is due.
+    async fn recorded(&self, host: &Host) -> Result<(), String> {
+        let mut writer = self.writer.lock().await;
+        let known = writer.base + writer.journaled.len() as u64;
+        for delivery in &recorded(host, known).map_err(|why| self.fail(why))? {
+            self.journal_decision(&mut writer, delivery).await?;
+        }
         self.deliver_due(&mut writer).await
     }
 
@@ -177,10 +200,25 @@ impl Holder {
                     "decision {number} differs from the journaled one: the run does not replay"
                 )));
             }
+            writer.last_day.clone_from(&delivery.day);
+            writer.last_decision_at = None;
             return Ok(());
         }
         if number > known {
             return Err(self.fail(format!("decision {number} came before decision {known}")));
+        }
+        // The first decision of a new day: the session never makes the ones before it again
+        // (it resumes from its life's open day), so the journal may be compacted up to the
+        // decision before it, once delivered; the inbox up to what the life holds.
+        let new_day = writer.last_day.is_some() && writer.last_day != delivery.day;
+        if let (true, Some(fence), false) = (new_day, writer.last_decision_at, writer.inputs_ended)
+        {
+            writer.compact_to = Some(Covered {
+                fence,
+                decisions: number,
+                epoch: self.holding().epoch,
+                inbox_next: writer.inbox_next,
+            });
         }
         let record = Record::Decision {
             number,
@@ -190,6 +228,8 @@ impl Holder {
             .await
             .map_err(|e| format!("{e:?}"))?;
         writer.journaled.push(value);
+        writer.last_day.clone_from(&delivery.day);
+        writer.last_decision_at = Some(self.holding().fence);
         Ok(())
     }
 
@@ -302,6 +342,11 @@ pub async fn hold(hold: Hold, mut claim: Claim, mut stop: watch::Receiver<bool>)
     tracing::info!(target: "aura_fleet::audit", event = "hold", person = %person, host = %me,
         epoch = claim.holding.epoch, seq = claim.holding.fence,
         signals = claim.replayed.signals.len(), decisions = claim.replayed.decisions.len());
+    let inputs_ended = claim
+        .replayed
+        .signals
+        .iter()
+        .any(|(_, signal)| signal.get(INPUTS_END).is_some());
     let (ended, mut ended_rx) = watch::channel(None);
     let holder = Arc::new(Holder {
         fleet: fleet.clone(),
@@ -311,10 +356,13 @@ pub async fn hold(hold: Hold, mut claim: Claim, mut stop: watch::Receiver<bool>)
         writer: tokio::sync::Mutex::new(Writer {
             journaled: claim.replayed.decisions.clone(),
             base: claim.replayed.decisions_base(),
-            captured_decisions: claim.replayed.decisions_base(),
             outbox: claim.outbox.clone(),
-            since_checkpoint: 0,
-            storing: None,
+            last_day: None,
+            last_decision_at: None,
+            inbox_next: 1,
+            inputs_ended,
+            compact_to: None,
+            compacting: None,
         }),
         ended,
     });
@@ -324,29 +372,16 @@ pub async fn hold(hold: Hold, mut claim: Claim, mut stop: watch::Receiver<bool>)
     let renewing = Aborting(tokio::spawn(renewals(holder.clone())));
     // Decisions the last holder journaled and did not deliver go out now, not at the next one.
     let delivered = holder.deliver_due(&mut *holder.writer.lock().await).await;
-    let mut from_checkpoint = true;
-    let outcome = loop {
-        if let Err(why) = delivered {
-            break Err(Ended::Failed(why));
-        }
-        let session = Session {
-            base: &host,
-            root: &root,
-            enrolment: &enrolment,
-            clock,
-            claim: &claim,
-            from_checkpoint,
-        };
-        match run(&holder, session, &mut stop, &mut ended_rx).await {
-            // Nothing was taken or decided: live the journal again without the checkpoint.
-            Err(Stop::ResumeRefused(why)) if from_checkpoint => {
-                tracing::warn!(target: "aura_fleet::audit", event = "checkpoint_refused",
-                    person = %person, host = %me, why);
-                from_checkpoint = false;
-            }
-            Err(Stop::ResumeRefused(why)) => break Err(Ended::Failed(why)),
-            Err(Stop::Ended(why)) => break Err(why),
-            Ok(()) => break Ok(()),
+    let outcome = match delivered {
+        Err(why) => Err(Ended::Failed(why)),
+        Ok(()) => {
+            let session = Session {
+                base: &host,
+                root: &root,
+                enrolment: &enrolment,
+                clock,
+            };
+            run(&holder, session, &mut stop, &mut ended_rx).await
         }
     };
     drop(renewing);
@@ -357,16 +392,16 @@ pub async fn hold(hold: Hold, mut claim: Claim, mut stop: watch::Receiver<bool>)
             holder.ended().unwrap_or(Ended::Stopped)
         }
     };
-    // Let go first, then wait for a checkpoint being stored: renewals have stopped, and a
-    // checkpoint does not need the lease (a takeover checks that it fits the journal).
+    // Let go first, then wait for a compaction being made: renewals have stopped, and a
+    // compaction does not need the lease (its head only moves forward).
     if matches!(why, Ended::Stopped | Ended::Failed(_)) {
         let holding = holder.holding();
         if let Err(error) = fleet.release(&person, &holding).await {
             tracing::warn!(person = %person, %error, "lease not released: it runs out instead");
         }
     }
-    if let Some(storing) = holder.writer.lock().await.storing.take() {
-        let _ = storing.await;
+    if let Some(compacting) = holder.writer.lock().await.compacting.take() {
+        let _ = compacting.await;
     }
     tracing::info!(target: "aura_fleet::audit", event = "stop", person = %person, host = %me,
         epoch = claim.holding.epoch, why = ?why);
@@ -379,23 +414,15 @@ struct Session<'a> {
     root: &'a Path,
     enrolment: &'a Enrolment,
     clock: Clock,
-    claim: &'a Claim,
-    /// Resume from the person's stored checkpoint, if it fits.
-    from_checkpoint: bool,
 }
 
-/// Why a hold's body returned early.
-enum Stop {
-    /// The hold ends.
-    Ended(Ended),
-    /// The session refused to resume from the restored checkpoint before taking anything.
-    ResumeRefused(String),
-}
-
-impl From<Ended> for Stop {
-    fn from(ended: Ended) -> Self {
-        Self::Ended(ended)
-    }
+/// The name `person`'s life is kept under in the fleet's home: their key as a token (a
+/// digest: a person's key holds a `.`, a life's name may not).
+pub fn life_name(person: &Person) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(person.key().as_bytes());
+    let hex: String = digest.iter().take(16).map(|b| format!("{b:02x}")).collect();
+    format!("p-{hex}")
 }
 
 /// The hold's body: the session and its inbox, until something ends it.
@@ -404,49 +431,27 @@ async fn run(
     session_of: Session<'_>,
     stop: &mut watch::Receiver<bool>,
     ended: &mut watch::Receiver<Option<Ended>>,
-) -> Result<(), Stop> {
+) -> Result<(), Ended> {
     let Session {
         base,
         root,
         enrolment,
         clock,
-        claim,
-        from_checkpoint,
     } = session_of;
     let failed = |what: &str| {
         let what = what.to_owned();
         move |error: &dyn std::fmt::Display| Ended::Failed(format!("{what}: {error}"))
     };
-    let dir = scratch(root, &holder.person).map_err(|e| failed("scratch dir")(&e))?;
-    let restored = match from_checkpoint {
-        true => restore(holder, claim, root, &dir).await,
-        false => None,
-    };
-    // A journal replayed from a checkpoint is lived only from one: without it, the person
-    // waits for a host (this one or another, later) that can read it.
-    if let Some(covered) = claim.replayed.covered
-        && restored.is_none()
-    {
-        return Err(Ended::Failed(format!(
-            "{}'s journal was purged below record {} and no checkpoint at or past it could be restored",
-            holder.person, covered.fence
-        ))
-        .into());
-    }
-    // The signals taken that no stored checkpoint holds count toward the next one (as the
-    // inbox counts what it takes: not a refusal, not the end of the inputs): a person whose
-    // holds keep ending before FLEET_CHECKPOINT_EVERY_SIGNALS new signals is still
-    // checkpointed, not lived whole at every takeover.
-    let unsaved = claim.replayed.signals.iter().filter(|(id, signal)| {
-        let seq = id.parse::<u64>().unwrap_or(u64::MAX);
-        signal.get(INPUTS_END).is_none()
-            && signal.get(REFUSED).is_none()
-            && restored.is_none_or(|inbox_next| seq >= inbox_next)
-    });
-    holder.writer.lock().await.since_checkpoint = unsaved.count() as u64;
+    let epoch = holder.holding().epoch;
+    let dir = scratch(root, &holder.person, epoch).map_err(|e| failed("scratch dir")(&e))?;
     let host = base
         .for_person(&holder.person, &dir, enrolment.seed)
         .map_err(|e| failed("data dir")(&e))?;
+    // The host before may hold the life a little longer than the person (its hold ends as
+    // its session stops, or runs out): the open waits for it.
+    let home = FleetHome::new(holder.fleet.store(), &life_name(&holder.person))
+        .map_err(|e| failed("the person's life")(&e))?
+        .waiting(FLEET_LIFE_OPEN_WAIT_MS);
     let config = LiveConfig {
         is_scenario: enrolment.setup.get("signals").is_some(),
         setup: enrolment.setup.clone(),
@@ -456,53 +461,67 @@ async fn run(
         start: Start::Resume,
         narration: None,
         keep_days: aura_contract::limits::LIVE_KEEP_DAYS_DEFAULT,
-        home: None,
+        home: Some(Arc::new(home)),
     };
-    // The journal is the state: its signals go into the open day's journal (the first day's,
-    // or the restored checkpoint's) as the session's own, so the session starts as if it had
-    // taken them itself and closes each day past them as it did.
-    let mut inputs_ended = false;
-    let mut next_inbox = restored.unwrap_or(1);
-    let mut replayed = Vec::new();
-    for (id, signal) in &claim.replayed.signals {
-        let seq: u64 = id
-            .parse()
-            .ok()
-            .filter(|seq| *seq < u64::MAX)
-            .ok_or_else(|| {
-                failed("journal")(&format!("signal id `{id}` is not an inbox sequence"))
-            })?;
-        next_inbox = next_inbox.max(seq + 1);
-        let in_checkpoint = restored.is_some_and(|inbox_next| seq < inbox_next);
-        match (signal.get(INPUTS_END), signal.get(REFUSED)) {
-            (Some(_), _) => inputs_ended = true,
-            (None, Some(_)) => {}
-            (None, None) if in_checkpoint => {}
-            (None, None) => replayed.push(signal.clone()),
-        }
-    }
-    let open_day = live::open_life(&host, &config, &replayed)
-        .await
-        .map_err(|e| failed("data dir")(&e))?;
-    // The handle refuses on the open day's host until the session takes the day over, so a
-    // refusal that comes before the session began is the day's (not the data dir's).
-    let (handle, inbox) = live::channel(&open_day);
-    drop(open_day);
+    // The session opens the life (once: a second opener would wait for the first's hold).
+    // Nothing is pushed before it answered where the inbox stands, so every refusal goes to
+    // the open day it took over.
+    let (handle, inbox) = live::channel(&host);
     let sinks: Vec<Arc<dyn Sink>> = vec![Arc::new(Decisions(holder.clone(), host.clone()))];
     let session_host = host.clone();
     let mut session = Aborting(tokio::spawn(async move {
         live::live(&session_host, config, sinks, inbox, |_| {}).await
     }));
+    // The inbox goes on after the last message the life holds: the session says (once it
+    // took its open day over), or, if its life had ended and it finished at once, the data
+    // dir it left.
+    let mut finished = false;
+    let positions = match handle.positions().await {
+        Ok(positions) => positions,
+        Err(refused) => {
+            let done = tokio::time::timeout(Duration::from_millis(FLEET_LEASE_MS), &mut session.0);
+            match done.await {
+                Ok(Ok(Ok(_summary))) => {
+                    finished = true;
+                    tracing::info!(target: "aura_fleet::audit", event = "day_finished",
+                        person = %holder.person, host = %holder.me);
+                    aura_day::store::files::positions_in(&dir)
+                        .map_err(|e| failed("the life's read positions")(&e))?
+                }
+                _ => return Err(failed("the life's read positions")(&refused.message)),
+            }
+        }
+    };
+    let inbox_next = match positions.get(INBOX_SOURCE) {
+        Some(position) => position
+            .parse::<u64>()
+            .ok()
+            .and_then(|seq| seq.checked_add(1))
+            .ok_or_else(|| failed("the life's inbox position")(&position))?,
+        None => 1,
+    };
+    tracing::info!(target: "aura_fleet::audit", event = "life", person = %holder.person,
+        host = %holder.me, inbox = inbox_next);
+    let inputs_ended = {
+        let mut writer = holder.writer.lock().await;
+        writer.inbox_next = inbox_next;
+        writer.inputs_ended
+    };
+    // Decisions the life recorded that the journal does not hold (a hold that ended between
+    // a tick and its decisions' records): the session resumed past them, so they are
+    // journaled now, in order, and delivered.
+    holder
+        .recorded(&host)
+        .await
+        .map_err(|why| Ended::Failed(format!("the life's decisions: {why}")))?;
     if inputs_ended {
         handle.close().await;
     }
     let mut messages = holder
         .fleet
-        .inbox(&holder.person, next_inbox)
+        .inbox(&holder.person, inbox_next)
         .await
         .map_err(|e| failed("inbox")(&e))?;
-    let mut finished = false;
-    let mut taken = false;
     let outcome = loop {
         tokio::select! {
             // In this order, every time: a deterministic simulation's seed gives one run.
@@ -514,21 +533,18 @@ async fn run(
                 match done {
                     Ok(Ok(_summary)) => tracing::info!(target: "aura_fleet::audit",
                         event = "day_finished", person = %holder.person, host = %holder.me),
-                    Ok(Err(error)) if restored.is_some() && !taken => {
-                        break Err(Stop::ResumeRefused(error.to_string()));
-                    }
-                    Ok(Err(error)) => break Err(failed("session")(&error).into()),
-                    Err(error) => break Err(failed("session")(&error).into()),
+                    Ok(Err(error)) => break Err(failed("session")(&error)),
+                    Err(error) => break Err(failed("session")(&error)),
                 }
             }
             next = messages.next() => match next {
                 Ok((seq, sent)) => {
-                    taken = true;
-                    if let Err(why) = take(holder, &handle, &dir, seq, sent).await {
-                        break Err(why.into());
+                    if let Err(why) = take(holder, &handle, seq, sent).await {
+                        break Err(why);
                     }
+                    holder.writer.lock().await.inbox_next = seq + 1;
                 }
-                Err(error) => break Err(failed("inbox")(&error).into()),
+                Err(error) => break Err(failed("inbox")(&error)),
             },
         }
     };

@@ -98,6 +98,12 @@ pub const FLEET_CHECKPOINT_EVERY_SIGNALS: u64 = 50;
 /// one before): larger than a journal step, since a checkpoint is megabytes, not a record.
 pub const FLEET_CHECKPOINT_STORE_MS: u64 = 10_000;
 
+/// How long a host taking a person over waits for the hold of their life (in the fleet's
+/// home) by the host before to end: that host lets it go when it stops for the person, and a
+/// host that died holds it at most a lease after its last renewal, which comes at most a
+/// renewal after its last renewal of the person's lease; twice the lease covers both.
+pub const FLEET_LIFE_OPEN_WAIT_MS: u64 = 2 * FLEET_LEASE_MS;
+
 /// How long a held person's session may take to take one signal (its queue, the ticks due
 /// before it, the rate bound's waits) before the host stops for the person: a session that
 /// cannot take a signal in a minute is stuck, and the next holder lives the journal again.

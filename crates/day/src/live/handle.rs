@@ -213,11 +213,34 @@ impl Live {
     /// Pushes one signal or answer (a scenario.v1 signal, `at` optional); acknowledged once it
     /// is durable, or refused (and quarantined).
     pub async fn push(&self, bytes: &[u8]) -> Result<Ack, Refused> {
-        self.push_with(bytes, true).await
+        self.push_with(bytes, true, None).await
     }
 
-    /// [`Live::push`], taking a token of the rate bound when `bounded`.
-    async fn push_with(&self, bytes: &[u8], bounded: bool) -> Result<Ack, Refused> {
+    /// [`Live::push`] of one signal a source read, with the position it read up to: the
+    /// position is durable with the signal, in the same write, whether the session took the
+    /// signal or refused it for what it is (quarantined). A refusal before the session saw it
+    /// (not UTF-8, too large, too fast, busy, stopped) moves nothing: the source moves its
+    /// position alone ([`Live::push_read`] of an empty batch) if it passes over the signal.
+    pub async fn push_from(&self, bytes: &[u8], read: ReadPosition) -> Result<Ack, Refused> {
+        if let Err(refused) = check_positions(&BTreeMap::new(), std::slice::from_ref(&read)) {
+            let refusal = input::refusal("too_large", refused.to_string(), Action::CorrectCall);
+            return Err(refuse(
+                &self.host(),
+                &refusal,
+                &String::from_utf8_lossy(bytes),
+            ));
+        }
+        self.push_with(bytes, true, Some(read)).await
+    }
+
+    /// [`Live::push`], taking a token of the rate bound when `bounded`, with the position
+    /// `read` the signal was read up to.
+    async fn push_with(
+        &self,
+        bytes: &[u8],
+        bounded: bool,
+        read: Option<ReadPosition>,
+    ) -> Result<Ack, Refused> {
         let text = match std::str::from_utf8(bytes) {
             Ok(text) => text.to_owned(),
             Err(e) => {
@@ -245,7 +268,7 @@ impl Live {
             return Err(refuse(&self.host(), &refusal, &text));
         }
         let shown = text.clone();
-        let mut answers = self.send(vec![text], bounded, &shown, None).await?;
+        let mut answers = self.send(vec![text], bounded, &shown, read).await?;
         answers
             .pop()
             .unwrap_or_else(|| Err(refuse(&self.host(), &closed(), &shown)))
@@ -382,7 +405,7 @@ impl Live {
     /// pipe's writer waits for its reader) and the rate bound, which is there for fronts with
     /// many senders at once (HTTP, an app's threads), neither paces nor refuses it.
     pub async fn push_in_order(&self, bytes: &[u8]) -> Result<Ack, Refused> {
-        self.push_with(bytes, false).await
+        self.push_with(bytes, false, None).await
     }
 
     /// Takes a token of the rate bound (`urgent`: the reserved ones too), or says how many

@@ -65,6 +65,8 @@ const PART_HEADER: &str = "Aura-Part";
 pub struct FleetHome {
     store: Arc<dyn FleetStore>,
     life: String,
+    /// How long an open waits for another opener's hold to end before it is refused.
+    wait_ms: u64,
 }
 
 impl FleetHome {
@@ -80,6 +82,7 @@ impl FleetHome {
             true => Ok(Self {
                 store,
                 life: life.to_owned(),
+                wait_ms: 0,
             }),
             false => Err(StoreError::Refused(
                 "a life's name is 1 to 64 letters, digits, `_` or `-`".to_owned(),
@@ -88,11 +91,33 @@ impl FleetHome {
     }
 }
 
+impl FleetHome {
+    /// This home, its open waiting up to `wait_ms` for another opener's hold to end (one let
+    /// go as its opener stops, or run out a lease after its last renewal) before it is
+    /// refused.
+    pub fn waiting(self, wait_ms: u64) -> Self {
+        Self { wait_ms, ..self }
+    }
+}
+
 impl Home for FleetHome {
     fn open(&self, faults: Option<Arc<dyn StorageFaults>>) -> Step<'_, Box<dyn LifeStore>> {
         Box::pin(async move {
-            let store: Box<dyn LifeStore> = Box::new(FleetLife::open(self, faults).await?);
-            Ok(store)
+            let started = tokio::time::Instant::now();
+            loop {
+                match FleetLife::open(self, faults.clone()).await {
+                    Err(StoreError::Busy)
+                        if started.elapsed() < std::time::Duration::from_millis(self.wait_ms) =>
+                    {
+                        let retry = std::time::Duration::from_millis(FLEET_RENEW_EVERY_MS / 4);
+                        tokio::time::sleep(retry).await;
+                    }
+                    opened => {
+                        let store: Box<dyn LifeStore> = Box::new(opened?);
+                        return Ok(store);
+                    }
+                }
+            }
         })
     }
 }

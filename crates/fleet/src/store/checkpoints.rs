@@ -60,19 +60,27 @@ impl Fleet {
         }
         let name = object_name(person, checkpoint.fence);
         let put = self.store.put_object(&name, bytes);
-        put.await.map_err(during("store a checkpoint"))?;
-        let mine = checkpoint.covered();
+        put.await
+            .map_err(during("store a checkpoint"))
+            .map(|_| ())?;
+        let saved = self.move_head(person, checkpoint.covered()).await?;
+        match saved {
+            Saved::Head(_) => {}
+            Saved::Behind(head) if head.fence > checkpoint.fence => self.delete_object(&name).await,
+            Saved::Behind(_) => {}
+        }
+        Ok(saved)
+    }
+
+    /// Moves `person`'s head to `mine` by compare-and-set, only forward: [`Saved::Behind`]
+    /// when it covers as far or further already (a newer holder's).
+    pub async fn move_head(&self, person: &Person, mine: Covered) -> Result<Saved, FleetError> {
         let value =
             Bytes::from(serde_json::to_vec(&mine).map_err(|e| failed("encode a head")(&e))?);
         for _ in 0..FLEET_HEAD_ATTEMPTS_MAX {
             let head = self.head_entry(person).await?;
             let stored = match head {
-                Some((head, _)) if head.fence >= mine.fence => {
-                    if head.fence > mine.fence {
-                        self.delete_object(&name).await;
-                    }
-                    return Ok(Saved::Behind(head));
-                }
+                Some((head, _)) if head.fence >= mine.fence => return Ok(Saved::Behind(head)),
                 Some((_, revision)) => {
                     let update =
                         self.store
