@@ -17,12 +17,15 @@
 //! from the host whose takeover is the journal's newest, epochs only growing, decisions
 //! delivered once, in order, each equal to its journaled record) and the host's simulation hook
 //! checks seed 002's on every call (no agent twice in a chain, depth and pending calls
-//! bounded). At the end: every acknowledged signal is in its person's journal exactly once,
-//! every journal replays and its decisions are the ones delivered, and every person's delivered
-//! decisions equal their single-machine run, trace by trace. Over the seeds, the run must have
-//! done what it is for: people moved, a stale write met the fence, a checkpoint was read
-//! back, a journal was purged below one (each purge checked: the person's head covers it and
-//! every decision it takes was delivered; at the end what is kept replays from the head). Every seed runs twice and must give the same event log (every choice is the seed's,
+//! bounded). At the end: the inbox positions each person's life (in the fleet's home over the
+//! same store) recorded are exactly the signals sent, each once and in order, and the end of
+//! their inputs is journaled; every journal replays and its decisions are the ones delivered,
+//! and every person's delivered decisions equal their single-machine run, trace by trace. Over
+//! the seeds, the run must have done what it is for: people moved, a stale write met the fence,
+//! a takeover opened a life another host had lived, a journal was compacted below its head
+//! (each purge checked: the person's head covers it and every decision it takes was delivered;
+//! at the end what is kept replays from the head). `DST_FLEET_EVENTS=FILE` writes a seed's
+//! event log. Every seed runs twice and must give the same event log (every choice is the seed's,
 //! tokio's paused clock the only time, and the fleet's selects biased). `just dst-fleet N` runs
 //! N seeds; a failing seed prints how to replay it.
 

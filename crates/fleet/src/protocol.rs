@@ -250,7 +250,8 @@ pub enum Record<S, D> {
         /// Its epoch.
         epoch: Epoch,
     },
-    /// A signal or answer, acknowledged to its sender once this record is durable.
+    /// An input the holder journals under the fence: the end of a person's inputs (their
+    /// signals are their life's, in the fleet's home of lives).
     Signal {
         /// The sender's id for it: a signal sent again under the same id is applied once.
         id: String,

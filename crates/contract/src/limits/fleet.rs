@@ -47,7 +47,8 @@ pub const FLEET_TAKEOVER_ATTEMPTS_MAX: u32 = 16;
 pub const FLEET_STEP_TIMEOUT_MS: u64 = FLEET_LEASE_MS / 3;
 
 /// States the model checker of the fleet's protocol may visit before a check gives up (and
-/// fails) rather than take the machine's memory: the checks visit ~0.5 million.
+/// fails) rather than take the machine's memory: the largest check (3 hosts) visits ~2.2
+/// million.
 pub const MODEL_CHECK_STATES_MAX: usize = 5_000_000;
 
 const _: () = assert!(FLEET_STEP_TIMEOUT_MS * 3 <= FLEET_LEASE_MS);

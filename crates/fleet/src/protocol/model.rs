@@ -1,23 +1,28 @@
-//! The protocol as a model that stateright checks: one person, a few hosts, the signals stream,
-//! the lease bucket, the journal and the decisions subject, with every interleaving of the
-//! hosts' steps, their crashes and lost renewals (a host that stops for the person forgets all
-//! it held for them, which is what a crash does to it) and the server's expiry of the key.
+//! The protocol as a model that stateright checks: one person, a few hosts, their inbox, the
+//! lease bucket, their life (the fleet's home of lives: the signals it took, in one log that
+//! each opener fences with its marker) and their journal (takeovers and decisions) and
+//! decisions subject, with every interleaving of the hosts' steps, their crashes and lost
+//! renewals (a host that stops for the person forgets all it held for them, which is what a
+//! crash does to it) and the server's expiry of the key.
 //!
 //! The hosts decide with the protocol's own functions ([`lease_step`], [`Holding`], [`Outbox`],
-//! [`replay`]) and the real chain check of agent-to-agent calls ([`check_chain`]); what is
-//! modelled is only what NATS does: the bucket's create and compare-and-set, the streams'
-//! expected-last-sequence check (which the `fencing: false` mutation removes), redelivery of
-//! a signal nobody acknowledged. With `pauses`, the server may expire a key while its holder
-//! still believes it holds it (a paused process, a partition, a clock that jumped); without,
-//! a key expires only after its holder stopped or crashed. A write whose answer never comes
-//! back (a lost ack, a step that timed out) is that write followed by [`Action::Stop`]: a host
-//! that cannot know whether a record was stored stops for the person (`jetstream` returns the
-//! timeout as an error), so it needs no action of its own (modelled as one, it added no state).
-//! With [`Checkpoints::Compacted`], holders store checkpoints that move the person's head only
-//! forward and purge the journal below it once its decisions were delivered, at any later
-//! moment (the storing task outlives its hold); a takeover then reads only the kept records,
-//! from the head, as the fleet does (`store::Fleet::read_journal`), and the mutations (a head
-//! that moves back, a purge of undelivered decisions) are found.
+//! [`replay_from`](crate::protocol::replay_from)) and the real chain check of agent-to-agent
+//! calls ([`check_chain`]); what is modelled is only what NATS does: the bucket's create and
+//! compare-and-set, the journal's expected-last-sequence check (which the `fencing: false`
+//! mutation removes) and the life's, over all its subjects, from each open's marker on (which
+//! `life_fencing: false` removes). A host takes the person over (its takeover in the journal),
+//! opens the life (its marker, then what the life holds: the signals it applies, the inbox read
+//! on after them), takes each next inbox signal into the life in one write with its position,
+//! and makes, journals and delivers decisions. With `pauses`, the server may expire a key while
+//! its holder still believes it holds it (a paused process, a partition, a clock that jumped);
+//! without, a key expires only after its holder stopped or crashed. A write whose answer never
+//! comes back is that write followed by [`Action::Stop`] (`jetstream` returns the timeout as an
+//! error, and the host stops for the person). With [`Compaction::Compacted`], a holder moves
+//! the person's head to its last journaled decision (as the hold does at a new day's first),
+//! only forward, and purges the journal below it once the decisions it covers were delivered,
+//! at any later moment (the task outlives its hold); a takeover then reads only the kept
+//! records, from the head, as the fleet does (`store::Fleet::read_journal`), and the mutations
+//! (a head that moves back, a purge of undelivered decisions) are found.
 
 use stateright::{Model, Property};
 
@@ -28,15 +33,16 @@ use super::{
     Stored, lease_step,
 };
 
-/// A signal's payload in the model: its number. A decision's: how many signals it saw.
+/// A journal record in the model: a decision's payload is how many signals it saw (the model
+/// journals no signals: they are the life's).
 type Rec = Record<u8, u64>;
 
 /// The model's bounds.
 #[derive(Debug, Clone)]
 pub(super) struct Fleet {
     pub hosts: usize,
-    /// Signals in the stream at the start (when they were sent does not matter to the
-    /// protocol: a signal is durable once the stream holds it, acknowledged once journaled).
+    /// Signals in the inbox at the start (when they were sent does not matter to the
+    /// protocol: a signal is durable once the inbox holds it, the life's once it took it).
     pub signals: u8,
     /// How many times the key may be written (creates and renewals) in all: revisions must
     /// stay finite for the search to end.
@@ -44,26 +50,22 @@ pub(super) struct Fleet {
     /// The agents a host's tick may call, by name.
     pub agents: &'static [&'static str],
     pub pauses: bool,
-    /// The streams check the expected last sequence (the protocol); `false` is the mutation.
+    /// The journal checks the expected last sequence (the protocol); `false` is the mutation.
     pub fencing: bool,
-    /// Whether holders store checkpoints, and when.
-    pub checkpoints: Checkpoints,
+    /// The life checks its last sequence from each open's marker on; `false` is the mutation.
+    pub life_fencing: bool,
+    /// Whether holders compact the journal, and how.
+    pub compaction: Compaction,
 }
 
-/// When a holder captures its checkpoint of the person, and what the store does with it.
+/// Whether a holder moves the person's head and purges the journal below it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Checkpoints {
-    /// None are stored.
+pub(super) enum Compaction {
+    /// Never.
     Off,
-    /// Of what the journal holds up to the host's fence (`assistant` captures right after an
-    /// append was stored, under its writer); the last one written, by whichever host, is the
-    /// one a takeover reads, and the journal is never purged.
-    AfterAppend,
-    /// The mutation: of a signal taken before its append was answered.
-    BeforeAppend,
-    /// As `store::checkpoints` does: captured after the append, the person's head moved to it
-    /// only forward, then (at any later moment, whoever holds the person by then) the journal
-    /// purged below its fence if every decision it covers was delivered.
+    /// As the hold does: the head moved to a holder's last journaled decision only forward,
+    /// then (at any later moment, whoever holds the person by then) the journal purged below
+    /// it if every decision it covers was delivered.
     Compacted,
     /// The mutation: the head is the last one written (it may move back), and purged below.
     HeadBack,
@@ -71,34 +73,9 @@ pub(super) enum Checkpoints {
     PurgeUndelivered,
 }
 
-impl Checkpoints {
+impl Compaction {
     fn purges(self) -> bool {
-        matches!(
-            self,
-            Self::Compacted | Self::HeadBack | Self::PurgeUndelivered
-        )
-    }
-}
-
-/// A stored checkpoint: the journal sequence it covers, the signals applied and the decisions
-/// made by then (what each saw), and the first inbox signal it does not hold.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-struct Snapshot {
-    fence: Seq,
-    epoch: Epoch,
-    applied: Vec<u8>,
-    decided: Vec<u64>,
-    inbox_next: u8,
-}
-
-impl Snapshot {
-    fn covered(&self) -> Covered {
-        Covered {
-            fence: self.fence,
-            decisions: self.decided.len() as u64,
-            epoch: self.epoch,
-            inbox_next: u64::from(self.inbox_next),
-        }
+        self != Self::Off
     }
 }
 
@@ -117,26 +94,27 @@ pub(super) struct State {
     lost_decision: bool,
     /// The decisions subject: each message's decision number and what it saw.
     delivered: Vec<(u64, u64)>,
-    /// The signals stream: what no holder acknowledged yet (redelivered until one does).
-    stream: Vec<u8>,
-    /// Signals the sender was told are durable.
-    acked: Vec<u8>,
+    /// The life: each entry with the number of the open that wrote it (from 1), a marker
+    /// (`None`: each open writes one first) or a signal it took.
+    life: Vec<(u8, Option<u8>)>,
+    /// The life's opens so far.
+    opens: u8,
     hosts: Vec<Host>,
-    /// The person's checkpoint a takeover reads (the object store's last, or the head's).
-    checkpoint: Option<Snapshot>,
-    /// Whether a holder's append was ever refused by the fence, a takeover ever read the
-    /// journal again, and a holder ever started from a checkpoint: that the search reached the
-    /// races the fence is for, and the restore.
+    /// What the person's head covers, if it moved.
+    head: Option<Covered>,
+    /// Whether a holder's append was ever refused by a fence, a takeover ever read the
+    /// journal again, and a holder ever opened a life another had taken signals into: that
+    /// the search reached the races the fences are for, and the resume.
     fenced: bool,
     reread: bool,
-    restored: bool,
+    resumed: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct Host {
     run: Option<Run>,
-    /// A purge this host will make once its checkpoint's store was answered: its storing task
-    /// runs on after the host stopped for the person.
+    /// A purge this host will make once its head's move was answered: its task runs on after
+    /// the host stopped for the person.
     purge: Option<Covered>,
 }
 
@@ -145,32 +123,43 @@ struct Host {
 struct Run {
     holding: Holding,
     outbox: Outbox,
+    /// Once it opened the life: its open's number, and the life's length as it last wrote or
+    /// read it (what its next write must find).
+    life: Option<(u8, usize)>,
+    /// The signals applied, in the order the life holds them.
     applied: Vec<u8>,
-    /// The decisions made, each with what it saw (the session's, from its checkpoint on).
+    /// The decisions made from decision `base` on, each with what it saw.
     decided: Vec<u64>,
-    /// The first decision the host holds as journaled (what it may deliver): the journal was
-    /// read from a checkpoint that covers the ones before.
+    /// The first decision the host holds as journaled (the journal was read from a head that
+    /// covers the ones before).
     base: u64,
-    /// A signal journaled and not yet acknowledged.
-    unacked: Option<u8>,
     /// The tick's chain of agent calls.
     stack: Vec<usize>,
+}
+
+impl Run {
+    /// The number of the next decision.
+    fn made(&self) -> u64 {
+        self.base + self.decided.len() as u64
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(super) enum Action {
     Acquire(usize),
     Takeover(usize),
+    /// The host opens the person's life.
+    Open(usize),
     Renew(usize),
+    /// The host takes the next inbox signal into the life.
     Take(usize),
-    Ack(usize),
     Decide(usize),
     Deliver(usize),
     Call(usize, usize),
     Return(usize),
-    /// The host stores its checkpoint of the person.
-    Checkpoint(usize),
-    /// The host's storing task purges the journal below the checkpoint it stored.
+    /// The host moves the person's head to its last journaled decision.
+    Compact(usize),
+    /// The host's task purges the journal below the head it moved.
     Purge(usize),
     /// The host stops for the person: it crashed, or could not renew in time.
     Stop(usize),
@@ -201,12 +190,13 @@ impl Fleet {
         None
     }
 
-    /// The sender is told `signal` is durable, and the stream lets it go.
-    fn acknowledge(state: &mut State, signal: u8) {
-        state.stream.retain(|s| *s != signal);
-        if !state.acked.contains(&signal) {
-            state.acked.push(signal);
-        }
+    /// The signals the life holds, in order.
+    fn life_signals(state: &State) -> Vec<u8> {
+        state
+            .life
+            .iter()
+            .filter_map(|(_, signal)| *signal)
+            .collect()
     }
 
     /// The decisions subject's last message, as (number, sequence).
@@ -219,6 +209,17 @@ impl Fleet {
 
     fn host_name(host: usize) -> String {
         format!("host-{host}")
+    }
+
+    /// What host `h` reads of the lease's key.
+    fn entry<'a>(state: &State, name: &'a Option<String>) -> LeaseEntry<'a> {
+        match (state.key, name) {
+            (Some((_, revision)), Some(name)) => LeaseEntry::Held {
+                host: name,
+                revision,
+            },
+            _ => LeaseEntry::Absent,
+        }
     }
 }
 
@@ -234,12 +235,12 @@ impl Model for Fleet {
             purged_below: 0,
             lost_decision: false,
             delivered: Vec::new(),
-            stream: (0..self.signals).collect(),
-            acked: Vec::new(),
-            checkpoint: None,
+            life: Vec::new(),
+            opens: 0,
+            head: None,
             fenced: false,
             reread: false,
-            restored: false,
+            resumed: false,
             hosts: vec![
                 Host {
                     run: None,
@@ -275,17 +276,19 @@ impl Model for Fleet {
                 actions.push(Action::Takeover(h));
                 continue;
             }
-            if run.unacked.is_some() {
-                actions.push(Action::Ack(h));
-            } else if !state.stream.is_empty() {
+            if run.life.is_none() {
+                actions.push(Action::Open(h));
+                continue;
+            }
+            if run.applied.len() < usize::from(self.signals) {
                 actions.push(Action::Take(h));
             }
-            if (run.decided.len() as u64) < u64::from(self.signals)
+            if run.made() < u64::from(self.signals)
                 && run.decided.last().copied().unwrap_or(0) < run.applied.len() as u64
             {
                 actions.push(Action::Decide(h));
             }
-            if run.outbox.due(run.decided.len() as u64) {
+            if run.outbox.due(run.made()) {
                 actions.push(Action::Deliver(h));
             }
             for agent in 0..self.agents.len() {
@@ -294,14 +297,18 @@ impl Model for Fleet {
             if !run.stack.is_empty() {
                 actions.push(Action::Return(h));
             }
-            // As `assistant` does: right after a signal's append was stored (and before it is
-            // acknowledged), whatever other hosts did meanwhile.
-            let after_append = !matches!(
-                self.checkpoints,
-                Checkpoints::Off | Checkpoints::BeforeAppend
-            );
-            if after_append && run.unacked.is_some() {
-                actions.push(Action::Checkpoint(h));
+            // As the hold does: right after it journaled a decision, whatever other hosts did
+            // meanwhile.
+            let last = usize::try_from(run.holding.fence)
+                .ok()
+                .and_then(|f| f.checked_sub(1));
+            let decided = last
+                .and_then(|at| state.journal.get(at))
+                .is_some_and(|(epoch, r)| {
+                    *epoch == run.holding.epoch && matches!(r, Record::Decision { .. })
+                });
+            if self.compaction.purges() && decided {
+                actions.push(Action::Compact(h));
             }
         }
     }
@@ -313,47 +320,28 @@ impl Model for Fleet {
             Action::Stop(h) => state.hosts[h].run = None,
             Action::Acquire(h) => {
                 let holder_name = state.key.map(|(holder, _)| Self::host_name(holder));
-                let entry = match (state.key, &holder_name) {
-                    (Some((_, revision)), Some(name)) => LeaseEntry::Held {
-                        host: name,
-                        revision,
-                    },
-                    _ => LeaseEntry::Absent,
-                };
+                let entry = Self::entry(&state, &holder_name);
                 if lease_step(&Self::host_name(h), None, entry) != LeaseStep::Create {
                     return None;
                 }
                 state.revision += 1;
                 state.key = Some((h, state.revision));
                 // A journal this host cannot rebuild: the claim fails (the lease is let go).
-                let TakenOver {
-                    applied,
-                    decided,
-                    base,
-                    restored,
-                    ..
-                } = Self::taken_over(&state)?;
-                state.restored |= restored;
+                let TakenOver { decided, base, .. } = Self::taken_over(&state)?;
                 state.hosts[h].run = Some(Run {
                     holding: Holding::acquired(state.revision, state.journal.len() as Seq),
                     outbox: Outbox::read(Self::last_delivered(&state)),
-                    applied,
+                    life: None,
+                    applied: Vec::new(),
                     decided,
                     base,
-                    unacked: None,
                     stack: Vec::new(),
                 });
             }
             Action::Renew(h) => {
                 let me = Self::host_name(h);
                 let holder_name = state.key.map(|(holder, _)| Self::host_name(holder));
-                let entry = match (state.key, &holder_name) {
-                    (Some((_, revision)), Some(name)) => LeaseEntry::Held {
-                        host: name,
-                        revision,
-                    },
-                    _ => LeaseEntry::Absent,
-                };
+                let entry = Self::entry(&state, &holder_name);
                 let run = state.hosts[h].run.as_ref()?;
                 match lease_step(&me, Some(&run.holding), entry) {
                     LeaseStep::Renew { revision } => {
@@ -370,131 +358,47 @@ impl Model for Fleet {
                     LeaseStep::Create | LeaseStep::Wait => return None,
                 }
             }
-            Action::Takeover(h) => {
-                let run = state.hosts[h].run.clone()?;
-                let record = Record::Takeover {
-                    host: Self::host_name(h),
-                    epoch: run.holding.epoch,
-                };
-                let answer = self.append(
-                    &mut state,
-                    run.holding.expected(),
-                    run.holding.epoch,
-                    record,
-                );
-                let reread = Self::taken_over(&state);
-                let fence = state.journal.len() as Seq;
+            Action::Takeover(h) => self.takeover(&mut state, h)?,
+            Action::Open(h) => {
+                // Its marker first, then what the life holds.
+                state.opens += 1;
+                let me = state.opens;
+                state.life.push((me, None));
+                let applied = Self::life_signals(&state);
+                state.resumed |= !applied.is_empty();
+                let length = state.life.len();
                 let run = state.hosts[h].run.as_mut()?;
-                match run.holding.appended(answer) {
-                    AfterAppend::Go => {}
-                    AfterAppend::Reread => {
-                        state.reread = true;
-                        // Read again and not rebuilt: the hold fails, the host stops.
-                        let Some(TakenOver {
-                            applied,
-                            decided,
-                            base,
-                            newest,
-                            ..
-                        }) = reread
-                        else {
-                            state.hosts[h].run = None;
-                            return Some(state);
-                        };
-                        if run.holding.reread(fence, newest) == AfterAppend::Fenced {
-                            state.hosts[h].run = None;
-                            state.fenced = true;
-                        } else {
-                            run.applied = applied;
-                            run.decided = decided;
-                            run.base = base;
-                        }
-                    }
-                    AfterAppend::Fenced => unreachable!("a takeover is not fenced"),
-                }
+                run.life = Some((me, length));
+                run.applied = applied;
             }
             Action::Take(h) => {
-                let run = state.hosts[h].run.clone()?;
-                let signal = state.stream[0];
-                if run.applied.contains(&signal) {
-                    // Journaled by a holder that died before acknowledging it: applied once.
-                    Self::acknowledge(&mut state, signal);
+                let run = state.hosts[h].run.as_ref()?;
+                let (me, length) = run.life?;
+                // The inbox read on after the life's position: the next signal.
+                let signal = run.applied.len() as u8;
+                if self.life_fencing && state.life.len() != length {
+                    state.hosts[h].run = None;
+                    state.fenced = true;
                     return Some(state);
                 }
-                let record = Record::Signal {
-                    id: signal.to_string(),
-                    signal,
-                };
-                if self.checkpoints == Checkpoints::BeforeAppend {
-                    let mut applied = run.applied.clone();
-                    applied.push(signal);
-                    state.checkpoint = Some(Snapshot {
-                        fence: run.holding.fence + 1,
-                        epoch: run.holding.epoch,
-                        applied,
-                        decided: run.decided.clone(),
-                        inbox_next: signal + 1,
-                    });
-                }
-                if let Some(run) = self.journal(&mut state, h, record) {
-                    run.applied.push(signal);
-                    run.unacked = Some(signal);
-                }
-            }
-            Action::Ack(h) => {
+                state.life.push((me, Some(signal)));
+                let length = state.life.len();
                 let run = state.hosts[h].run.as_mut()?;
-                let signal = run.unacked.take()?;
-                Self::acknowledge(&mut state, signal);
+                run.life = Some((me, length));
+                run.applied.push(signal);
             }
             Action::Decide(h) => {
                 let run = state.hosts[h].run.clone()?;
                 let saw = run.applied.len() as u64;
                 let record = Record::Decision {
-                    number: run.decided.len() as u64,
+                    number: run.made(),
                     decision: saw,
                 };
-                if (run.decided.len() as u64) < run.base {
-                    return None;
-                }
                 if let Some(run) = self.journal(&mut state, h, record) {
                     run.decided.push(saw);
                 }
             }
-            Action::Deliver(h) => {
-                let run = state.hosts[h].run.clone()?;
-                let mut number = run.outbox.next;
-                // Below what it holds as journaled: delivered by another holder (the journal
-                // is purged only below what was delivered), as the subject's last message
-                // says; else purged before it was delivered.
-                if number < run.base {
-                    let last = Self::last_delivered(&state);
-                    let run = state.hosts[h].run.as_mut()?;
-                    if run.outbox.caught_up(last).is_err() || run.outbox.next < run.base {
-                        state.lost_decision = true;
-                        state.hosts[h].run = None;
-                        return Some(state);
-                    }
-                    number = run.outbox.next;
-                    if !run.outbox.due(run.decided.len() as u64) {
-                        return Some(state);
-                    }
-                }
-                let run = state.hosts[h].run.clone()?;
-                let saw = run.decided[number as usize];
-                let answer = if self.fencing && state.delivered.len() as Seq != run.outbox.last {
-                    Stored::Conflict
-                } else {
-                    state.delivered.push((number, saw));
-                    Stored::At(state.delivered.len() as Seq)
-                };
-                let last = Self::last_delivered(&state);
-                let run = state.hosts[h].run.as_mut()?;
-                if run.outbox.published(answer) == AfterPublish::ReadLast {
-                    run.outbox
-                        .caught_up(last)
-                        .expect("decisions only go forward");
-                }
-            }
+            Action::Deliver(h) => self.deliver(&mut state, h)?,
             Action::Call(h, agent) => {
                 let run = state.hosts[h].run.as_mut()?;
                 let chain: Vec<&str> = run.stack.iter().map(|a| self.agents[*a]).collect();
@@ -506,35 +410,24 @@ impl Model for Fleet {
             Action::Return(h) => {
                 state.hosts[h].run.as_mut()?.stack.pop()?;
             }
-            Action::Checkpoint(h) => {
+            Action::Compact(h) => {
                 let run = state.hosts[h].run.as_ref()?;
-                let snapshot = Snapshot {
+                let covered = Covered {
                     fence: run.holding.fence,
+                    decisions: run.made(),
                     epoch: run.holding.epoch,
-                    applied: run.applied.clone(),
-                    decided: run.decided.clone(),
-                    inbox_next: run.applied.iter().max().map_or(0, |s| s + 1),
+                    inbox_next: run.applied.len() as u64,
                 };
-                let forward = state
-                    .checkpoint
-                    .as_ref()
-                    .is_none_or(|head| head.fence < snapshot.fence);
-                let moves = match self.checkpoints {
-                    Checkpoints::Compacted | Checkpoints::PurgeUndelivered => forward,
-                    _ => true,
-                };
-                if moves {
-                    if self.checkpoints.purges() {
-                        state.hosts[h].purge = Some(snapshot.covered());
-                    }
-                    state.checkpoint = Some(snapshot);
+                let forward = state.head.is_none_or(|head| head.fence < covered.fence);
+                if forward || self.compaction == Compaction::HeadBack {
+                    state.hosts[h].purge = Some(covered);
+                    state.head = Some(covered);
                 }
             }
             Action::Purge(h) => {
                 let covered = state.hosts[h].purge.take()?;
                 let delivered = state.delivered.len() as u64;
-                if delivered >= covered.decisions
-                    || self.checkpoints == Checkpoints::PurgeUndelivered
+                if delivered >= covered.decisions || self.compaction == Compaction::PurgeUndelivered
                 {
                     state.purged_below = state.purged_below.max(covered.fence);
                 }
@@ -549,6 +442,85 @@ impl Model for Fleet {
 
     fn properties(&self) -> Vec<Property<Self>> {
         properties::properties()
+    }
+}
+
+impl Fleet {
+    /// Host `h` appends its takeover; a refusal reads the journal again (and the host stops
+    /// when it cannot rebuild it, or a newer holder took the person over).
+    fn takeover(&self, state: &mut State, h: usize) -> Option<()> {
+        let run = state.hosts[h].run.clone()?;
+        let record = Record::Takeover {
+            host: Self::host_name(h),
+            epoch: run.holding.epoch,
+        };
+        let answer = self.append(state, run.holding.expected(), run.holding.epoch, record);
+        let reread = Self::taken_over(state);
+        let fence = state.journal.len() as Seq;
+        let run = state.hosts[h].run.as_mut()?;
+        match run.holding.appended(answer) {
+            AfterAppend::Go => {}
+            AfterAppend::Reread => {
+                state.reread = true;
+                // Read again and not rebuilt: the hold fails, the host stops.
+                let Some(TakenOver {
+                    decided,
+                    base,
+                    newest,
+                }) = reread
+                else {
+                    state.hosts[h].run = None;
+                    return Some(());
+                };
+                if run.holding.reread(fence, newest) == AfterAppend::Fenced {
+                    state.hosts[h].run = None;
+                    state.fenced = true;
+                } else {
+                    run.decided = decided;
+                    run.base = base;
+                }
+            }
+            AfterAppend::Fenced => unreachable!("a takeover is not fenced"),
+        }
+        Some(())
+    }
+
+    /// Host `h` delivers its next decision due.
+    fn deliver(&self, state: &mut State, h: usize) -> Option<()> {
+        let run = state.hosts[h].run.clone()?;
+        let mut number = run.outbox.next;
+        // Below what it holds as journaled: delivered by another holder (the journal is
+        // purged only below what was delivered), as the subject's last message says; else
+        // purged before it was delivered.
+        if number < run.base {
+            let last = Self::last_delivered(state);
+            let run = state.hosts[h].run.as_mut()?;
+            if run.outbox.caught_up(last).is_err() || run.outbox.next < run.base {
+                state.lost_decision = true;
+                state.hosts[h].run = None;
+                return Some(());
+            }
+            number = run.outbox.next;
+            if !run.outbox.due(run.made()) {
+                return Some(());
+            }
+        }
+        let run = state.hosts[h].run.clone()?;
+        let saw = run.decided[(number - run.base) as usize];
+        let answer = if self.fencing && state.delivered.len() as Seq != run.outbox.last {
+            Stored::Conflict
+        } else {
+            state.delivered.push((number, saw));
+            Stored::At(state.delivered.len() as Seq)
+        };
+        let last = Self::last_delivered(state);
+        let run = state.hosts[h].run.as_mut()?;
+        if run.outbox.published(answer) == AfterPublish::ReadLast {
+            run.outbox
+                .caught_up(last)
+                .expect("decisions only go forward");
+        }
+        Some(())
     }
 }
 

@@ -6,7 +6,7 @@ use stateright::{Checker, HasDiscoveries, Model};
 
 use aura_contract::limits::MODEL_CHECK_STATES_MAX;
 
-use super::{Action, Checkpoints, Fleet};
+use super::{Action, Compaction, Fleet};
 
 /// The catalogue's agents, and two more so that a chain can reach the depth bound.
 const AGENTS: [&str; 6] = [
@@ -21,7 +21,8 @@ fn fleet() -> Fleet {
         agents: &[],
         pauses: true,
         fencing: true,
-        checkpoints: Checkpoints::Off,
+        life_fencing: true,
+        compaction: Compaction::Off,
     }
 }
 
@@ -103,7 +104,8 @@ fn calls_stay_acyclic_and_bounded_on_the_hosts_own_check() {
         agents: &AGENTS,
         pauses: false,
         fencing: true,
-        checkpoints: Checkpoints::Off,
+        life_fencing: true,
+        compaction: Compaction::Off,
     };
     let checker = check("calls over 6 agents", model);
     for name in [
@@ -117,7 +119,7 @@ fn calls_stay_acyclic_and_bounded_on_the_hosts_own_check() {
     let deepest = (0..AGENTS.len() - 1)
         .map(|agent| Action::Call(0, agent))
         .collect::<Vec<_>>();
-    let mut actions = vec![Action::Acquire(0), Action::Takeover(0)];
+    let mut actions = vec![Action::Acquire(0), Action::Takeover(0), Action::Open(0)];
     actions.extend(deepest);
     let path = stateright::Path::from_actions(
         checker.model(),
@@ -138,61 +140,59 @@ fn calls_stay_acyclic_and_bounded_on_the_hosts_own_check() {
     );
 }
 
-#[test]
-fn without_the_fence_the_checker_finds_the_double_delivery_and_the_lost_signal() {
-    let model = Fleet {
-        fencing: false,
-        ..fleet()
-    };
-    let wanted = [
-        "one writer at a time (no stale record after a takeover)",
-        "no decision delivered twice or out of order",
-        "the current holder applied every journaled signal once",
-    ];
-    let until = HasDiscoveries::AllOf(wanted.into_iter().collect());
-    let checker = check_until("2 hosts, fencing removed", model, Some(until));
-    for name in wanted {
-        let found = checker.assert_any_discovery(name);
+/// Checks `model` (a mutation) until every one of `wanted` is found to fail, and says after
+/// which steps.
+fn finds(name: &str, model: Fleet, wanted: &[&'static str]) {
+    let until = HasDiscoveries::AllOf(wanted.iter().copied().collect());
+    let checker = check_until(name, model, Some(until));
+    for property in wanted {
+        let found = checker.assert_any_discovery(property);
         eprintln!(
-            "without the fence, \"{name}\" fails after: {:?}",
+            "{name}: \"{property}\" fails after: {:?}",
             found.into_actions()
         );
     }
 }
 
 #[test]
-fn a_takeover_from_a_checkpoint_any_host_stored_applies_every_journaled_signal_once() {
+fn without_the_fence_the_checker_finds_the_second_writer_and_the_double_delivery() {
     let model = Fleet {
-        checkpoints: Checkpoints::AfterAppend,
+        fencing: false,
         ..fleet()
     };
-    let checker = check("2 hosts, 2 signals, pauses, checkpoints", model);
-    checker.assert_properties();
-    checker.assert_any_discovery("a holder started from a checkpoint");
+    finds(
+        "2 hosts, fencing removed",
+        model,
+        &[
+            "one writer at a time (no stale record after a takeover)",
+            "no decision delivered twice or out of order",
+        ],
+    );
 }
 
 #[test]
-fn a_checkpoint_captured_before_its_append_was_stored_loses_a_signal() {
+fn without_the_lifes_fence_the_checker_finds_a_stale_signal_and_one_taken_twice() {
     let model = Fleet {
-        checkpoints: Checkpoints::BeforeAppend,
+        life_fencing: false,
         ..fleet()
     };
-    let wanted = "no acknowledged signal lost";
-    let until = HasDiscoveries::AnyOf([wanted].into_iter().collect());
-    let checker = check_until("2 hosts, checkpoint before the append", model, Some(until));
-    let found = checker.assert_any_discovery(wanted);
-    eprintln!(
-        "a checkpoint captured before its append: \"{wanted}\" fails after: {:?}",
-        found.into_actions()
+    finds(
+        "2 hosts, the life's fence removed",
+        model,
+        &[
+            "one writer at a time in the life (no stale signal after an open)",
+            "the life holds each signal once, in the inbox's order",
+            "the newest opener applied every signal the life holds",
+        ],
     );
 }
 
 #[test]
 fn a_journal_purged_below_the_head_is_lived_from_it_and_loses_nothing() {
-    // Two leases and no renewal: a purge's own actions (a head per checkpoint, a purge that
+    // Two leases and no renewal: a purge's own actions (a head per decision, a purge that
     // outlives its host) take the search past its bound with a third revision.
     let model = Fleet {
-        checkpoints: Checkpoints::Compacted,
+        compaction: Compaction::Compacted,
         revisions: 2,
         ..fleet()
     };
@@ -208,16 +208,16 @@ fn a_journal_purged_below_the_head_is_lived_from_it_and_loses_nothing() {
 fn a_head_that_moves_back_or_a_purge_of_undelivered_decisions_is_found() {
     for (mutation, wanted) in [
         (
-            Checkpoints::HeadBack,
+            Compaction::HeadBack,
             "a purged journal is rebuilt from its head",
         ),
         (
-            Checkpoints::PurgeUndelivered,
+            Compaction::PurgeUndelivered,
             "no decision purged before it was delivered",
         ),
     ] {
         let model = Fleet {
-            checkpoints: mutation,
+            compaction: mutation,
             ..fleet()
         };
         let until = HasDiscoveries::AnyOf([wanted].into_iter().collect());

@@ -1,17 +1,17 @@
 //! What must hold of the fleet's protocol in every state the model reaches (`always`), and
-//! what the search must reach at least once (`sometimes`: the races and restores the
+//! what the search must reach at least once (`sometimes`: the races and resumes the
 //! protocol is for). It must not step the model (`model` does).
 
 use stateright::Property;
 
 use aura_contract::limits::AGENT_CALL_DEPTH_MAX;
 
-use super::{Checkpoints, Fleet, State};
-use crate::protocol::{Record, Seq};
+use super::{Fleet, State};
+use crate::protocol::Record;
 
 /// The model's properties.
 pub(super) fn properties() -> Vec<Property<Fleet>> {
-    vec![
+    let mut properties = vec![
         Property::always("the journal replays", |_, s: &State| {
             Fleet::replay(s).is_some()
         }),
@@ -27,26 +27,42 @@ pub(super) fn properties() -> Vec<Property<Fleet>> {
                 })
             },
         ),
-        Property::always("no acknowledged signal lost", |_, s: &State| {
-            let journaled: Vec<u8> = s
-                .journal
-                .iter()
-                .filter_map(|(_, r)| match r {
-                    Record::Signal { signal, .. } => Some(*signal),
-                    _ => None,
-                })
-                .collect();
-            s.acked.iter().all(|a| journaled.contains(a))
-        }),
         Property::always(
-            "the current holder applied every journaled signal once",
+            "one writer at a time in the life (no stale signal after an open)",
             |_, s: &State| {
-                let (applied, _, _) = Fleet::replayed(s);
-                s.hosts.iter().filter_map(|h| h.run.as_ref()).all(|run| {
-                    let current =
-                        run.holding.taken_over && run.holding.fence == s.journal.len() as Seq;
-                    !current || run.applied == applied
+                let mut newest = 0;
+                s.life.iter().all(|(open, signal)| {
+                    if signal.is_none() {
+                        newest = newest.max(*open);
+                    }
+                    *open >= newest
                 })
+            },
+        ),
+        Property::always(
+            "the life holds each signal once, in the inbox's order",
+            |_, s: &State| {
+                Fleet::life_signals(s)
+                    .iter()
+                    .enumerate()
+                    .all(|(index, signal)| usize::from(*signal) == index)
+            },
+        ),
+        Property::always(
+            "the newest opener applied every signal the life holds",
+            |_, s: &State| {
+                let signals = Fleet::life_signals(s);
+                s.hosts.iter().filter_map(|h| h.run.as_ref()).all(|run| {
+                    let newest = run.life.is_some_and(|(open, _)| open == s.opens);
+                    !newest || run.applied == signals
+                })
+            },
+        ),
+        Property::always(
+            "every decision saw only signals the life holds",
+            |_, s: &State| {
+                let held = Fleet::life_signals(s).len() as u64;
+                Fleet::replayed(s).iter().all(|saw| *saw <= held)
             },
         ),
         Property::always(
@@ -61,7 +77,7 @@ pub(super) fn properties() -> Vec<Property<Fleet>> {
         Property::always(
             "every decision delivered is the journal's",
             |_, s: &State| {
-                let (_, decided, _) = Fleet::replayed(s);
+                let decided = Fleet::replayed(s);
                 s.delivered
                     .iter()
                     .all(|(number, saw)| decided.get(*number as usize) == Some(saw))
@@ -73,6 +89,16 @@ pub(super) fn properties() -> Vec<Property<Fleet>> {
                 m.pauses || s.hosts.iter().filter(|h| h.run.is_some()).count() <= 1
             },
         ),
+    ];
+    properties.extend(calls());
+    properties.extend(compaction());
+    properties.extend(reached());
+    properties
+}
+
+/// Seed 002's bounds on agent-to-agent calls, on the host's own check.
+fn calls() -> Vec<Property<Fleet>> {
+    vec![
         Property::always("no agent twice in a call stack", |_, s: &State| {
             s.hosts.iter().filter_map(|h| h.run.as_ref()).all(|run| {
                 let mut seen = run.stack.clone();
@@ -95,6 +121,12 @@ pub(super) fn properties() -> Vec<Property<Fleet>> {
                 .sum();
             pending <= m.agents.len() * AGENT_CALL_DEPTH_MAX
         }),
+    ]
+}
+
+/// The journal's compaction: read from its head, losing no decision.
+fn compaction() -> Vec<Property<Fleet>> {
+    vec![
         Property::always(
             "a purged journal is rebuilt from its head",
             |_, s: &State| s.purged_below == 0 || Fleet::taken_over(s).is_some(),
@@ -106,7 +138,7 @@ pub(super) fn properties() -> Vec<Property<Fleet>> {
         Property::sometimes(
             "a holder started from a purged journal",
             |m: &Fleet, s: &State| {
-                !m.checkpoints.purges()
+                !m.compaction.purges()
                     || s.purged_below > 1
                         && s.hosts
                             .iter()
@@ -114,6 +146,12 @@ pub(super) fn properties() -> Vec<Property<Fleet>> {
                             .any(|run| run.base > 0 && run.holding.taken_over)
             },
         ),
+    ]
+}
+
+/// What the search must reach: the races the fences are for, a resume, a whole run.
+fn reached() -> Vec<Property<Fleet>> {
+    vec![
         Property::sometimes(
             "a stale holder's append refused by the fence",
             |_, s: &State| s.fenced,
@@ -123,20 +161,20 @@ pub(super) fn properties() -> Vec<Property<Fleet>> {
             |_, s: &State| s.reread,
         ),
         Property::sometimes(
-            "a holder started from a checkpoint",
-            |m: &Fleet, s: &State| m.checkpoints == Checkpoints::Off || s.restored,
+            "a holder opened a life another had taken signals into",
+            |m: &Fleet, s: &State| m.signals == 0 || s.resumed,
         ),
         Property::sometimes(
-            "a takeover, then every signal acknowledged and every decision delivered",
+            "a takeover, then every signal taken and every decision delivered",
             |m: &Fleet, s: &State| {
                 let takeovers = s
                     .journal
                     .iter()
                     .filter(|(_, r)| matches!(r, Record::Takeover { .. }))
                     .count();
-                let (_, decided, _) = Fleet::replayed(s);
+                let decided = Fleet::replayed(s);
                 takeovers >= 2
-                    && s.acked.len() == usize::from(m.signals)
+                    && Fleet::life_signals(s).len() == usize::from(m.signals)
                     && !decided.is_empty()
                     && s.delivered.len() == decided.len()
             },
