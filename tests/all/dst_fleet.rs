@@ -39,7 +39,7 @@ use serde_json::Value;
 use tokio::sync::{Notify, watch};
 use tokio::time::Instant;
 
-use aura_contract::limits::{FLEET_CHECKPOINT_STORE_MS, FLEET_LEASE_MS, FLEET_STEP_TIMEOUT_MS};
+use aura_contract::limits::{FLEET_LEASE_MS, FLEET_STEP_TIMEOUT_MS};
 use aura_day::live::Clock;
 use aura_fleet::placement::{FleetHost, serve};
 use aura_fleet::protocol::{Covered, Record, Seq, Stored, replay, replay_from};
@@ -106,7 +106,6 @@ struct State {
     purged: BTreeMap<(Log, String), Vec<Message>>,
     /// Purges that took journal records.
     purges: u64,
-    objects: BTreeMap<String, Vec<u8>>,
     /// Hosts cut off, until when.
     cut: BTreeMap<String, Instant>,
     /// Hosts frozen (a stopped process, a paused VM), until when: their steps wait, then
@@ -154,7 +153,6 @@ impl Sim {
                 subjects: BTreeMap::new(),
                 purged: BTreeMap::new(),
                 purges: 0,
-                objects: BTreeMap::new(),
                 cut: BTreeMap::new(),
                 frozen: BTreeMap::new(),
                 freeze_at_write: BTreeMap::new(),
@@ -687,43 +685,6 @@ impl FleetStore for Handle {
             state.purged.entry(key).or_default().extend(gone);
             Ok(count)
         })
-    }
-
-    fn put_object(&self, name: &str, bytes: Vec<u8>) -> Step<'_, ()> {
-        let name = name.to_owned();
-        self.step_within(
-            "store an object",
-            FLEET_CHECKPOINT_STORE_MS,
-            move |state, _| {
-                state.objects.insert(name, bytes);
-                Ok(())
-            },
-        )
-    }
-
-    fn delete_object(&self, name: &str) -> Step<'_, ()> {
-        let name = name.to_owned();
-        self.step("delete an object", move |state, _| {
-            state.objects.remove(&name);
-            Ok(())
-        })
-    }
-
-    fn get_object(&self, name: &str, max: usize) -> Step<'_, Option<Vec<u8>>> {
-        let name = name.to_owned();
-        self.step_within(
-            "read an object",
-            FLEET_CHECKPOINT_STORE_MS,
-            move |state, _| match state.objects.get(&name) {
-                Some(bytes) if bytes.len() > max => Err(FleetError::TooLarge {
-                    what: "checkpoint",
-                    person: name,
-                    bytes: bytes.len(),
-                    max,
-                }),
-                found => Ok(found.cloned()),
-            },
-        )
     }
 }
 

@@ -243,6 +243,14 @@ struct FleetHostProcess {
     log: PathBuf,
 }
 
+/// A test that fails midway leaves no host running behind it.
+impl Drop for FleetHostProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 fn start_host(id: &str, url: &str, dir: &Path) -> FleetHostProcess {
     start_host_with(id, url, dir, &[])
 }
@@ -902,4 +910,55 @@ async fn the_people_a_full_host_owns_are_taken_by_one_with_room() {
         host.child.kill().unwrap();
         host.child.wait().unwrap();
     }
+}
+
+/// A person whose journal an earlier aura's fleet wrote (each signal journaled as a record, the
+/// state in checkpoint objects) is not lived from half their state: the host lets them go and
+/// its log says why, and nothing is decided for them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_journal_an_earlier_fleet_wrote_is_let_go_with_its_reason() {
+    let plan = plans(PEOPLE, FULL_DAYS).pop().unwrap();
+    let (server, dir, client, fleet) = fleet_of("fleet-earlier", std::slice::from_ref(&plan)).await;
+    // What an earlier aura's holder wrote: its takeover, then the first signal it took.
+    let mut claim = fleet.claim(&plan.person, "earlier").await.unwrap().unwrap();
+    assert!(
+        fleet
+            .take_over(&plan.person, "earlier", &mut claim)
+            .await
+            .unwrap()
+    );
+    let signal: Value = serde_json::from_str(&plan.signals[0]).unwrap();
+    let record = aura_fleet::protocol::Record::Signal {
+        id: "1".to_owned(),
+        signal,
+    };
+    let mut holding = claim.holding.clone();
+    fleet
+        .append(&plan.person, &mut holding, &record)
+        .await
+        .unwrap();
+    fleet.release(&plan.person, &holding).await.unwrap();
+    let mut host = start_host("solo", &server.url, &dir);
+    let who = plan.person.to_string();
+    let started = Instant::now();
+    let why = loop {
+        let stopped = audit(&host.log)
+            .into_iter()
+            .find(|a| a.event == "stop" && a.person == who && a.host == "solo");
+        if let Some(stop) = stopped {
+            break stop.why;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the host never let the person go"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert!(
+        why.contains("inbox message 1 as a signal") && why.contains("not migrated"),
+        "{why}"
+    );
+    assert_eq!(delivered(&client, &plan.person).await, 0);
+    host.child.kill().unwrap();
+    host.child.wait().unwrap();
 }

@@ -22,22 +22,24 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::sync::watch;
 
-use aura_contract::limits::{FLEET_LEASE_MS, FLEET_LIFE_OPEN_WAIT_MS, FLEET_RENEW_EVERY_MS};
+use aura_contract::limits::{FLEET_LEASE_MS, FLEET_LIFE_OPEN_WAIT_MS};
 use aura_contract::person::Person;
 use aura_day::live::{self, Clock, Delivery, LiveConfig, Sink};
 use aura_day::orchestrator::Start;
 use aura_host::Host;
 
 mod inbox;
+mod lease;
 mod missed;
 mod session_dir;
 pub use inbox::INBOX_SOURCE;
 use inbox::{INPUTS_END, take};
+use lease::renewals;
 use missed::{missed, recorded};
 use session_dir::{compact, scratch};
 
 use crate::life::FleetHome;
-use crate::protocol::{AfterAppend, Covered, Holding, LeaseStep, Outbox, Record, Seq};
+use crate::protocol::{AfterAppend, Covered, Holding, Outbox, Record, Seq};
 use crate::store::{Claim, Enrolment, Fleet, Journaled};
 
 /// Why a host stopped for a person.
@@ -342,11 +344,26 @@ pub async fn hold(hold: Hold, mut claim: Claim, mut stop: watch::Receiver<bool>)
     tracing::info!(target: "aura_fleet::audit", event = "hold", person = %person, host = %me,
         epoch = claim.holding.epoch, seq = claim.holding.fence,
         signals = claim.replayed.signals.len(), decisions = claim.replayed.decisions.len());
-    let inputs_ended = claim
+    // An earlier aura's fleet journaled each signal (and kept the person's state in checkpoint
+    // objects); this one keeps signals in the person's life. Such a journal is not migrated:
+    // the person is let go with the reason, never lived from half their state.
+    let earlier = claim
         .replayed
         .signals
         .iter()
-        .any(|(_, signal)| signal.get(INPUTS_END).is_some());
+        .find(|(_, signal)| signal.get(INPUTS_END).is_none());
+    if let Some((id, _)) = earlier {
+        if let Err(error) = fleet.release(&person, &claim.holding).await {
+            tracing::warn!(person = %person, %error, "lease not released: it runs out instead");
+        }
+        let why = Ended::Failed(format!(
+            "{person}'s journal holds inbox message {id} as a signal: an earlier aura's fleet wrote it, and its people are not migrated to lives in the fleet's home"
+        ));
+        tracing::info!(target: "aura_fleet::audit", event = "stop", person = %person,
+            host = %me, epoch = claim.holding.epoch, why = ?why);
+        return why;
+    }
+    let inputs_ended = !claim.replayed.signals.is_empty();
     let (ended, mut ended_rx) = watch::channel(None);
     let holder = Arc::new(Holder {
         fleet: fleet.clone(),
@@ -554,37 +571,4 @@ async fn run(
         let _ = tokio::time::timeout(Duration::from_millis(FLEET_LEASE_MS), &mut session.0).await;
     }
     outcome
-}
-
-/// Renews the lease every `FLEET_RENEW_EVERY_MS`, whatever the session and its inbox are
-/// doing, until it is not this host's any more (the hold then ends).
-async fn renewals(holder: Arc<Holder>) {
-    let mut renew = tokio::time::interval(Duration::from_millis(FLEET_RENEW_EVERY_MS));
-    renew.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        renew.tick().await;
-        if let Err(why) = renewed(&holder).await {
-            holder.end(why);
-            return;
-        }
-    }
-}
-
-/// Renews the lease once; `Err` when it is not this host's any more.
-async fn renewed(holder: &Holder) -> Result<(), Ended> {
-    let mut holding = holder.holding();
-    match holder
-        .fleet
-        .renew(&holder.person, &holder.me, &mut holding)
-        .await
-    {
-        Ok(LeaseStep::Renew { .. }) => {
-            if let Ok(mut held) = holder.holding.lock() {
-                held.revision = holding.revision;
-            }
-            Ok(())
-        }
-        Ok(_) => Err(Ended::Lost),
-        Err(error) => Err(Ended::Failed(error.to_string())),
-    }
 }

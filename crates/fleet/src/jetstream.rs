@@ -1,12 +1,12 @@
-//! The fleet's store on JetStream: the lease, people and hosts buckets (key-value), the
-//! journal, decisions and signals streams (a subject per person), and the checkpoints (object
-//! store) with their heads (key-value).
+//! The fleet's store on JetStream: the lease, people, hosts and heads buckets (key-value), the
+//! journal, decisions and signals streams (a subject per person), and the lives' bucket and
+//! days stream ([`crate::life`]).
 //!
 //! It owns the buckets' and streams' settings (the same from every host; bounds in
 //! `limits::fleet`) and each [`FleetStore`] step as JetStream requests: a create or an update
 //! at a revision is the key-value's own compare-and-set, a publish with an expected last
 //! sequence is `Nats-Expected-Last-Subject-Sequence`. Every request waits at most
-//! [`FLEET_STEP_TIMEOUT_MS`] (a checkpoint `FLEET_CHECKPOINT_STORE_MS`). It must not decide
+//! [`FLEET_STEP_TIMEOUT_MS`]. It must not decide
 //! anything of the protocol's ([`crate::store::Fleet`] does).
 
 use std::future::IntoFuture;
@@ -25,11 +25,10 @@ use aura_contract::limits::{
     FLEET_RECORDS_PER_PERSON_MAX, FLEET_STEP_TIMEOUT_MS,
 };
 
-mod checkpoints;
+mod heads;
 mod people;
 mod read;
-use checkpoints::Checkpoints;
-pub use checkpoints::{CHECKPOINTS_BUCKET, HEADS_BUCKET};
+pub use heads::HEADS_BUCKET;
 pub use people::{HOSTS_BUCKET, PEOPLE_BUCKET, SIGNALS_STREAM};
 use read::{last_message, read_subject};
 
@@ -139,7 +138,6 @@ pub struct JetStreamStore {
     people: kv::Store,
     hosts: kv::Store,
     signals: stream::Stream,
-    checkpoints: Checkpoints,
     heads: kv::Store,
     lives: kv::Store,
     life_holds: kv::Store,
@@ -180,8 +178,7 @@ pub async fn open(client: &async_nats::Client) -> Result<Fleet, FleetError> {
     )
     .await?;
     let (people, hosts, signals) = people::open(&context).await?;
-    let checkpoints = Checkpoints(checkpoints::open(&context).await?);
-    let heads = checkpoints::open_heads(&context).await?;
+    let heads = heads::open_heads(&context).await?;
     let lives = key_value(
         &context,
         kv::Config {
@@ -215,7 +212,6 @@ pub async fn open(client: &async_nats::Client) -> Result<Fleet, FleetError> {
         people,
         hosts,
         signals,
-        checkpoints,
         heads,
         lives,
         life_holds,
@@ -443,20 +439,5 @@ impl FleetStore for JetStreamStore {
             let purged = step("purge a subject", purge.into_future()).await?;
             Ok(purged.purged)
         })
-    }
-
-    fn put_object(&self, name: &str, bytes: Vec<u8>) -> Step<'_, ()> {
-        let name = name.to_owned();
-        Box::pin(async move { self.checkpoints.put(&name, bytes).await })
-    }
-
-    fn get_object(&self, name: &str, max: usize) -> Step<'_, Option<Vec<u8>>> {
-        let name = name.to_owned();
-        Box::pin(async move { self.checkpoints.get(&name, max).await })
-    }
-
-    fn delete_object(&self, name: &str) -> Step<'_, ()> {
-        let name = name.to_owned();
-        Box::pin(async move { self.checkpoints.delete(&name).await })
     }
 }

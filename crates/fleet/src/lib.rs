@@ -9,7 +9,6 @@
 //! whichever host holds the person.
 
 pub mod assistant;
-pub mod checkpoint;
 pub mod jetstream;
 pub mod life;
 pub mod placement;

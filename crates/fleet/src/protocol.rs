@@ -267,9 +267,9 @@ pub enum Record<S, D> {
     },
 }
 
-/// What a person's stored checkpoint covers of their journal: the journal's records up to
-/// `fence` may be purged once it is the person's newest (the checkpoint pointer's), since the
-/// checkpoint holds their state there.
+/// What a person's head covers of their journal: the journal's records up to `fence` may be
+/// purged once it is the person's head and the decisions it counts were delivered, since no
+/// session makes them again (it resumes from its life's open day, past them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Covered {
@@ -279,21 +279,22 @@ pub struct Covered {
     /// The decisions journaled up to `fence`: the journal's next decision after it is numbered
     /// this.
     pub decisions: u64,
-    /// The newest takeover's epoch up to `fence` (the capturing holder's).
+    /// The newest takeover's epoch up to `fence` (the holder's that moved the head).
     pub epoch: Epoch,
-    /// The first inbox sequence it does not hold.
+    /// The first inbox sequence the person's life did not hold when the head moved (the
+    /// inbox is purged below it).
     pub inbox_next: u64,
 }
 
 /// What a host rebuilds from a person's journal when it takes them over.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Replayed<S, D> {
-    /// The signals, in the order they were journaled, each id once (after `covered`'s fence,
-    /// when the journal was replayed from a checkpoint).
+    /// The inputs journaled (the end of inputs), in order, each id once (after `covered`'s
+    /// fence, when the journal was replayed from a head).
     pub signals: Vec<(String, S)>,
     /// The decisions the journal holds, from decision [`Replayed::decisions_base`] (the
-    /// first the journal keeps: when it was replayed from a checkpoint, those before its
-    /// fence that a purge left, then those after).
+    /// first the journal keeps: when it was replayed from a head, those before its fence that
+    /// a purge left, then those after).
     pub decisions: Vec<D>,
     /// The number of the first of `decisions`.
     pub first_decision: u64,
@@ -301,9 +302,8 @@ pub struct Replayed<S, D> {
     pub last: Seq,
     /// The newest takeover's epoch (0 when none).
     pub epoch: Epoch,
-    /// The checkpoint the journal was replayed from, when its records up to the checkpoint's
-    /// fence were not replayed (they may have been purged): the session must resume from a
-    /// checkpoint at or past it.
+    /// The head the journal was replayed from, when its records up to the head's fence were
+    /// not replayed (they may have been purged).
     pub covered: Option<Covered>,
 }
 
@@ -324,11 +324,10 @@ pub fn replay<S, D>(
     replay_from(None, records)
 }
 
-/// [`replay`] after what checkpoint `covered` holds (or from the journal's start): the signals
-/// and takeovers up to its fence are passed over (the checkpoint holds them), its decisions
-/// are kept (one may not be delivered yet: the journal is purged below a checkpoint only once
-/// the decisions it covers were delivered, and may not be yet), numbered back from the
-/// checkpoint's count. A purge keeps the record at the fence, so the journal must hold it; a
+/// [`replay`] after what head `covered` covers (or from the journal's start): the inputs and
+/// takeovers up to its fence are passed over, its decisions are kept (one may not be delivered
+/// yet: the journal is purged below a head only once the decisions it covers were delivered,
+/// and may not be yet), numbered back from the head's count. A purge keeps the record at the fence, so the journal must hold it; a
 /// journal replayed from its start must start with its first holder's takeover (sequences are
 /// the stream's, shared by every person, so a first record's number says nothing).
 pub fn replay_from<S, D>(
@@ -337,7 +336,7 @@ pub fn replay_from<S, D>(
 ) -> Result<Replayed<S, D>, ReplayError> {
     let records: Vec<_> = records.into_iter().collect();
     let fence = covered.map(|covered| covered.fence);
-    // The decisions kept up to the fence are the last the checkpoint counts.
+    // The decisions kept up to the fence are the last the head counts.
     let kept_before = records
         .iter()
         .filter(|(seq, record)| {
@@ -442,23 +441,23 @@ pub enum ReplayError {
         /// The number the journal's decisions so far call for.
         expected: u64,
     },
-    /// The journal's records before `first` are gone and no checkpoint covers them.
+    /// The journal's records before `first` are gone and no head covers them.
     #[error(
-        "the journal's first record read is {first}, but its checkpoint covers it only to {covered} (0: none): records were purged that no checkpoint holds"
+        "the journal's first record read is {first}, but its head covers it only to {covered} (0: none): records were purged that no head covers"
     )]
     Purged {
-        /// The first record read past the checkpoint (or the journal's first).
+        /// The first record read past the head (or the journal's first).
         first: Seq,
-        /// The checkpoint's fence (0: no checkpoint).
+        /// The head's fence (0: no head).
         covered: Seq,
     },
-    /// The checkpoint covers records after the last one read: the journal moved since it was
+    /// The head covers records after the last one read: the journal moved since it was
     /// read (read it again).
-    #[error("the journal was read to record {last}, but its checkpoint covers it to {covered}")]
+    #[error("the journal was read to record {last}, but its head covers it to {covered}")]
     Ahead {
         /// The journal's last record read.
         last: Seq,
-        /// The checkpoint's fence.
+        /// The head's fence.
         covered: Seq,
     },
 }

@@ -1,7 +1,7 @@
 //! The seam between the fleet's steps and where a fleet keeps its state: the [`FleetStore`]
 //! trait (key-value buckets with compare-and-set on a key's revision and expiry, subjects of
-//! append-only logs with an expected-last-sequence check and a purge below a sequence,
-//! objects), and [`Fleet`], the protocol's steps carried out over any such store.
+//! append-only logs with an expected-last-sequence check and a purge below a sequence), and
+//! [`Fleet`], the protocol's steps carried out over any such store.
 //!
 //! It owns the steps (a claim is a create, a renewal an update at the holder's revision, an
 //! append or a delivery a publish with the expected last sequence; each answer goes back to
@@ -27,8 +27,8 @@ use aura_contract::limits::{
 };
 use aura_contract::person::Person;
 
-mod checkpoints;
-pub use checkpoints::{Purged, Saved};
+mod heads;
+pub use heads::{Purged, Saved};
 mod error;
 pub use error::FleetError;
 pub(crate) use error::during;
@@ -79,7 +79,7 @@ pub enum Bucket {
     People,
     /// Hosts present: a host's key lasts [`FLEET_LEASE_MS`](aura_contract::limits::FLEET_LEASE_MS) after it was last written.
     Hosts,
-    /// Checkpoint heads: a person's key holds what their newest stored checkpoint covers
+    /// Heads: a person's key holds what their journal's compaction covers
     /// ([`crate::protocol::Covered`]), moved only forward.
     Heads,
     /// Lives kept on the fleet's store ([`crate::life`]): where each stands, its days.
@@ -177,12 +177,6 @@ pub trait FleetStore: std::fmt::Debug + Send + Sync {
     /// Removes the messages on `subject` of `log` before sequence `below` (it and those after
     /// stay): how many went.
     fn purge(&self, log: Log, subject: &str, below: Seq) -> Step<'_, u64>;
-    /// Stores object `name` (replacing the one before).
-    fn put_object(&self, name: &str, bytes: Vec<u8>) -> Step<'_, ()>;
-    /// Object `name`, if there is one, refused past `max` bytes ([`FleetError::TooLarge`]).
-    fn get_object(&self, name: &str, max: usize) -> Step<'_, Option<Vec<u8>>>;
-    /// Deletes object `name` (nothing when there is none).
-    fn delete_object(&self, name: &str) -> Step<'_, ()>;
 }
 
 /// A lease as [`crate::protocol::lease_step`] reads it.

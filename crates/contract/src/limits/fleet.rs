@@ -31,10 +31,10 @@ pub const FLEET_RECORD_BYTES_MAX: usize = 256 * 1024;
 pub const FLEET_RECORD_HEADER_BYTES_MAX: usize = 1024;
 
 /// Records one person's journal may hold (JetStream discards new past it, per subject): a day
-/// is ~300 signals and ~60 decisions, and the journal is purged below each checkpoint head
-/// (every FLEET_CHECKPOINT_EVERY_SIGNALS signals), so a person's holds ~150; this is the
-/// backstop for a person whose checkpoints keep failing. One person cannot fill the stream
-/// that every other person's journal shares.
+/// is ~60 decisions (the signals are the life's), and the journal is compacted at each new
+/// day, so a person's holds about a day's; this is the backstop for a person whose
+/// compaction keeps failing (or whose inputs ended: the journal keeps that record). One person
+/// cannot fill the stream that every other person's journal shares.
 pub const FLEET_RECORDS_PER_PERSON_MAX: i64 = 100_000;
 
 /// Times a new holder appends its takeover after reading what landed since: each refusal means
@@ -75,29 +75,14 @@ pub const FLEET_HOSTS_SCANNED_MAX: usize = 1_024;
 /// one person's burst waits in JetStream, not in the host's memory.
 pub const FLEET_INBOX_PENDING_MAX: i64 = 64;
 
-/// Bytes of one person's checkpoint in the object store (their session's files): a day's is
-/// ~0.3 MiB and a week's a few MiB; past this the host does not checkpoint (it says so), and a
-/// takeover lives the journal again instead.
-pub const FLEET_CHECKPOINT_BYTES_MAX: usize = 64 * 1024 * 1024;
-
-/// Bytes of a person's checkpoint head (what their newest checkpoint covers: four numbers as
-/// JSON, under 200 bytes); the heads bucket refuses a larger value.
+/// Bytes of a person's head (what their journal's compaction covers: four numbers as JSON,
+/// under 200 bytes); the heads bucket refuses a larger value.
 pub const FLEET_CHECKPOINT_HEAD_BYTES_MAX: usize = 1024;
 
-/// Times a holder's storing task tries to move a person's checkpoint head forward, and a
-/// takeover reads the head again after the checkpoint it named was deleted: each refusal
-/// means another holder's checkpoint moved the head meanwhile (one every
-/// FLEET_CHECKPOINT_EVERY_SIGNALS signals a holder); past this the checkpoint is given up
-/// (the one before stays the head) or the takeover fails and is retried.
+/// Times a holder's compaction tries to move a person's head forward: each refusal means
+/// another holder moved it meanwhile (once a day a holder); past this the move is given up
+/// (the head before stays).
 pub const FLEET_HEAD_ATTEMPTS_MAX: u32 = 16;
-
-/// Signals a holder journals between two checkpoints of a person: a takeover then lives at
-/// most this many again; a day's 215 signals make four checkpoints.
-pub const FLEET_CHECKPOINT_EVERY_SIGNALS: u64 = 50;
-
-/// How long a holder waits for one checkpoint to be stored before giving it up (it stays the
-/// one before): larger than a journal step, since a checkpoint is megabytes, not a record.
-pub const FLEET_CHECKPOINT_STORE_MS: u64 = 10_000;
 
 /// How long a host taking a person over waits for the hold of their life (in the fleet's
 /// home) by the host before to end: that host lets it go when it stops for the person, and a

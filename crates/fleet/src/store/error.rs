@@ -17,8 +17,7 @@ pub enum FleetError {
         /// The store's or its client's reason.
         detail: String,
     },
-    /// The store did not answer within the step's bound (`FLEET_STEP_TIMEOUT_MS`, or
-    /// `FLEET_CHECKPOINT_STORE_MS` for a checkpoint).
+    /// The store did not answer within the step's bound (`FLEET_STEP_TIMEOUT_MS`).
     #[error("the fleet's store did not {doing} within {ms} ms")]
     TimedOut {
         /// The step.
