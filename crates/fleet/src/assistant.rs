@@ -36,7 +36,7 @@ pub use inbox::INBOX_SOURCE;
 use inbox::{INPUTS_END, take};
 use lease::renewals;
 use missed::{missed, recorded};
-use session_dir::{compact, scratch};
+use session_dir::{compact, forget, scratch};
 
 use crate::life::FleetHome;
 use crate::protocol::{AfterAppend, Covered, Holding, Outbox, Record, Seq};
@@ -402,6 +402,9 @@ pub async fn hold(hold: Hold, mut claim: Claim, mut stop: watch::Receiver<bool>)
         }
     };
     drop(renewing);
+    // The working copy goes with the hold (the life is the home's): a host's disk holds the
+    // copies of the people it holds now, two days each.
+    forget(&root, &person, claim.holding.epoch);
     let why = match outcome {
         Ok(()) => holder.ended().unwrap_or(Ended::Stopped),
         Err(why) => {

@@ -83,3 +83,17 @@ pub(super) fn scratch(root: &Path, person: &Person, epoch: u64) -> std::io::Resu
     std::fs::create_dir_all(&dir)?;
     Ok(dir)
 }
+
+/// Deletes `person`'s scratch data dir of the hold of epoch `epoch` under `root` (best
+/// effort: one left behind is deleted at this host's next hold of them).
+pub(super) fn forget(root: &Path, person: &Person, epoch: u64) {
+    let dir = root
+        .join(person.tenant())
+        .join(person.user())
+        .join(format!("hold-{epoch}"));
+    if let Err(error) = std::fs::remove_dir_all(&dir)
+        && error.kind() != std::io::ErrorKind::NotFound
+    {
+        tracing::warn!(person = %person, %error, "a hold's working copy was not deleted");
+    }
+}
