@@ -7,7 +7,7 @@ alive at once, each holding its day so far, and the host's resident memory is sa
 the ends go out and the days run to their last tick. It reads the host's CPU time (user +
 system, /proc/PID/stat) around the days, and its resident memory (VmRSS) before anyone was
 enrolled and with all K alive, and prints per person: CPU seconds for a whole day (every
-signal journaled in JetStream, every tick, every decision journaled and delivered) and the
+signal taken into the person's life in JetStream, every tick, every decision journaled and delivered) and the
 resident memory of a live session. From them, how many people one such host serves at the
 day's own pace (its signals come over 17 hours; its ticks every 15 minutes) at a 50% CPU
 target, and what memory that takes.
@@ -59,7 +59,8 @@ def events(log, name, records=None):
                 fields = json.loads(line).get("fields", {})
             except json.JSONDecodeError:
                 continue
-            if fields.get("event") == name and (records is None or fields.get("record") in records):
+            names = name if isinstance(name, tuple) else (name,)
+            if fields.get("event") in names and (records is None or fields.get("record") in records):
                 count += 1
     return count
 
@@ -114,8 +115,8 @@ try:
             check=True,
             stdout=subprocess.DEVNULL,
         )
-    # Every signal journaled: each person's session is alive with its day so far.
-    wait_for(log, "appended", people * len(signals), 900, ("signal", "refused"))
+    # Every signal taken into its person's life: each session is alive with its day so far.
+    wait_for(log, ("taken", "refused"), people * len(signals), 900)
     alive_rss = rss_mib(host.pid)
     for i in range(people):
         subprocess.run(

@@ -66,7 +66,11 @@ pub(super) async fn take(holder: &Holder, live: &Live, seq: u64, sent: Sent) -> 
     };
     loop {
         match answered(holder, deadline, live.push_from(&bytes, read.clone())).await? {
-            Ok(_) => return Ok(()),
+            Ok(_) => {
+                tracing::info!(target: "aura_fleet::audit", event = "taken",
+                    person = %holder.person, host = %holder.me, inbox = seq);
+                return Ok(());
+            }
             Err(refusal) if refusal.kind == "busy" => wait(&refusal).await,
             // Refused for what it is (quarantined by the session): the same on every host.
             // The session moved the position with the refusal if it saw the signal; if it

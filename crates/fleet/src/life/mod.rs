@@ -8,8 +8,8 @@
 //! old one kept), `<life>.<gen>.state` (where the life stands, replaced by compare-and-set:
 //! the commit) and `<life>.<gen>.days` (the day index, each day `begun`, `whole` or
 //! `deleting`: a day is a day once `whole`); each day's journal and logs are subjects of the
-//! days stream (`aura.days.<life>.<gen>.<day>.<log>`, a `.` of a day's name a `_`), its setup,
-//! record and checkpoint objects (`life.<life>.<gen>.<day>.<file>`). An append is one message,
+//! days stream (`aura.days.<life>.<gen>.<day>.<log>`, a `.` of a day's name a `_`). An
+//! append is one message,
 //! or parts of one batch (`Aura-Batch`, `Aura-Part: i/n`) where it is larger than a message
 //! may be: a batch is read only when all its parts are there, so an append cut short leaves
 //! nothing. A day's setup, record and checkpoint are batches too, on subjects of their own
