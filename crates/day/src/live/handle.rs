@@ -42,10 +42,6 @@ pub struct Ack {
     /// applied once.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub again: bool,
-    /// The journal line the session wrote for it (its arrival stamped), when it was taken
-    /// now: what a fleet journals as the signal. Not told to the sender.
-    #[serde(skip)]
-    pub record: Option<serde_json::Value>,
 }
 
 impl Ack {
@@ -56,7 +52,6 @@ impl Ack {
             at: scenario.format(signal.at),
             kind: signal.kind.clone(),
             again: false,
-            record: None,
         }
     }
 }

@@ -175,14 +175,6 @@ impl Life {
         }
     }
 
-    /// Appends `signals` (journal lines) to the open day, durable on return.
-    pub(super) async fn append(&self, signals: &[Value]) -> Result<(), LiveError> {
-        if !signals.is_empty() {
-            self.store.append(&self.state.open, signals, &[]).await?;
-        }
-        Ok(())
-    }
-
     /// A host on the open day, writing through the store's journal of it.
     pub(super) fn day(&self) -> Result<Host, LiveError> {
         Ok(self

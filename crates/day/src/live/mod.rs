@@ -234,29 +234,6 @@ pub async fn live(
     }
 }
 
-/// Opens the life `config` sets up in `host`'s data dir (the life its home holds, or its
-/// first day made), appends `signals` (journal lines, in the order they were taken: what a
-/// fleet's hold replays from the person's journal) to its open day through the life's store,
-/// and lets the life go: a host on the open day. A session started next takes those signals
-/// as its own, and closes the day past them as it would have.
-pub async fn open_life(
-    host: &Host,
-    config: &LiveConfig,
-    signals: &[Value],
-) -> Result<Host, LiveError> {
-    let resolved = setup::resolve(config)?;
-    let life = life::Life::open(
-        host,
-        &resolved,
-        config.start == Start::Fresh,
-        config.keep_days,
-        config.home.as_deref(),
-    )
-    .await?;
-    life.append(signals).await?;
-    life.day()
-}
-
 /// Where a day's journal lines stand among the life's.
 enum Base {
     /// Its first new signal is the life's this-th.

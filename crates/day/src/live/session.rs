@@ -366,7 +366,7 @@ impl Session {
         let seq = today.next_seq;
         today.next_seq += 1;
         record[LINE_SEQ] = seq.into();
-        let mut ack = Ack::of(seq, &signal, &day.scenario);
+        let ack = Ack::of(seq, &signal, &day.scenario);
         if let Some((id, what)) = key {
             today.seen.insert(id, (what, ack.clone()));
         }
@@ -383,7 +383,6 @@ impl Session {
             record[LINE_CLOSES_AT] = Value::String(day.scenario.format(closes_at));
         }
         today.bound(day, moves);
-        ack.record = Some(record.clone());
         Ok((ack, Some(record)))
     }
 }

@@ -5,10 +5,8 @@
 //! It owns finding them across the kept days (each day's first decision is the life's
 //! `base`-th). It must not journal or deliver them (the hold does).
 
-use aura_contract::canonical::parse_i_json;
-use aura_contract::limits::{LIFE_STATE_BYTES_MAX, LIVE_TRACES_BYTES_MAX};
+use aura_contract::limits::LIVE_TRACES_BYTES_MAX;
 use aura_day::live::{self, Delivery};
-use aura_day::store::LifeState;
 use aura_host::Host;
 use aura_host::journal::TRACES_PATH;
 
@@ -62,14 +60,8 @@ pub(super) fn missed(host: &Host, delivery: &Delivery, from: u64) -> Result<Vec<
 /// session resumed past, in order.
 pub(super) fn recorded(host: &Host, from: u64) -> Result<Vec<Delivery>, String> {
     let root = host.journal().path().to_path_buf();
-    let path = root.join(live::life::LIFE_PATH);
-    let state: LifeState = match std::fs::read_to_string(&path) {
-        Ok(text) => parse_i_json(&text, LIFE_STATE_BYTES_MAX)
-            .map_err(|e| e.to_string())
-            .and_then(|value| serde_json::from_value(value).map_err(|e| e.to_string()))
-            .map_err(|e| format!("{}: {e}", path.display()))?,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(error) => return Err(format!("{}: {error}", path.display())),
+    let Some(state) = aura_day::store::files::read_life(&root).map_err(|e| e.to_string())? else {
+        return Ok(Vec::new());
     };
     let traces_of = |day: &str| traces(host, &root, day);
     let open = traces_of(&state.open)?;
