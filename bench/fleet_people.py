@@ -73,9 +73,16 @@ def wait_for(log, name, want, limit_s, records=None):
         time.sleep(0.2)
 
 
-port = free_port()
+port, monitor = free_port(), free_port()
+# The file store frees the blocks of purged messages (a replaced checkpoint) at its sync, every
+# 2 minutes by default: within a run that short a default server still shows every checkpoint
+# ever written. A sync each second shows what a server keeps in its steady state.
+STORE_SYNC_S = 1
+conf = os.path.join(work, "nats.conf")
+with open(conf, "w") as f:
+    f.write('jetstream { store_dir: "%s", sync_interval: "%ds" }\n' % (os.path.join(work, "js"), STORE_SYNC_S))
 server = subprocess.Popen(
-    [nats_server, "-js", "-sd", os.path.join(work, "js"), "-a", "127.0.0.1", "-p", str(port)],
+    [nats_server, "-c", conf, "-a", "127.0.0.1", "-p", str(port), "-m", str(monitor)],
     stdout=subprocess.DEVNULL,
     stderr=subprocess.DEVNULL,
 )
@@ -149,10 +156,27 @@ try:
         f"holding a person (renewals, an idle inbox): {holding * 1000:.2f} ms CPU per second on the host, "
         f"{server_holding * 1000:.2f} ms on the nats-server"
     )
+    time.sleep(3 * STORE_SYNC_S)
     stored = sum(
         os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(os.path.join(work, "js")) for f in fs
     )
     print(f"JetStream store after the days: {stored / 1024 / 1024:.1f} MiB -> {stored / people / 1024:.0f} KiB per person-day")
+    streams = {}
+    for d, _, fs in os.walk(os.path.join(work, "js")):
+        parts = os.path.relpath(d, os.path.join(work, "js")).split(os.sep)
+        # <store>/jetstream/<account>/streams/<stream>/msgs/<block>.blk
+        name = parts[3] if len(parts) > 3 and parts[2] == "streams" else "other"
+        streams[name] = streams.get(name, 0) + sum(os.path.getsize(os.path.join(d, f)) for f in fs)
+    import urllib.request
+
+    jsz = json.load(urllib.request.urlopen(f"http://127.0.0.1:{monitor}/jsz?streams=true"))
+    held = {
+        stream["name"]: (stream["state"]["messages"], stream["state"]["bytes"])
+        for account in jsz.get("account_details", [])
+        for stream in account.get("stream_detail", [])
+    }
+    print("  held (messages, MiB): " + ", ".join(f"{n} {m} {b / 1024 / 1024:.1f}" for n, (m, b) in sorted(held.items())))
+    print("  by stream: " + ", ".join(f"{n} {b / 1024 / 1024:.1f} MiB" for n, b in sorted(streams.items(), key=lambda x: -x[1])))
     print(
         f"at the day's own pace, 2 cores at 50%: {served} people per host, "
         f"{idle_rss + served * per_person_mib:.0f} MiB resident"
