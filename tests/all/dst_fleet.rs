@@ -296,7 +296,7 @@ impl State {
             Log::Signals => subject.trim_start_matches("aura.signal.").to_owned(),
             Log::Decisions => return vec![format!("{who} purged decisions of {subject}")],
             // A life's days are its own to delete (retention): no protocol invariant.
-            Log::Days | Log::Checkpoints => return Vec::new(),
+            Log::Days => return Vec::new(),
         };
         let head: Option<Covered> = self
             .keys
@@ -403,7 +403,7 @@ impl State {
                     self.late_deliveries += 1;
                 }
             }
-            Log::Signals | Log::Days | Log::Checkpoints => {}
+            Log::Signals | Log::Days => {}
         }
         violations
     }

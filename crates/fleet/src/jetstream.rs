@@ -1,6 +1,6 @@
 //! The fleet's store on JetStream: the lease, people, hosts and heads buckets (key-value), the
-//! journal, decisions and signals streams (a subject per person), and the lives' bucket, days
-//! and checkpoints streams ([`crate::life`]).
+//! journal, decisions and signals streams (a subject per person), and the lives' bucket and
+//! days stream ([`crate::life`]).
 //!
 //! It owns the buckets' and streams' settings (the same from every host; bounds in
 //! `limits::fleet`) and each [`FleetStore`] step as JetStream requests: a create or an update
@@ -49,9 +49,6 @@ pub const LIVES_BUCKET: &str = "aura-lives";
 pub const LIFE_HOLDS_BUCKET: &str = "aura-life-holds";
 /// The stream of lives' days: a subject per day and log.
 pub const DAYS_STREAM: &str = "AURA_DAYS";
-/// The stream of lives' checkpoints: a subject per day, replaced at each tick (a stream of its
-/// own, so the blocks its replaced checkpoints fill are freed whole).
-pub const CHECKPOINTS_STREAM: &str = "AURA_CHECKPOINTS";
 
 /// Awaits `future` for at most the step timeout.
 async fn within<T>(
@@ -145,7 +142,6 @@ pub struct JetStreamStore {
     lives: kv::Store,
     life_holds: kv::Store,
     days: stream::Stream,
-    checkpoints: stream::Stream,
 }
 
 /// The fleet on `client`'s JetStream: its buckets and streams, created if they are not there
@@ -208,14 +204,6 @@ pub async fn open(client: &async_nats::Client) -> Result<Fleet, FleetError> {
         None,
     )
     .await?;
-    let checkpoints = per_person(
-        &context,
-        CHECKPOINTS_STREAM,
-        "aura.checkpoints.>",
-        DiscardPolicy::New,
-        None,
-    )
-    .await?;
     Ok(Fleet::over(Arc::new(JetStreamStore {
         context,
         leases,
@@ -228,7 +216,6 @@ pub async fn open(client: &async_nats::Client) -> Result<Fleet, FleetError> {
         lives,
         life_holds,
         days,
-        checkpoints,
     })))
 }
 
@@ -250,7 +237,6 @@ impl JetStreamStore {
             Log::Decisions => &self.decisions,
             Log::Signals => &self.signals,
             Log::Days => &self.days,
-            Log::Checkpoints => &self.checkpoints,
         }
     }
 }

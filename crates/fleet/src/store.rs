@@ -101,9 +101,6 @@ pub enum Log {
     /// The days of lives kept on the fleet's store: a subject per day and log (a full subject
     /// refuses new messages).
     Days,
-    /// The checkpoints of lives kept on the fleet's store: a subject per day, its last batch
-    /// kept (a full subject refuses new messages).
-    Checkpoints,
 }
 
 /// A key's value and the revision it was written at.

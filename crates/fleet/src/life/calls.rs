@@ -19,7 +19,7 @@ use aura_day::store::{
 use aura_host::journal::StorageStep;
 
 use super::{FleetLife, Mark, canonical, failed, fleet, io, log_name};
-use crate::store::{Bucket, Log};
+use crate::store::Bucket;
 
 impl LifeStore for FleetLife {
     fn life(&self) -> Step<'_, Option<LifeState>> {
@@ -60,7 +60,7 @@ impl LifeStore for FleetLife {
         Box::pin(async move {
             // Under the fence, and at the key's revision this opener wrote: an older opener
             // sets nothing aside once a newer one opened.
-            self.touch(Log::Days).await?;
+            self.touch().await?;
             let key = format!("{}.generation", self.life);
             let generation = self.generation() + 1;
             let next = Bytes::from(generation.to_string());
@@ -231,15 +231,9 @@ impl LifeStore for FleetLife {
             let subject = self.subject(day, log_name(log));
             // Under the fence, as the journal is: an opener whose hold lapsed while it was
             // paused adds nothing after another opened the life.
-            let mut fence = self.fence(Log::Days).lock().await;
-            self.publish_fenced(
-                Log::Days,
-                &mut fence,
-                subject,
-                Vec::new(),
-                Bytes::from(text),
-            )
-            .await?;
+            let mut fence = self.fence.lock().await;
+            self.publish_fenced(&mut fence, subject, Vec::new(), Bytes::from(text))
+                .await?;
             Ok(())
         })
     }

@@ -1,7 +1,6 @@
-//! The fence over a life's messages on a fleet's store: each open's markers, every message
-//! published with the life's last sequence in its log as its opener last wrote it (over all
-//! the life's subjects of that log: its days, its checkpoints), and batches of parts. It must
-//! not decide what a message holds.
+//! The fence over a life's messages on a fleet's store: each open's marker, every message
+//! published with the life's last sequence as its opener last wrote it (over all the life's
+//! subjects), and batches of parts. It must not decide what a message holds.
 
 use bytes::Bytes;
 
@@ -12,25 +11,24 @@ use crate::protocol::{Seq, Stored};
 use crate::store::{Bucket, EXPECTED_FILTER_HEADER, Log, Message};
 
 impl FleetLife {
-    /// Publishes this opener's markers (an older opener's next publish is refused from here
-    /// on: its checkpoints' first, so what an older opener still writes between the two is a
-    /// day's log ahead of its checkpoint, as a crash leaves) and rewrites the generation key
-    /// at the revision read after them (so is its set-aside).
+    /// Publishes this opener's marker (an older opener's next publish is refused from here on)
+    /// and rewrites the generation key at the revision read after it (so is its set-aside).
     pub(super) async fn fence_older_openers(&self) -> Result<(), StoreError> {
-        for log in [Log::Checkpoints, Log::Days] {
-            let marker = self.marker(log);
-            let holder = Bytes::from(self.holder.clone());
-            let stored = self
-                .store
-                .publish(log, marker.clone(), Vec::new(), holder, None)
-                .await
-                .map_err(fleet)?;
-            let Stored::At(seq) = stored else {
-                return Err(StoreError::Busy);
-            };
-            *self.fence(log).lock().await = seq;
-            self.store.purge(log, &marker, seq).await.map_err(fleet)?;
-        }
+        let marker = self.marker();
+        let holder = Bytes::from(self.holder.clone());
+        let stored = self
+            .store
+            .publish(Log::Days, marker.clone(), Vec::new(), holder, None)
+            .await
+            .map_err(fleet)?;
+        let Stored::At(seq) = stored else {
+            return Err(StoreError::Busy);
+        };
+        *self.fence.lock().await = seq;
+        self.store
+            .purge(Log::Days, &marker, seq)
+            .await
+            .map_err(fleet)?;
         let key = format!("{}.generation", self.life);
         let (generation, stored) = match self.store.get(Bucket::Lives, &key).await.map_err(fleet)? {
             Some(entry) => {
@@ -61,37 +59,25 @@ impl FleetLife {
         Ok(())
     }
 
-    /// The life's last sequence in `log` as this opener last wrote it.
-    pub(super) fn fence(&self, log: Log) -> &tokio::sync::Mutex<Seq> {
-        match log {
-            Log::Checkpoints => &self.fences.1,
-            _ => &self.fences.0,
-        }
+    /// The subject an opener's marker is published on.
+    fn marker(&self) -> String {
+        format!("aura.days.{}.opened", self.life)
     }
 
-    /// The subject an opener's marker is published on in `log`.
-    fn marker(&self, log: Log) -> String {
-        format!("{}.{}.opened", prefix(log), self.life)
-    }
-
-    /// Publishes `payload` on `subject` of `log` under its fence: its sequence, or
+    /// Publishes `payload` on `subject` under the fence: its sequence, or
     /// [`StoreError::Busy`] (and this opener writes no more) when another opener wrote since.
     pub(super) async fn publish_fenced(
         &self,
-        log: Log,
         fence: &mut Seq,
         subject: String,
         mut headers: Vec<(&'static str, String)>,
         payload: Bytes,
     ) -> Result<Seq, StoreError> {
         self.holding()?;
-        headers.push((
-            EXPECTED_FILTER_HEADER,
-            format!("{}.{}.>", prefix(log), self.life),
-        ));
+        headers.push((EXPECTED_FILTER_HEADER, format!("aura.days.{}.>", self.life)));
         let stored = self
             .store
-            .publish(log, subject, headers, payload, Some(*fence))
+            .publish(Log::Days, subject, headers, payload, Some(*fence))
             .await
             .map_err(fleet)?;
         match stored {
@@ -107,30 +93,32 @@ impl FleetLife {
         }
     }
 
-    /// Publishes a marker in `log` under its fence (an older opener cannot: it stops there)
-    /// and purges the markers before it: the step before a purge, which then reaches no
-    /// further than this opener's own last message.
-    pub(super) async fn touch(&self, log: Log) -> Result<Seq, StoreError> {
-        let mut fence = self.fence(log).lock().await;
-        let marker = self.marker(log);
+    /// Publishes a marker under the fence (an older opener cannot: it stops there) and
+    /// purges the markers before it: the step before a purge, which then reaches no further
+    /// than this opener's own last message.
+    pub(super) async fn touch(&self) -> Result<Seq, StoreError> {
+        let mut fence = self.fence.lock().await;
+        let marker = self.marker();
         let holder = Bytes::from(self.holder.clone());
         let seq = self
-            .publish_fenced(log, &mut fence, marker.clone(), Vec::new(), holder)
+            .publish_fenced(&mut fence, marker.clone(), Vec::new(), holder)
             .await?;
-        self.store.purge(log, &marker, seq).await.map_err(fleet)?;
+        self.store
+            .purge(Log::Days, &marker, seq)
+            .await
+            .map_err(fleet)?;
         Ok(seq)
     }
 
-    /// Publishes `parts` as one batch on `subject` of `log` under its fence, asking
-    /// `before_last` before the last part: the first part's sequence and the last's.
+    /// Publishes `parts` as one batch on `subject` under the fence, asking `before_last`
+    /// before the last part: the first part's sequence and the last's.
     pub(super) async fn publish_parts(
         &self,
-        log: Log,
         subject: &str,
         parts: Vec<Bytes>,
         before_last: impl Fn() -> Result<(), StoreError>,
     ) -> Result<(Seq, Seq), StoreError> {
-        let mut fence = self.fence(log).lock().await;
+        let mut fence = self.fence.lock().await;
         let batch = format!(
             "{}-{}",
             self.holder,
@@ -148,19 +136,11 @@ impl FleetLife {
                 (PART_HEADER, format!("{}/{count}", index + 1)),
             ];
             let seq = self
-                .publish_fenced(log, &mut fence, subject.to_owned(), headers, part)
+                .publish_fenced(&mut fence, subject.to_owned(), headers, part)
                 .await?;
             first.get_or_insert(seq);
         }
         Ok((first.unwrap_or(*fence), *fence))
-    }
-}
-
-/// The first tokens of a life's subjects in `log`.
-pub(super) fn prefix(log: Log) -> &'static str {
-    match log {
-        Log::Checkpoints => "aura.checkpoints",
-        _ => "aura.days",
     }
 }
 

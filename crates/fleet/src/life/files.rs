@@ -1,8 +1,6 @@
 //! A day's files on a fleet's store (its setup, record and checkpoint): each a batch on a
 //! subject of its own, the last whole batch the file, the ones before it purged once it is
-//! stored. The setup and the record are subjects of the day; the checkpoint, replaced at
-//! every tick, is a subject of the checkpoints' log, so its superseded batches share blocks
-//! with nothing that stays and the store frees them. It must not decide what a file holds.
+//! stored. It must not decide what a file holds.
 
 use bytes::Bytes;
 
@@ -16,9 +14,8 @@ use super::fence::whole_batches;
 use super::{FleetLife, failed, fleet, io};
 use crate::store::Log;
 
-/// The subjects of a day in the days' log: its journal, its logs and its files but the
-/// checkpoint.
-pub(super) const DAY_SUBJECTS: [&str; 7] = [
+/// The subjects of a day: its journal, its logs and its files.
+pub(super) const DAY_SUBJECTS: [&str; 8] = [
     "signals",
     "traces",
     "quarantine",
@@ -26,6 +23,7 @@ pub(super) const DAY_SUBJECTS: [&str; 7] = [
     "narrations",
     "setup",
     "record",
+    "checkpoint",
 ];
 
 /// The subject token of a day's file (its setup, record or checkpoint: the only ones a life
@@ -34,19 +32,12 @@ fn file_subject(file: &str) -> &'static str {
     match file {
         LIVE_SETUP_PATH => "setup",
         RECORD_PATH => "record",
+        CHECKPOINT_PATH => "checkpoint",
         _ => "file",
     }
 }
 
 impl FleetLife {
-    /// Where file `file` of the day is kept: its log and subject.
-    fn place(&self, day: &str, file: &str) -> (Log, String) {
-        match file {
-            CHECKPOINT_PATH => (Log::Checkpoints, self.checkpoint_subject(day)),
-            _ => (Log::Days, self.subject(day, file_subject(file))),
-        }
-    }
-
     /// Replaces file `file` of the day (a batch on its subject, the ones before purged once
     /// it is stored), open to the faults' steps.
     pub(super) async fn put_file(
@@ -62,7 +53,7 @@ impl FleetLife {
                 return Err(io(file, error));
             }
         }
-        let (log, subject) = self.place(day, file);
+        let subject = self.subject(day, file_subject(file));
         let parts: Vec<Bytes> = match bytes.is_empty() {
             true => vec![Bytes::new()],
             false => bytes
@@ -70,9 +61,9 @@ impl FleetLife {
                 .map(Bytes::copy_from_slice)
                 .collect(),
         };
-        let first = self.publish_parts(log, &subject, parts, || Ok(())).await?.0;
+        let first = self.publish_parts(&subject, parts, || Ok(())).await?.0;
         self.store
-            .purge(log, &subject, first)
+            .purge(Log::Days, &subject, first)
             .await
             .map_err(fleet)?;
         if let Some(error) = failed(self.at(file, StorageStep::Synced, ordinal)) {
@@ -89,8 +80,7 @@ impl FleetLife {
         file: &str,
         max: usize,
     ) -> Result<Option<Vec<u8>>, StoreError> {
-        let (log, subject) = self.place(day, file);
-        let messages = self.read_all(log, &subject).await?;
+        let messages = self.messages(day, file_subject(file)).await?;
         let Some(batch) = whole_batches(&messages).pop() else {
             return Ok(None);
         };

@@ -18,17 +18,8 @@ use crate::store::{Log, Message};
 impl FleetLife {
     /// The messages of the day's `log`, in order; for the journal, the batches whole.
     pub(super) async fn messages(&self, day: &str, log: &str) -> Result<Vec<Message>, StoreError> {
-        self.read_all(Log::Days, &self.subject(day, log)).await
-    }
-
-    /// The messages of `subject` in `log`, in order (at most [`LIFE_DAY_MESSAGES_MAX`]).
-    pub(super) async fn read_all(
-        &self,
-        log: Log,
-        subject: &str,
-    ) -> Result<Vec<Message>, StoreError> {
         self.store
-            .read(log, subject, LIFE_DAY_MESSAGES_MAX)
+            .read(Log::Days, &self.subject(day, log), LIFE_DAY_MESSAGES_MAX)
             .await
             .map_err(fleet)
     }
@@ -91,7 +82,7 @@ impl FleetLife {
             Some(error) => Err(io(SIGNALS_PATH, error)),
             None => Ok(()),
         };
-        self.publish_parts(Log::Days, &subject, parts, before_last)
+        self.publish_parts(&subject, parts, before_last)
             .await
             .map_err(stop)?;
         let _ = self.at(SIGNALS_PATH, StorageStep::Synced, ordinal);

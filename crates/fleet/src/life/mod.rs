@@ -151,10 +151,10 @@ pub struct FleetLife {
     /// The life's generation this opener reads and writes (a set-aside moves it on), and its
     /// key's revision as this opener last wrote it.
     generation: Mutex<(u64, u64)>,
-    /// The life's last sequence in its days and in its checkpoints as this opener last wrote
-    /// it (its marker at the open, then each of its messages): what its next publish there
-    /// must find. Held across a write's parts, so one opener's writes go one at a time.
-    fences: (tokio::sync::Mutex<Seq>, tokio::sync::Mutex<Seq>),
+    /// The life's last sequence as this opener last wrote it (its marker at the open, then
+    /// each of its messages): what its next publish must find. Held across a write's parts,
+    /// so one opener's writes go one at a time.
+    fence: tokio::sync::Mutex<Seq>,
     holder: String,
     /// The hold's revision, and whether it was lost (renewed too late, taken over).
     hold: Arc<Mutex<(u64, bool)>>,
@@ -206,7 +206,7 @@ impl FleetLife {
             store,
             life,
             generation: Mutex::new((0, 0)),
-            fences: Default::default(),
+            fence: tokio::sync::Mutex::new(0),
             holder,
             hold,
             renew,
@@ -237,18 +237,6 @@ impl FleetLife {
     fn subject(&self, day: &str, log: &str) -> String {
         format!(
             "aura.days.{}.{}.{}.{log}",
-            self.life,
-            self.generation(),
-            day.replace('.', "_")
-        )
-    }
-
-    /// The subject of the day's checkpoint, in the checkpoints' log of its own: replaced
-    /// whole at each tick, so nothing else shares the blocks its superseded batches free.
-    fn checkpoint_subject(&self, day: &str) -> String {
-        format!(
-            "{}.{}.{}.{}",
-            fence::prefix(Log::Checkpoints),
             self.life,
             self.generation(),
             day.replace('.', "_")
@@ -441,10 +429,10 @@ impl FleetLife {
         Ok(())
     }
 
-    /// Purges the day's subjects and its checkpoint, up to this opener's markers (an older
-    /// opener's purge stops at its own: it never reaches what a newer one wrote).
+    /// Purges the day's subjects, up to this opener's marker (an older opener's purge stops
+    /// at its own: it never reaches what a newer one wrote).
     async fn purge_day(&self, day: &str) -> Result<(), StoreError> {
-        let below = self.touch(Log::Days).await?;
+        let below = self.touch().await?;
         for log in files::DAY_SUBJECTS {
             let subject = self.subject(day, log);
             self.store
@@ -452,12 +440,6 @@ impl FleetLife {
                 .await
                 .map_err(fleet)?;
         }
-        let below = self.touch(Log::Checkpoints).await?;
-        let subject = self.checkpoint_subject(day);
-        self.store
-            .purge(Log::Checkpoints, &subject, below)
-            .await
-            .map_err(fleet)?;
         Ok(())
     }
 
