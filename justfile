@@ -278,13 +278,13 @@ soak:
     cargo test -j{{jobs}} --workspace --test all soak -- --ignored --nocapture
 
 # Fuzz the crossing for a fixed time per target (nightly + cargo-fuzz). New inputs go to a
-# scratch dir, so the committed seed corpus stays small; crashes land in crates/contract/fuzz/artifacts.
+# scratch dir, so the committed seed corpus stays small; crashes land in host/contract/fuzz/artifacts.
 fuzz seconds="60":
     command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
     rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
     for target in crossing_envelope crossing_output; do \
         scratch="$(mktemp -d)"; \
-        (cd crates/contract && CARGO_BUILD_JOBS={{jobs}} cargo +nightly fuzz run "$target" "$scratch" "fuzz/corpus/$target" -- -max_total_time={{seconds}} -rss_limit_mb=4096) || exit 1; \
+        (cd host/contract && CARGO_BUILD_JOBS={{jobs}} cargo +nightly fuzz run "$target" "$scratch" "fuzz/corpus/$target" -- -max_total_time={{seconds}} -rss_limit_mb=4096) || exit 1; \
         echo "$target: $(ls "$scratch" | wc -l) new inputs in {{seconds}} s"; \
         rm -rf "$scratch"; \
     done

@@ -1,7 +1,7 @@
 //! The fleet's protocol on a real nats-server's JetStream: two hosts (two connections) contend
 //! for people through the lease bucket, and the journal's and decisions' sequence checks
 //! refuse a holder that lost its lease, whatever it believes. What the model checker explores
-//! (crates/fleet, `protocol::model`), here on the server that enforces it.
+//! (host/fleet, `protocol::model`), here on the server that enforces it.
 
 use std::time::{Duration, Instant};
 

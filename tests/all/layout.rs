@@ -10,9 +10,9 @@ fn workspace() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The source dirs of the host's crates: each crate under crates/, and the binary's src/.
+/// The source dirs of the host's crates: each crate under host/, and the binary's src/.
 fn host_source_dirs() -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(workspace().join("crates"))
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(workspace().join("host"))
         .unwrap()
         .map(|entry| entry.unwrap().path().join("src"))
         .filter(|src| src.is_dir())
@@ -66,9 +66,9 @@ const NOT_OURS: &[&str] = &[
 /// this test.
 #[test]
 fn every_bound_of_the_host_is_in_the_contracts_limits() {
-    let limits = workspace().join("crates/contract/src/limits.rs");
+    let limits = workspace().join("host/contract/src/limits.rs");
     // Its submodules, one per area (limits/fleet.rs), are limits.rs too.
-    let areas = workspace().join("crates/contract/src/limits");
+    let areas = workspace().join("host/contract/src/limits");
     let mut elsewhere = Vec::new();
     for dir in host_source_dirs() {
         let files = sources(&dir).into_iter();
@@ -102,7 +102,7 @@ fn every_bound_of_the_host_is_in_the_contracts_limits() {
 /// ticks and the day. None of them names a tool outside its tests.
 #[test]
 fn no_module_that_runs_calls_or_the_day_names_a_tool() {
-    let root = workspace().join("crates");
+    let root = workspace().join("host");
     let mut generic: Vec<PathBuf> = [
         "contract/src/crossing.rs",
         "contract/src/trace/mod.rs",

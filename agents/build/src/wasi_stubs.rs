@@ -5,7 +5,7 @@
 // it, a function for each is appended, and every reference to the import (calls, the table's
 // elements, exports, names) is moved to that function. It must not stub anything whose answer
 // depends on the host's state or on the call: only what the host answers the same way to every
-// guest on every call (`crates/sandbox/src/guest.rs`, `guest_wasi`): no environment variables,
+// guest on every call (`host/sandbox/src/guest.rs`, `guest_wasi`): no environment variables,
 // no terminal, a stdin that is never read.
 //
 // Why: wasmtime's instantiation works per imported function (it builds each one's trampoline

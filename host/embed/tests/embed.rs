@@ -235,10 +235,10 @@ fn the_rust_api_hands_each_narration_to_the_app() {
 #[test]
 fn the_header_apps_read_is_the_one_the_build_generates() {
     let generated = std::fs::read_to_string(aura_embed::HEADER).unwrap();
-    let shipped = std::fs::read_to_string(root().join("crates/embed/include/aura.h")).unwrap();
+    let shipped = std::fs::read_to_string(root().join("host/embed/include/aura.h")).unwrap();
     assert!(
         generated == shipped,
-        "crates/embed/include/aura.h is stale: copy {} over it",
+        "host/embed/include/aura.h is stale: copy {} over it",
         aura_embed::HEADER
     );
 }
@@ -249,9 +249,9 @@ fn a_c_program_built_against_the_header_lives_a_morning() {
     let program = work.join("short");
     let library = library();
     let built = Command::new("cc")
-        .arg(root().join("crates/embed/tests/short.c"))
+        .arg(root().join("host/embed/tests/short.c"))
         .arg("-I")
-        .arg(root().join("crates/embed/include"))
+        .arg(root().join("host/embed/include"))
         .arg("-L")
         .arg(library.parent().unwrap())
         .args(["-laura_embed", "-lpthread", "-o"])
@@ -299,7 +299,7 @@ fn python_through_ctypes_lives_the_day_as_aura_run_does() {
     let signals = work.join("signals.jsonl");
     std::fs::write(&signals, signal_lines(&day()).join("\n") + "\n").unwrap();
     let output = Command::new("python3")
-        .arg(root().join("crates/embed/tests/day.py"))
+        .arg(root().join("host/embed/tests/day.py"))
         .arg(library())
         .arg(config(&day(), &data, 7).to_string())
         .arg(&signals)

@@ -8,7 +8,7 @@ fn main() {
     println!("cargo:rerun-if-changed=src/ffi.rs");
     println!("cargo:rerun-if-changed=cbindgen.toml");
     let config = cbindgen::Config::from_file(format!("{crate_dir}/cbindgen.toml"))
-        .expect("crates/embed/cbindgen.toml reads");
+        .expect("host/embed/cbindgen.toml reads");
     let header = format!("{out_dir}/aura.h");
     cbindgen::Builder::new()
         .with_config(config)
