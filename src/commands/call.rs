@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 
 use aura_contract::visible::visible;
-use aura_host::{CallInput, Loading, Refused, ToolCall};
+use aura_host::{CallInput, CallRequest, Loading, Refused, ToolCall};
 
 use super::{EXIT_REFUSED, EXIT_TOOL_ERROR, Globals, open_host, runtime, warn_load_failures};
 
@@ -46,7 +46,7 @@ pub fn dispatch_one(globals: Globals, input: CallInput<'_>) -> anyhow::Result<Ex
         let (host, events) = open_host(config, globals.nats.as_ref(), None).await?;
         // The user typed this call (`call`, or `dispatch` of an envelope they wrote): for a tool
         // that needs their yes, the command is it.
-        let dispatched = host.dispatch_confirmed(input, None).await;
+        let dispatched = host.dispatch(CallRequest::new(input).confirmed(true)).await;
         warn_load_failures(&host);
         let code = match dispatched {
             Ok(result) => {

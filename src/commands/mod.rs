@@ -2,6 +2,7 @@
 //! the async runtime, the host's config and opening a host (here, or as a client of the
 //! workers on the wire). It must not hold a command's work: each file calls its crate.
 
+use aura_contract::caused::caused;
 use std::future::Future;
 use std::path::PathBuf;
 use std::pin::Pin;
@@ -154,7 +155,7 @@ pub async fn open_host(
 /// Warns of each plugin the host refused so far.
 pub fn warn_load_failures(host: &Host) {
     for failure in host.load_failures() {
-        eprintln!("aura: warning: {}", visible(&failure.to_string()));
+        eprintln!("aura: warning: {}", visible(&caused(&*failure)));
     }
 }
 

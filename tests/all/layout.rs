@@ -11,7 +11,7 @@ fn workspace() -> PathBuf {
 }
 
 /// The source dirs of the host's crates: each crate under host/, and the binary's src/.
-fn host_source_dirs() -> Vec<PathBuf> {
+pub(crate) fn host_source_dirs() -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(workspace().join("host"))
         .unwrap()
         .map(|entry| entry.unwrap().path().join("src"))
@@ -23,7 +23,7 @@ fn host_source_dirs() -> Vec<PathBuf> {
 }
 
 /// Every .rs file under `dir`, sorted.
-fn sources(dir: &Path) -> Vec<PathBuf> {
+pub(crate) fn sources(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut pending = vec![dir.to_owned()];
     while let Some(dir) = pending.pop() {

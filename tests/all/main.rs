@@ -20,6 +20,7 @@ mod dst;
 #[cfg(feature = "nats")]
 mod dst_fleet;
 mod dst_life;
+mod errors;
 mod finance;
 #[cfg(feature = "nats")]
 mod fleet;

@@ -22,6 +22,7 @@
 
 pub mod canonical;
 pub mod catalogue;
+pub mod caused;
 pub mod crossing;
 pub mod digest;
 pub mod envelope;

@@ -11,6 +11,7 @@
 //! its pass goes on where it stopped. It must not judge a narration (the host's narrator does)
 //! nor change a trace.
 
+use aura_contract::caused::Caused;
 use std::collections::{BTreeSet, HashSet};
 use std::sync::Arc;
 
@@ -30,7 +31,7 @@ use aura_host::{Host, Narrator};
 pub enum NarrationError {
     /// narrations.jsonl or traces.jsonl could not be read or written: the pass stops, and the
     /// next run resumes it.
-    #[error("the narration pass stopped: {0}")]
+    #[error("the narration pass stopped")]
     Journal(#[from] JournalError),
     /// A narration's thread panicked or was cancelled: nothing was written for its trace, so
     /// the next pass narrates it again.
@@ -122,7 +123,7 @@ fn read_narrations(host: &Host) -> Result<Vec<NarrationRecord>, NarrationError> 
         .filter_map(|line| match serde_json::from_str(line) {
             Ok(record) => Some(record),
             Err(error) => {
-                tracing::error!(%error, "a line of narrations.jsonl is not a narration; ignored");
+                tracing::error!(error = %Caused(&error), "a line of narrations.jsonl is not a narration; ignored");
                 None
             }
         })

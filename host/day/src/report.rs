@@ -27,7 +27,7 @@ use crate::logs::NARRATIONS_PATH;
 #[derive(Debug, thiserror::Error)]
 pub enum ReportError {
     /// A record file could not be read (a missing quarantine log is not an error).
-    #[error("cannot read {path}: {source}")]
+    #[error("cannot read {path}")]
     Read {
         /// The file.
         path: PathBuf,
@@ -35,7 +35,7 @@ pub enum ReportError {
         source: std::io::Error,
     },
     /// A complete line of a record file is not JSON: the file is not aura's.
-    #[error("{path}:{line}: not a JSON record: {source}")]
+    #[error("{path}:{line}: not a JSON record")]
     NotJson {
         /// The file.
         path: PathBuf,
@@ -63,7 +63,7 @@ pub enum ReportError {
         max: usize,
     },
     /// The page could not be written.
-    #[error("cannot write {path}: {source}")]
+    #[error("cannot write {path}")]
     Write {
         /// The file.
         path: PathBuf,

@@ -31,7 +31,7 @@ pub const UTC_OFFSET: &str = "utc_offset";
 #[derive(Debug, thiserror::Error)]
 pub enum ScenarioError {
     /// The file could not be read.
-    #[error("cannot read scenario {path}: {source}")]
+    #[error("cannot read scenario {path}")]
     Read {
         /// The path given.
         path: String,
@@ -47,7 +47,7 @@ pub enum ScenarioError {
         bytes: u64,
     },
     /// Not I-JSON.
-    #[error("scenario is not valid JSON: {0}")]
+    #[error("scenario is not valid JSON")]
     Json(#[from] aura_contract::canonical::JsonError),
     /// Not a scenario.v1.
     #[error("scenario does not match scenario.v1: {0}")]

@@ -9,6 +9,7 @@
 //! decision and narration callbacks are called on threads of the library's, each one call at a
 //! time, and must not call back into the same assistant.
 
+use aura_contract::caused::caused;
 use std::ffi::{CStr, CString, c_char, c_void};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
@@ -130,7 +131,7 @@ pub unsafe extern "C" fn aura_open(
                 }
             }
         })
-        .map_err(|e| serde_json::json!({ "error": e.to_string(), "kind": e.kind() }).to_string())
+        .map_err(|e| serde_json::json!({ "error": caused(&e), "kind": e.kind() }).to_string())
     }));
     match opened {
         Ok(Ok(inner)) => Box::into_raw(Box::new(AuraAssistant { inner })),

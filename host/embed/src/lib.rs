@@ -12,6 +12,7 @@
 
 pub mod ffi;
 
+use aura_contract::caused::{Caused, caused};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -71,7 +72,7 @@ pub enum EmbedError {
     #[error("the assistant's configuration: {0}")]
     Config(String),
     /// The assistant's runtime could not start.
-    #[error("cannot start the assistant's runtime: {0}")]
+    #[error("cannot start the assistant's runtime")]
     Runtime(#[from] std::io::Error),
     /// The host could not open (its plugins, its data dir).
     #[error("cannot open the host: {0}")]
@@ -181,7 +182,7 @@ impl Assistant {
         host_config.cache_dir = config.cache_dir.clone();
         let host = runtime
             .block_on(Host::open(&host_config))
-            .map_err(|e| EmbedError::Host(e.to_string()))?;
+            .map_err(|e| EmbedError::Host(caused(&e)))?;
         let mut live_config =
             LiveConfig::load(&config.setup, host.crossing().schemas(), config.seed, clock)?;
         live_config.tick_on = config.tick_on.clone();
@@ -192,7 +193,7 @@ impl Assistant {
         if config.narrate {
             let narrator = host
                 .narrator()
-                .map_err(|e| EmbedError::Host(format!("the narrator: {e}")))?;
+                .map_err(|e| EmbedError::Host(format!("the narrator: {}", Caused(&e))))?;
             live_config.narration = Some(LiveNarration {
                 narrator: Arc::new(narrator),
                 max: config
@@ -262,7 +263,7 @@ impl Assistant {
             async move {
                 let called = tokio::task::spawn_blocking(move || callback(&record)).await;
                 if let Err(error) = called {
-                    tracing::error!(%error, "the app's narration callback failed");
+                    tracing::error!(error = %Caused(&error), "the app's narration callback failed");
                 }
             }
         };

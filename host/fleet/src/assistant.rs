@@ -15,6 +15,8 @@
 //! holds a person (the placement and the lease do) nor what the assistant does (the
 //! orchestrator does).
 
+use aura_contract::caused::Caused;
+use aura_contract::caused::caused;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -132,7 +134,7 @@ impl Holder {
             }
             // Past the takeover, any refusal means a newer holder wrote.
             Ok(AfterAppend::Fenced | AfterAppend::Reread) => Ended::Fenced,
-            Err(error) => Ended::Failed(error.to_string()),
+            Err(error) => Ended::Failed(caused(&error)),
         };
         self.end(stop.clone());
         Err(stop)
@@ -333,7 +335,7 @@ pub async fn hold(hold: Hold, mut claim: Claim, mut stop: watch::Receiver<bool>)
         Err(error) => {
             // Let go at once: what the server stored is unknown, and the next holder fences it.
             if let Err(error) = fleet.release(&person, &claim.holding).await {
-                tracing::warn!(person = %person, %error, "lease not released: it runs out instead");
+                tracing::warn!(person = %person, error = %Caused(&error), "lease not released: it runs out instead");
             }
             let why = Ended::Failed(error.to_string());
             tracing::info!(target: "aura_fleet::audit", event = "stop", person = %person,
@@ -354,7 +356,7 @@ pub async fn hold(hold: Hold, mut claim: Claim, mut stop: watch::Receiver<bool>)
         .find(|(_, signal)| signal.get(INPUTS_END).is_none());
     if let Some((id, _)) = earlier {
         if let Err(error) = fleet.release(&person, &claim.holding).await {
-            tracing::warn!(person = %person, %error, "lease not released: it runs out instead");
+            tracing::warn!(person = %person, error = %Caused(&error), "lease not released: it runs out instead");
         }
         let why = Ended::Failed(format!(
             "{person}'s journal holds inbox message {id} as a signal: an earlier aura's fleet wrote it, and its people are not migrated to lives in the fleet's home"
@@ -417,7 +419,7 @@ pub async fn hold(hold: Hold, mut claim: Claim, mut stop: watch::Receiver<bool>)
     if matches!(why, Ended::Stopped | Ended::Failed(_)) {
         let holding = holder.holding();
         if let Err(error) = fleet.release(&person, &holding).await {
-            tracing::warn!(person = %person, %error, "lease not released: it runs out instead");
+            tracing::warn!(person = %person, error = %Caused(&error), "lease not released: it runs out instead");
         }
     }
     if let Some(compacting) = holder.writer.lock().await.compacting.take() {

@@ -10,6 +10,7 @@
 //! not decide what a held person's session does (the assistant does) nor hold anyone without
 //! the lease (the protocol decides).
 
+use aura_contract::caused::Caused;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -83,7 +84,7 @@ pub async fn serve(fleet_host: FleetHost, mut stop: watch::Receiver<bool>) {
     // Hosts started together see one another before any takes people: without this the first
     // to start would own everyone until the others announced.
     if let Err(error) = fleet_host.fleet.announce(&me).await {
-        tracing::warn!(%error, "could not announce this host; trying again");
+        tracing::warn!(error = %Caused(&error), "could not announce this host; trying again");
     }
     // Biased (in this order, every time), as every select here: a deterministic simulation's
     // seed gives one run.
@@ -103,14 +104,14 @@ pub async fn serve(fleet_host: FleetHost, mut stop: watch::Receiver<bool>) {
                 // A host that cannot reach the server keeps trying: its holds end by themselves
                 // (their renewals fail), and it takes people again once it is back.
                 if let Err(error) = fleet_host.fleet.announce(&me).await {
-                    tracing::warn!(%error, "could not announce this host; trying again");
+                    tracing::warn!(error = %Caused(&error), "could not announce this host; trying again");
                     continue;
                 }
                 if places.held.len() >= capacity {
                     continue;
                 }
                 if let Err(error) = place(&fleet_host, capacity, &mut places, &holds_stop).await {
-                    tracing::warn!(%error, "placement pass failed; trying again");
+                    tracing::warn!(error = %Caused(&error), "placement pass failed; trying again");
                 }
             }
         }
@@ -240,7 +241,7 @@ async fn place(
             Ok(None) => continue,
             // One person whose journal cannot be read does not keep the others waiting.
             Err(error) => {
-                tracing::error!(person = %person, %error, "cannot take this person");
+                tracing::error!(person = %person, error = %Caused(&error), "cannot take this person");
                 continue;
             }
         };
@@ -252,7 +253,7 @@ async fn place(
                     _ => "they are not enrolled any more".to_owned(),
                 };
                 if let Err(error) = fleet.release(&person, &claim.holding).await {
-                    tracing::warn!(person = %person, %error, "lease not released: it runs out instead");
+                    tracing::warn!(person = %person, error = %Caused(&error), "lease not released: it runs out instead");
                 }
                 places.failed(person, &why);
                 continue;

@@ -292,7 +292,7 @@ impl Roster {
 fn refused(spec: &AgentSpec, error: LoadError) -> LoadError {
     tracing::error!(
         agent = spec.name,
-        error = %aura_contract::visible::visible(&error.to_string()),
+        error = %aura_contract::visible::visible(&aura_contract::caused::caused(&error)),
         "plugin refused"
     );
     error
@@ -344,7 +344,7 @@ pub enum LoadError {
     Journal(#[from] crate::journal::JournalError),
     /// The trusted keys this host was built with are malformed (a build defect: it refuses to
     /// start rather than run unsigned code it was meant to refuse).
-    #[error("the trusted keys compiled into this host are malformed: {0}")]
+    #[error("the trusted keys compiled into this host are malformed")]
     TrustedKeys(#[from] aura_plugins::signing::SigningError),
     /// The data dir's calibration could not be read.
     #[error(transparent)]

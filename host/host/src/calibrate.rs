@@ -79,7 +79,7 @@ pub struct Calibration {
 #[derive(Debug, thiserror::Error)]
 pub enum CalibrationError {
     /// The data dir or the file could not be read or written.
-    #[error("{CALIBRATION_FILE}: {0}")]
+    #[error("cannot read or write {CALIBRATION_FILE}")]
     Io(#[from] std::io::Error),
     /// The file is not a calibration this host reads.
     #[error("{CALIBRATION_FILE} is not a valid calibration: {0}")]

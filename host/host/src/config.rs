@@ -85,7 +85,7 @@ impl HostConfig {
         }
     }
 
-    /// The host [`Host::calibrate`] measures with: the reference workload's agent only, at
+    /// The host [`Host::calibrate`](crate::Host::calibrate) measures with: the reference workload's agent only, at
     /// the built-in rate whatever an earlier calibration said.
     pub fn for_calibration(plugins_dir: impl Into<PathBuf>, data_dir: impl Into<PathBuf>) -> Self {
         let mut config = Self::new(plugins_dir, data_dir);

@@ -3,7 +3,7 @@
 //! A confirm_required tool (`calendar.schedule_event`) changes the user's world, so it runs only
 //! once the user said yes. In one process the front that asked is the host that runs it; a
 //! worker across the wire cannot see the question, so a client host that dispatches a call the
-//! user confirmed ([`crate::Host::dispatch_confirmed`]) sends a proof with it: its identity's
+//! user confirmed ([`crate::CallRequest::confirmed`]) sends a proof with it: its identity's
 //! signature over the call's canonical text's sha256 and an expiry at most
 //! [`CONFIRMATION_TTL_MS`] away ([`proof_message`]). A worker that trusts fronts
 //! ([`Confirmations::required`]) refuses a confirm_required call without a proof signed by one of

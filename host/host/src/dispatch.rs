@@ -1,14 +1,16 @@
 //! How a call runs: the one seam every front uses.
 //!
-//! [`Host::dispatch`] takes whatever a front has (bytes off the wire, toolcall.v1 text, an
-//! envelope the front built, or a call this host already checked, [`CallInput`]) and answers
-//! with a result.v1 or a [`Refused`]: the in-flight bound, the crossing in, the frame the call
-//! runs in, the sandbox (or the remote that serves its agent), the crossing out, inside one
-//! `crossing` span, with every refusal quarantined before it is returned. A checked call is
-//! never checked twice. A call a peer host sends over the wire takes the very same path
-//! ([`Origin::Peer`]): only its frame comes from what the peer sent, checked, instead of from
-//! the call's own deadline. It must not implement a check (the crossing does) nor know which
-//! front is calling.
+//! A front builds a [`CallRequest`]: whatever it has (bytes off the wire, toolcall.v1 text, an
+//! envelope the front built, or a call this host already checked, [`CallInput`]) and what
+//! differs by who sent it (the request's trace, the user's yes, a peer's frame).
+//! [`Host::dispatch`](crate::Host::dispatch) takes that and nothing else, and answers with a result.v1 or a
+//! [`Refused`]: the in-flight bound, the crossing in, the frame the call runs in, the sandbox
+//! (or the remote that serves its agent), the crossing out, inside one `crossing` span, with
+//! every refusal quarantined before it is returned. A checked call is never checked twice. A
+//! call a peer host sends over the wire takes the very same path
+//! ([`CallRequest::from_peer`]): only its frame comes from what the peer sent, checked, instead
+//! of from the call's own deadline. It must not implement a check (the crossing does) nor know
+//! which front is calling.
 
 use std::sync::Arc;
 
@@ -26,97 +28,11 @@ use aura_sandbox::{Budget, Frame};
 
 use crate::confirmation;
 use crate::events::EventKind;
-use crate::host::Host;
-use crate::remote::{SentFrame, frame_from};
+use crate::remote::frame_from;
+use crate::request::{CallInput, CallRequest, Origin};
 use crate::shared::{Refused, Shared, ids_of};
 use crate::simulation::{CallFault, CallPoint};
 use crate::telemetry::{self, TraceContext};
-
-/// What a front hands the host to run.
-#[derive(Debug, Clone, Copy)]
-pub enum CallInput<'a> {
-    /// Bytes from outside the process (a file, stdin, a message off the wire): bytes that are
-    /// not UTF-8 are not JSON and are refused as malformed; the rest is checked as text is.
-    Bytes(&'a [u8]),
-    /// toolcall.v1 text from outside, checked in full.
-    Text(&'a str),
-    /// An envelope a front built itself (`aura call`, an MCP `tools/call`): building one
-    /// checks nothing, so it is checked in full, like text.
-    Envelope(&'a ToolCall),
-    /// A call this host's crossing already checked (a tick's proposal the orchestrator
-    /// chose): run as it is.
-    Checked(&'a CheckedCall),
-}
-
-impl<'a> From<&'a [u8]> for CallInput<'a> {
-    fn from(bytes: &'a [u8]) -> Self {
-        Self::Bytes(bytes)
-    }
-}
-
-impl<'a> From<&'a Vec<u8>> for CallInput<'a> {
-    fn from(bytes: &'a Vec<u8>) -> Self {
-        Self::Bytes(bytes)
-    }
-}
-
-impl<'a> From<&'a str> for CallInput<'a> {
-    fn from(text: &'a str) -> Self {
-        Self::Text(text)
-    }
-}
-
-impl<'a> From<&'a String> for CallInput<'a> {
-    fn from(text: &'a String) -> Self {
-        Self::Text(text)
-    }
-}
-
-impl<'a> From<&'a ToolCall> for CallInput<'a> {
-    fn from(call: &'a ToolCall) -> Self {
-        Self::Envelope(call)
-    }
-}
-
-impl<'a> From<&'a CheckedCall> for CallInput<'a> {
-    fn from(call: &'a CheckedCall) -> Self {
-        Self::Checked(call)
-    }
-}
-
-/// Who sent a call into the seam, which says the frame it runs in.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Origin<'a> {
-    /// A front of this host: a root call with its own deadline's budget, in the request
-    /// `trace` its caller sent (an MCP client's `_meta.traceparent`), if any; `confirmed`
-    /// when the user said yes to it (a worker that runs it is sent this host's proof).
-    Front {
-        trace: Option<TraceContext>,
-        confirmed: bool,
-    },
-    /// A peer host, over the wire: the frame it sent the call with (which may only lower this
-    /// host's budget, and whose chain is checked), and the (agent, tool) of the subject it
-    /// came on, if the transport addresses one.
-    Peer {
-        sent: &'a SentFrame,
-        addressed: Option<(&'a str, &'a str)>,
-    },
-}
-
-impl Origin<'_> {
-    /// A front's call in `trace`, `confirmed` or not.
-    fn front(trace: Option<TraceContext>, confirmed: bool) -> Self {
-        Origin::Front { trace, confirmed }
-    }
-
-    /// The request's trace.
-    fn trace(&self) -> Option<TraceContext> {
-        match self {
-            Origin::Front { trace, .. } => *trace,
-            Origin::Peer { sent, .. } => sent.trace,
-        }
-    }
-}
 
 /// A call's outcome as its span, the simulation and its events name it: the error kind (or
 /// "ok") and the fuel it burned.
@@ -130,91 +46,49 @@ fn kind_and_fuel(outcome: &Result<ResultEnvelope, Refused>) -> (&str, u64) {
     }
 }
 
-impl Host {
-    /// Runs one call through the crossing, the sandbox and the crossing again.
-    ///
-    /// `Ok` is a result.v1: the tool's result, or an error the agent itself reported. `Err` is
-    /// a refusal by the crossing; it has been quarantined before this returns.
-    pub async fn dispatch<'a>(
-        &self,
-        input: impl Into<CallInput<'a>>,
+impl Shared {
+    /// [`Host::dispatch`](crate::Host::dispatch): the in-flight bound, the crossing (unless the call is already
+    /// checked), the frame its request says, then the run and the crossing out, in the
+    /// request's trace.
+    pub(crate) async fn dispatch(
+        self: &Arc<Self>,
+        request: CallRequest<'_>,
     ) -> Result<ResultEnvelope, Refused> {
-        self.dispatch_traced(input, None).await
-    }
-
-    /// [`Host::dispatch`] as part of the request `trace` its front was sent (an MCP
-    /// client's `_meta.traceparent`): the call's spans, events and any request it makes to a
-    /// worker are in that trace.
-    pub async fn dispatch_traced<'a>(
-        &self,
-        input: impl Into<CallInput<'a>>,
-        trace: Option<TraceContext>,
-    ) -> Result<ResultEnvelope, Refused> {
-        self.dispatch_from(input.into(), Origin::front(trace, false))
-            .await
-    }
-
-    /// [`Host::dispatch_traced`] for a call the user said yes to (a front asked them: an MCP
-    /// client's elicitation, the orchestrator's question, or the user's own `aura call`). In
-    /// this process that is all it needs; sent to a worker, a confirm_required call carries
-    /// this host's proof of the yes ([`crate::confirmation`]), which a worker that trusts
-    /// fronts requires.
-    pub async fn dispatch_confirmed<'a>(
-        &self,
-        input: impl Into<CallInput<'a>>,
-        trace: Option<TraceContext>,
-    ) -> Result<ResultEnvelope, Refused> {
-        self.dispatch_from(input.into(), Origin::front(trace, true))
-            .await
-    }
-
-    /// The seam itself, for a call from `origin`: the in-flight bound, the crossing (unless
-    /// the call is already checked), the frame, then the run and the crossing out. Refusals
-    /// before the call runs are in the request's trace too.
-    pub(crate) async fn dispatch_from(
-        &self,
-        input: CallInput<'_>,
-        origin: Origin<'_>,
-    ) -> Result<ResultEnvelope, Refused> {
-        let shared = &self.shared;
+        let CallRequest { input, origin } = request;
         telemetry::in_trace(origin.trace(), async {
             // Held until the answer is back; none left means the bound is reached: refused at
             // once, never queued without bound.
-            let Ok(_in_flight) = shared.in_flight.try_acquire() else {
-                return Err(shared.refuse_busy(input));
+            let Ok(_in_flight) = self.in_flight.try_acquire() else {
+                return Err(self.refuse_busy(input));
             };
             let checked;
             let call = match input {
                 CallInput::Checked(call) => call,
                 unchecked => {
-                    checked = self.check(unchecked)?;
+                    checked = self.check_input(unchecked)?;
                     &checked
                 }
             };
-            let frame = shared.frame_for(call, origin)?;
-            shared.run_checked(call, frame).await
+            let frame = self.frame_for(call, origin)?;
+            self.run_checked(call, frame).await
         })
         .await
     }
 
-    /// The crossing's inbound checks alone (envelope, catalogue, args), for a front that must
-    /// do something between checking a call and running it: ask the user to confirm it (an MCP
-    /// client's elicitation) with the question its checked args make. The checked call then
-    /// goes to [`Host::dispatch`] as it is. A refusal is quarantined, as in `dispatch`.
+    /// [`Host::check`](crate::Host::check): the crossing's inbound checks of what a front has.
     // A refusal is the error path, taken at most once per call; boxing it buys nothing.
     #[allow(clippy::result_large_err)]
-    pub fn check<'a>(&self, input: impl Into<CallInput<'a>>) -> Result<CheckedCall, Refused> {
-        let shared = &self.shared;
-        match input.into() {
+    pub(crate) fn check_input(&self, input: CallInput<'_>) -> Result<CheckedCall, Refused> {
+        match input {
             CallInput::Checked(call) => Ok(call.clone()),
-            CallInput::Text(text) => shared.check(text),
+            CallInput::Text(text) => self.check(text),
             CallInput::Envelope(call) => {
                 // A ToolCall holds strings, a bool, integers and a JSON value: it serializes.
-                shared.check(&serde_json::to_string(call).unwrap_or_default())
+                self.check(&serde_json::to_string(call).unwrap_or_default())
             }
             CallInput::Bytes(bytes) => match std::str::from_utf8(bytes) {
-                Ok(text) => shared.check(text),
-                Err(utf8) => Err(shared.refuse_not_utf8(bytes, utf8)),
+                Ok(text) => self.check(text),
+                Err(utf8) => Err(self.refuse_not_utf8(bytes, utf8)),
             },
         }
     }

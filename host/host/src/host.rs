@@ -5,10 +5,11 @@
 //! front asks of it besides calls (its agents, its records, a reasoning trace recorded). Each
 //! question a host answers has its own module: how a plugin is admitted
 //! ([`crate::admission`]), how a call runs ([`crate::dispatch`]: the one seam every front
-//! uses), how a tick is checked ([`crate::tick`]), how agents call agents
-//! ([`crate::agent_calls`]), how a peer's call is served ([`crate::worker`]). It must not
+//! uses), how a tick is checked (`tick`), how agents call agents
+//! ([`crate::agent_calls`]), how a peer's call is served (`worker`). It must not
 //! check anything itself (the crossing does) nor touch wasmtime (the sandbox does).
 
+use aura_contract::caused::Caused;
 use std::sync::Arc;
 
 use aura_contract::catalogue::{self, AgentSpec, TRACE_SCHEMA};
@@ -31,7 +32,13 @@ use crate::calibrate;
 use crate::config::HostConfig;
 use crate::confirmation::Confirmations;
 use crate::journal::{Appended, Journal, JournalError};
-use crate::shared::Shared;
+use crate::narrator::Narrator;
+use crate::remote::SentFrame;
+use crate::request::{CallInput, CallRequest};
+use crate::shared::{Refused, Shared};
+use crate::tick::TickOutcome;
+use aura_contract::crossing::CheckedCall;
+use aura_contract::envelope::ResultEnvelope;
 
 /// The host: catalogue-checked plugins behind the crossing. A clone is another handle on the
 /// same host (for a front's tasks); the host closes when the last one is dropped.
@@ -289,6 +296,105 @@ impl Host {
             .guest_seed
             .unwrap_or_else(|| self.shared.sandbox.guest_seed())
     }
+
+    /// Runs one call, from any front, through the crossing, the sandbox and the crossing
+    /// again (`dispatch`): the in-flight bound, the crossing (unless the call is
+    /// already checked), the frame its [`CallRequest`] says (a front's call in its request's
+    /// trace, confirmed or not; a peer's in the frame it sent), then the run and the crossing
+    /// out. A front hands what it has (text, bytes, an envelope, a checked call) or the
+    /// request it built.
+    ///
+    /// `Ok` is a result.v1: the tool's result, or an error the agent itself reported. `Err` is
+    /// a refusal by the crossing; it has been quarantined before this returns.
+    pub async fn dispatch<'a>(
+        &self,
+        request: impl Into<CallRequest<'a>>,
+    ) -> Result<ResultEnvelope, Refused> {
+        self.shared.dispatch(request.into()).await
+    }
+
+    /// The crossing's inbound checks alone (envelope, catalogue, args), for a front that must
+    /// do something between checking a call and running it: ask the user to confirm it (an MCP
+    /// client's elicitation) with the question its checked args make. The checked call then
+    /// goes to [`Host::dispatch`] as it is. A refusal is quarantined, as in `dispatch`.
+    // A refusal is the error path, taken at most once per call; boxing it buys nothing.
+    #[allow(clippy::result_large_err)]
+    pub fn check<'a>(&self, input: impl Into<CallInput<'a>>) -> Result<CheckedCall, Refused> {
+        self.shared.check_input(input.into())
+    }
+
+    /// Runs `agent`'s tick on `context` and checks what it proposes (`tick`): the
+    /// output as a whole (proposals.v1), then each proposed call on its own (envelope,
+    /// catalogue, args). A bad proposal is quarantined and left out; it does not spoil the
+    /// others. `Err` means the tick itself failed (trap, deadline, output not proposals.v1)
+    /// and was quarantined.
+    pub async fn tick(
+        &self,
+        agent: &str,
+        context: &serde_json::Value,
+    ) -> Result<TickOutcome, Refused> {
+        self.shared.tick_on(agent, context).await
+    }
+
+    /// [`Host::tick`] for several agents on one context, concurrently, as the orchestrator
+    /// runs a tick: the context is canonicalized once, not once per agent (~180 µs for the
+    /// day's ~60 KB contexts). Outcomes come in `agents`' order.
+    pub async fn tick_all(
+        &self,
+        agents: &[&str],
+        context: &serde_json::Value,
+    ) -> Vec<Result<TickOutcome, Refused>> {
+        self.shared.tick_all_on(agents, context).await
+    }
+
+    /// A worker's answer to a call sent over the wire (`worker`): `body` through
+    /// [`Host::dispatch`] as a peer's call ([`CallRequest::from_peer`]). Always a result.v1,
+    /// canonical: the tool's result, its own error, or why it was refused.
+    pub async fn serve_call(
+        &self,
+        body: &[u8],
+        sent: &SentFrame,
+        addressed: Option<(&str, &str)>,
+    ) -> String {
+        self.shared.serve_call(body, sent, addressed).await
+    }
+
+    /// A worker's answer to a tick sent over the wire: the agent's proposals.v1 output as the
+    /// crossing checked it whole, in a result.v1 of tool [`crate::remote::TICK_TOOL`] under
+    /// the tick's id (each proposed call is checked by the host that acts on it); or why the
+    /// tick failed, quarantined here.
+    pub async fn serve_tick(&self, agent: &str, body: &[u8], sent: &SentFrame) -> String {
+        self.shared.serve_tick(agent, body, sent).await
+    }
+
+    /// Runs a checked call `runs` times in the sandbox alone, with its full budget, timing
+    /// each run around the sandbox: (fuel burned, wall time) per run. For calibration and
+    /// benchmarks: the crossing's checks and the reply's are left out on purpose.
+    pub async fn measure(
+        &self,
+        call: &CheckedCall,
+        runs: usize,
+    ) -> Result<Vec<(u64, std::time::Duration)>, Refused> {
+        self.shared.measure(call, runs).await
+    }
+
+    /// Measures this device's fuel per millisecond with the reference workload
+    /// ([`calibrate`]: one unmeasured run, then [`calibrate::CALIBRATION_RUNS`] measured
+    /// ones) and stores it in the data dir, where later hosts read it. Open the host with
+    /// [`HostConfig::for_calibration`].
+    pub async fn calibrate(
+        &self,
+        data_dir: &std::path::Path,
+    ) -> Result<calibrate::Calibration, calibrate::CalibrationError> {
+        self.shared.calibrate(data_dir).await
+    }
+
+    /// The narrator of this host's plugins dir (`narrator`), for the target its
+    /// agents run on, its compiled code kept in the host's compilation cache when it keeps
+    /// one; an error that says why when the dir has none or it is refused.
+    pub fn narrator(&self) -> Result<Narrator, LoadError> {
+        self.shared.narrator()
+    }
 }
 
 /// The agents a host serves: the ones named (each must be a catalogue agent), or every
@@ -345,7 +451,7 @@ fn cache_for(
 /// fails costs time, never a result.
 fn open_cache(dir: &std::path::Path) -> Option<CodeCache> {
     CodeCache::open(dir)
-        .inspect_err(|error| tracing::warn!(%error, "compiling without a cache"))
+        .inspect_err(|error| tracing::warn!(error = %Caused(error), "compiling without a cache"))
         .ok()
 }
 

@@ -2,11 +2,13 @@
 //! uses.
 //!
 //! A front (the CLI, the orchestrator, the MCP server, a NATS worker) opens a [`Host`] and
-//! hands it calls through [`Host::dispatch`]: the in-flight bound, the crossing in (from
-//! `aura-contract`), the sandbox (`aura-sandbox`) or the remote that serves the agent, the
-//! crossing out; every refusal quarantined in the data dir's journal before it is returned.
-//! Read it in this order: `host` (opening one: [`HostConfig`], [`Host::open`]), `admission`
-//! (how a plugin is admitted, and why not: [`LoadError`]), `dispatch` (how a call runs),
+//! hands it calls through [`Host::dispatch`], each a [`CallRequest`] (or just the call): the
+//! in-flight bound, the crossing in (from `aura-contract`), the sandbox (`aura-sandbox`) or
+//! the remote that serves the agent, the crossing out; every refusal quarantined in the data
+//! dir's journal before it is returned. `impl Host` is all in `host`; the modules behind it
+//! are private. Read it in this order: `host` (opening one: [`HostConfig`], [`Host::open`],
+//! and every method), `admission` (how a plugin is admitted, and why not: [`LoadError`]),
+//! `request` (what a front hands the seam), `dispatch` (how a call runs),
 //! `tick` (how an agent's proposals are checked), `agent_calls` (how agents call agents),
 //! [`remote`], `client` and `worker` (a call on another host, both sides), `narrator` (the
 //! model that writes novel cases' rationales, [`Narrator`]), [`journal`] (the quarantine log
@@ -48,6 +50,7 @@ pub mod journal;
 mod measure;
 mod narrator;
 pub mod remote;
+mod request;
 mod shared;
 pub mod simulation;
 pub mod telemetry;
@@ -57,8 +60,8 @@ mod worker;
 pub use admission::{LoadError, Loading, precompile_plugins};
 pub use aura_contract::{CheckedCall, CrossingError, ResultEnvelope, ToolCall};
 pub use config::HostConfig;
-pub use dispatch::CallInput;
 pub use host::{Host, TraceRecordError};
 pub use narrator::Narrator;
+pub use request::{CallInput, CallRequest};
 pub use shared::Refused;
 pub use tick::{Proposal, TickOutcome};

@@ -22,8 +22,8 @@ use aura_sandbox::{
     Code, CodeTarget, NarrateError, NarratorAnswer, NarratorSandbox, PreparedNarrator,
 };
 
-use crate::Host;
 use crate::admission::LoadError;
+use crate::shared::Shared;
 
 /// The narrator, ready to narrate: its engine and its component.
 #[derive(Debug)]
@@ -196,18 +196,16 @@ impl Narrator {
     }
 }
 
-impl Host {
-    /// The narrator of this host's plugins dir, for the target its agents run on, its compiled
-    /// code kept in the host's compilation cache when it keeps one; an error that says why when
-    /// the dir has none or it is refused.
-    pub fn narrator(&self) -> Result<Narrator, LoadError> {
-        let Some(plugins) = self.shared.agents.plugins() else {
+impl Shared {
+    /// [`Host::narrator`](crate::Host::narrator): the narrator of this host's plugins dir.
+    pub(crate) fn narrator(&self) -> Result<Narrator, LoadError> {
+        let Some(plugins) = self.agents.plugins() else {
             return Err(aura_plugins::PluginError::NotInManifest {
                 agent: aura_plugins::NARRATOR_COMPONENT.to_owned(),
             }
             .into());
         };
-        let target = CodeTarget::named(self.shared.sandbox.target_name());
-        Narrator::open_cached(plugins, &target, self.shared.agents.cache())
+        let target = CodeTarget::named(self.sandbox.target_name());
+        Narrator::open_cached(plugins, &target, self.agents.cache())
     }
 }

@@ -5,7 +5,7 @@
 //! does not serve itself on the remote's workers ([`Remote`], one [`RemoteRequest`] at a
 //! time). A request carries the call's frame (its budget, deadline, the chain above it and its
 //! trace: [`SentFrame`]), and a worker turns what it was sent into a frame of its own that can
-//! only lower its budget and whose chain is checked ([`frame_from`]). It also owns the delivery
+//! only lower its budget and whose chain is checked (`frame_from`). It also owns the delivery
 //! rules every transport keeps, so a simulated one keeps the very same: [`with_retries`] (the
 //! attempts of one request, same id and body, and the pause between them) and [`AnswerCache`]
 //! (a worker answers a repeated request once, from its cache, or waits for the copy still
@@ -101,7 +101,7 @@ pub trait Remote: Send + Sync + std::fmt::Debug {
     fn sources(&self) -> BTreeMap<String, String>;
 
     /// Sends one request and returns the body of the answer (at most
-    /// [`CROSSING_BYTES_MAX`] bytes), unchecked. `Err` when no worker answered
+    /// [`CROSSING_BYTES_MAX`](aura_contract::limits::CROSSING_BYTES_MAX) bytes), unchecked. `Err` when no worker answered
     /// ([`CrossingError::Unreachable`]) or the request cannot be sent (too large).
     fn send<'a>(
         &'a self,
@@ -309,7 +309,7 @@ pub fn tick_id(agent: &str, context: &str) -> String {
 }
 
 /// What a request's sender says of where a call sits, as read off the wire (each part still
-/// to be checked by the worker: see [`Host::serve_call`]).
+/// to be checked by the worker: see [`Host::serve_call`](crate::Host::serve_call)).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SentFrame {
     /// The fuel the sender gives the call.

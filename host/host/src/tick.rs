@@ -24,7 +24,6 @@ use aura_contract::visible::visible;
 use aura_sandbox::{Budget, Frame, Invocation};
 
 use crate::events::EventKind;
-use crate::host::Host;
 use crate::shared::{Refused, Shared};
 use crate::telemetry::{self, TraceContext};
 
@@ -52,44 +51,37 @@ pub struct TickOutcome {
     pub fuel_used: u64,
 }
 
-impl Host {
-    /// Runs `agent`'s tick on `context` and checks what it proposes: the output as a whole
-    /// (proposals.v1), then each proposed call on its own (envelope, catalogue, args). A bad
-    /// proposal is quarantined and left out; it does not spoil the others. `Err` means the
-    /// tick itself failed (trap, deadline, output not proposals.v1) and was quarantined.
-    pub async fn tick(
-        &self,
+impl Shared {
+    /// [`Host::tick`](crate::Host::tick): `agent`'s tick on `context`, canonicalized here.
+    pub(crate) async fn tick_on(
+        self: &Arc<Self>,
         agent: &str,
         context: &serde_json::Value,
     ) -> Result<TickOutcome, Refused> {
         match to_canonical_string(context) {
-            Ok(text) => self.shared.tick(agent, &text, tick_now(context)).await,
-            Err(error) => Err(self.shared.refuse_tick_context(agent, error)),
+            Ok(text) => self.tick(agent, &text, tick_now(context)).await,
+            Err(error) => Err(self.refuse_tick_context(agent, error)),
         }
     }
 
-    /// [`Host::tick`] for several agents on one context, concurrently, as the orchestrator
-    /// runs a tick: the context is canonicalized once, not once per agent (~180 µs for the
-    /// day's ~60 KB contexts). Outcomes come in `agents`' order.
+    /// [`Host::tick_all`](crate::Host::tick_all): the agents' ticks on one context, canonicalized once.
     // A refusal is the error path, one per failed tick; boxing it buys nothing.
     #[allow(clippy::result_large_err)]
-    pub async fn tick_all(
-        &self,
+    pub(crate) async fn tick_all_on(
+        self: &Arc<Self>,
         agents: &[&str],
         context: &serde_json::Value,
     ) -> Vec<Result<TickOutcome, Refused>> {
         match to_canonical_string(context) {
             Ok(text) => {
                 let now = tick_now(context);
-                self.shared.context_updated(agents, &text, now);
-                let ticks = agents
-                    .iter()
-                    .map(|agent| self.shared.tick(agent, &text, now));
+                self.context_updated(agents, &text, now);
+                let ticks = agents.iter().map(|agent| self.tick(agent, &text, now));
                 futures_util::future::join_all(ticks).await
             }
             Err(error) => agents
                 .iter()
-                .map(|agent| Err(self.shared.refuse_tick_context(agent, error.clone())))
+                .map(|agent| Err(self.refuse_tick_context(agent, error.clone())))
                 .collect(),
         }
     }

@@ -1,9 +1,9 @@
 //! A worker's side of a remote call: what a peer host sent, served through the host's one seam.
 //!
-//! It owns [`Host::serve_call`] (the body goes through [`Host::dispatch`]'s path as a peer's
+//! It owns [`Host::serve_call`](crate::Host::serve_call) (the body goes through [`Host::dispatch`](crate::Host::dispatch)'s path as a peer's
 //! call: the in-flight bound, the crossing, the frame the peer sent checked, the run, the
 //! crossing out; always answered with a result.v1, canonical: the tool's result, its own error,
-//! or why it was refused) and [`Host::serve_tick`] (the agent's proposals.v1 output as the
+//! or why it was refused) and [`Host::serve_tick`](crate::Host::serve_tick) (the agent's proposals.v1 output as the
 //! crossing checked it whole, in a result.v1 of tool [`TICK_TOOL`] under the tick's id; each
 //! proposed call is checked by the host that acts on it). It trusts nothing it is sent. It
 //! must not know the transport (`aura-wire` does).
@@ -19,29 +19,32 @@ use aura_contract::limits::{CALLS_IN_FLIGHT_MAX, TICK_DEADLINE_MS};
 use aura_contract::quarantine::CallIds;
 use aura_contract::visible::visible;
 
-use crate::dispatch::{CallInput, Origin};
-use crate::host::Host;
+use crate::request::CallRequest;
+use crate::shared::Shared;
 use aura_sandbox::Frame;
+use std::sync::Arc;
 
 use crate::remote::{SentFrame, TICK_TOOL, frame_from, tick_id};
 use crate::telemetry;
 use crate::tick::{context_now, tick_ids};
 
-impl Host {
+impl Shared {
     /// A worker's answer to a call sent over the wire: `body` through the crossing (a
     /// refusal quarantined here, as every front's), the frame it was sent with checked, then
     /// the sandbox and the crossing out. Always a result.v1, canonical: the tool's result, its
     /// own error, or why it was refused.
     /// `addressed`: the (agent, tool) whose subject it came on; an envelope for another is
     /// refused (`call_not_allowed`).
-    pub async fn serve_call(
-        &self,
+    pub(crate) async fn serve_call(
+        self: &Arc<Self>,
         body: &[u8],
         sent: &SentFrame,
         addressed: Option<(&str, &str)>,
     ) -> String {
-        let origin = Origin::Peer { sent, addressed };
-        match self.dispatch_from(CallInput::Bytes(body), origin).await {
+        match self
+            .dispatch(CallRequest::from_peer(body, sent, addressed))
+            .await
+        {
             Ok(result) => result.to_canonical(),
             Err(refused) => {
                 // The ids as far as the body shows them (all of them, once it passed the
@@ -58,7 +61,12 @@ impl Host {
     /// crossing checked it whole, in a result.v1 of tool [`TICK_TOOL`] under the tick's id
     /// (each proposed call is checked by the host that acts on it); or why the tick failed,
     /// quarantined here.
-    pub async fn serve_tick(&self, agent: &str, body: &[u8], sent: &SentFrame) -> String {
+    pub(crate) async fn serve_tick(
+        self: &Arc<Self>,
+        agent: &str,
+        body: &[u8],
+        sent: &SentFrame,
+    ) -> String {
         // A tick served here is a crossing span of the request's trace, under the span that
         // sent it.
         let span = tracing::info_span!(
@@ -80,8 +88,8 @@ impl Host {
         .await
     }
 
-    async fn serve_tick_in(&self, agent: &str, body: &[u8], sent: &SentFrame) -> String {
-        let shared = &self.shared;
+    async fn serve_tick_in(self: &Arc<Self>, agent: &str, body: &[u8], sent: &SentFrame) -> String {
+        let shared = self;
         let context = String::from_utf8_lossy(body);
         let answer_call = ToolCall {
             call_id: tick_id(agent, &context),
@@ -146,7 +154,7 @@ impl Host {
             sent,
             agent,
             TICK_DEADLINE_MS,
-            self.shared.fuel_per_ms,
+            self.fuel_per_ms,
             now.as_deref().map_or(0, envelope::unix_ns),
         )?;
         Ok((context, frame))

@@ -42,10 +42,10 @@ pub enum Listener {
 #[derive(Debug, thiserror::Error)]
 pub enum HttpError {
     /// Serving failed.
-    #[error("the live HTTP front failed: {0}")]
+    #[error("the live HTTP front failed")]
     Io(#[from] std::io::Error),
     /// Its guard (TLS) failed.
-    #[error("the live HTTP front failed: {0}")]
+    #[error("the live HTTP front failed")]
     Guard(#[from] aura_http::GuardError),
 }
 

@@ -38,7 +38,7 @@ use aura_contract::error::Phase;
 use aura_contract::limits::{MCP_MESSAGE_BYTES_MAX, TOOLS_LIST_TTL_MS};
 use aura_contract::recovery::{Action, Recovery, ToolFailure};
 use aura_contract::traceparent::TraceContext;
-use aura_host::Host;
+use aura_host::{CallRequest, Host};
 
 use answers::{failure_result, is_stateless_era, jsonrpc_errors, result_of};
 use confirm::{Asking, Confirmations, ask_through_peer};
@@ -56,7 +56,7 @@ pub enum McpError {
     #[error("MCP session failed: {0}")]
     Session(String),
     /// The HTTP listener failed.
-    #[error("MCP HTTP server failed: {0}")]
+    #[error("MCP HTTP server failed")]
     Http(#[from] aura_http::GuardError),
 }
 
@@ -180,10 +180,10 @@ impl McpServer {
         // Here the user said yes to a tool that needs it (the asking above returned early
         // otherwise): a worker that runs it is sent this host's proof of that yes.
         let trace = aura_host::telemetry::current();
-        let dispatched = match checked.needs_confirmation() {
-            true => self.host.dispatch_confirmed(&checked, trace).await,
-            false => self.host.dispatch_traced(&checked, trace).await,
-        };
+        let request = CallRequest::new(&checked)
+            .in_trace(trace)
+            .confirmed(checked.needs_confirmation());
+        let dispatched = self.host.dispatch(request).await;
         match dispatched {
             Ok(result) => result_of(&result, ctx).into(),
             Err(refused) => failure_result(&refused.failure(), ctx).into(),

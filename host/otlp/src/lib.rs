@@ -36,10 +36,10 @@ pub const ENDPOINT_VARIABLES: [&str; 2] = [
 #[derive(Debug, thiserror::Error)]
 pub enum OtlpError {
     /// The endpoint or the environment's configuration is not usable.
-    #[error("cannot export traces over OTLP: {0}")]
+    #[error("cannot export traces over OTLP")]
     Exporter(#[from] opentelemetry_otlp::ExporterBuildError),
     /// Flushing or shutting the export down failed (spans may be lost).
-    #[error("the OTLP export did not shut down cleanly: {0}")]
+    #[error("the OTLP export did not shut down cleanly")]
     Shutdown(#[from] opentelemetry_sdk::error::OTelSdkError),
 }
 

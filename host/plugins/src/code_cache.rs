@@ -34,7 +34,7 @@ const ENTRY_SUFFIX: &str = ".cwasm";
 #[derive(Debug, thiserror::Error)]
 pub enum CacheError {
     /// The dir or a file in it could not be read or written.
-    #[error("compilation cache {path}: {source}")]
+    #[error("compilation cache {path}")]
     Io {
         /// The path.
         path: PathBuf,

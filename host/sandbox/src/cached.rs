@@ -3,6 +3,7 @@
 //! compiled and stored. It must not decide whether a host keeps a cache (the host does) nor
 //! trust an entry wasmtime refuses (it is removed and the component compiled again).
 
+use aura_contract::caused::Caused;
 use std::hash::{Hash, Hasher};
 
 use wasmtime::Engine;
@@ -60,7 +61,7 @@ pub(super) fn component<E: From<SandboxError>>(
                 Some(component)
             }
             Err(error) => {
-                tracing::warn!(agent = name, %error, "compilation cache entry refused and removed");
+                tracing::warn!(agent = name, error = %Caused(&error), "compilation cache entry refused and removed");
                 cache.discard(&entry);
                 None
             }
@@ -78,7 +79,7 @@ pub(super) fn component<E: From<SandboxError>>(
     match component.serialize() {
         Ok(code) => {
             if let Err(error) = cache.store(key, &code) {
-                tracing::warn!(agent = name, %error, "compiled code not cached");
+                tracing::warn!(agent = name, error = %Caused(&error), "compiled code not cached");
             }
         }
         Err(error) => {

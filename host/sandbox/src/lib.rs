@@ -138,7 +138,7 @@ pub enum SandboxError {
         message: String,
     },
     /// Calling `manifest` failed.
-    #[error("component for `{agent}` failed to give its manifest: {source}")]
+    #[error("component for `{agent}` failed to give its manifest")]
     Manifest {
         /// The agent.
         agent: String,

@@ -12,6 +12,7 @@
 //! [`NatsAccess`] displays its URLs without their userinfo, and its `Debug` hides them. It must
 //! not decide what a role may do: the nats-server's permissions do (`deploy/nats/`).
 
+use aura_contract::caused::Caused;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -165,7 +166,7 @@ pub enum AccessError {
     #[error("a NATS client certificate needs both --nats-tls-cert and --nats-tls-key")]
     HalfACertificate,
     /// The identity's key file or a trusted worker's key is not usable.
-    #[error("{0}")]
+    #[error(transparent)]
     Key(#[from] aura_plugins::signing::SigningError),
 }
 
@@ -318,7 +319,7 @@ impl NatsAccess {
             // does (an anonymous connection the server then refuses, named in the error).
             Credentials::Creds(text) => async_nats::ConnectOptions::with_credentials(text)
                 .unwrap_or_else(|error| {
-                    tracing::error!(%error, "the .creds file no longer parses");
+                    tracing::error!(error = %Caused(&error), "the .creds file no longer parses");
                     async_nats::ConnectOptions::new()
                 }),
         };

@@ -11,6 +11,7 @@
 //! untrusted and the request sent again. It must not check what an answer says (the host
 //! does).
 
+use aura_contract::caused::Caused;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -320,7 +321,7 @@ pub async fn discover(
             // With trusted workers, an unreadable answer is one more stranger's: it must not
             // stop the client from finding the trusted ones.
             Err(error) if !provenance.trusted.is_empty() => {
-                tracing::warn!(%error, "an unreadable discovery answer is not used");
+                tracing::warn!(error = %Caused(&error), "an unreadable discovery answer is not used");
                 untrusted += 1;
                 continue;
             }

@@ -24,6 +24,7 @@ pub mod provenance;
 pub mod stream;
 pub mod worker;
 
+use aura_contract::caused::Caused;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -212,7 +213,7 @@ pub async fn connect(access: &NatsAccess) -> Result<Connection, WireError> {
 fn note_event(refusals: &Mutex<VecDeque<String>>, event: async_nats::Event) {
     match event {
         async_nats::Event::ServerError(error) => {
-            tracing::error!(%error, "the nats-server refused");
+            tracing::error!(error = %Caused(&error), "the nats-server refused");
             if let Ok(mut refusals) = refusals.lock()
                 && refusals.len() < WIRE_REFUSALS_KEPT_MAX
             {

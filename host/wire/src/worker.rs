@@ -9,6 +9,7 @@
 //! signed with the host's identity over the request it answers, as is its discovery info
 //! ([`crate::provenance`]). It must not check a call itself (the host does).
 
+use aura_contract::caused::Caused;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
@@ -147,7 +148,7 @@ impl Worker {
                 // answering has lost none of them.
                 host.events_settled().await;
                 if let Err(error) = request.respond_with_headers(Ok(answer), signed).await {
-                    tracing::warn!(%error, "an answer could not be sent (the client retries)");
+                    tracing::warn!(error = %Caused(&error), "an answer could not be sent (the client retries)");
                 }
                 drop(permit);
             });

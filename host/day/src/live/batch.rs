@@ -6,6 +6,7 @@
 //! It owns [`Batch`] and the session's step that takes one. It must not check a signal (the
 //! session's `take` does) nor decide when a push is taken (the session's loop does).
 
+use aura_contract::caused::Caused;
 use serde_json::Value;
 use tokio::sync::oneshot;
 
@@ -92,7 +93,7 @@ impl Session {
         if let Err((error, unheard)) = durable(today, slice, &positions).await {
             let refusal = input::refusal(
                 "not_durable",
-                format!("the input could not be made durable: {error}"),
+                format!("the input could not be made durable: {}", Caused(&error)),
                 Action::Retry,
             );
             for (index, text) in unheard {

@@ -9,6 +9,7 @@
 //! killed mid-delivery hands them over again, never one already recorded). It must not decide
 //! anything nor write a trace.
 
+use aura_contract::caused::Caused;
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::Pin;
@@ -388,6 +389,6 @@ fn record(host: &Host, delivery: &Delivery, sink: &str, attempts: u32, error: Op
     // Strings and integers: always serializes.
     let value = serde_json::to_value(&record).unwrap_or_default();
     if let Err(error) = host.journal().delivery(&value) {
-        tracing::error!(%error, "delivery record not written; the decision is handed over again at the next start");
+        tracing::error!(error = %Caused(&error), "delivery record not written; the decision is handed over again at the next start");
     }
 }

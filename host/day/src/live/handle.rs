@@ -8,6 +8,7 @@
 //! hears it. It must not check an input beyond what a front can see (its bytes: UTF-8, size,
 //! a batch's items, the kind it says it is, the queue) nor take one: the session does.
 
+use aura_contract::caused::Caused;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -487,7 +488,7 @@ pub(super) fn refuse(host: &Host, refusal: &InputRefusal, offending: &str) -> Re
         .journal()
         .quarantine(&QuarantineRecord::input(refusal, offending))
     {
-        tracing::error!(%error, "quarantine record could not be written");
+        tracing::error!(error = %Caused(&error), "quarantine record could not be written");
     }
     Box::new(ToolFailure {
         phase: Some(Phase::Signal),

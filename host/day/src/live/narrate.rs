@@ -12,6 +12,7 @@
 //! within an epoch tick, unrecorded) and leaves the rest to the next start, which narrates what
 //! has no record. It must not judge a narration nor change a trace.
 
+use aura_contract::caused::Caused;
 use std::sync::Arc;
 
 use tokio::sync::broadcast;
@@ -117,8 +118,8 @@ impl Narrating {
                 kept = summary.kept,
                 "narration pass done"
             ),
-            Ok(Err(error)) => tracing::error!(%error, "narration pass stopped"),
-            Err(error) => tracing::error!(%error, "narration pass did not finish"),
+            Ok(Err(error)) => tracing::error!(error = %Caused(&error), "narration pass stopped"),
+            Err(error) => tracing::error!(error = %Caused(&error), "narration pass did not finish"),
         }
         if self.again {
             self.start();

@@ -7,6 +7,7 @@
 //! where it ends). It must not decide anything (the orchestrator's [`Day`] does) nor lay out
 //! the data dir (the life does, [`super::life`]).
 
+use aura_contract::caused::Caused;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -463,7 +464,7 @@ impl Today {
         }
         // What the day wrote last (its deliveries and narrations, the refusals at a stop).
         if let Err(error) = self.store.ship(&self.name).await {
-            tracing::error!(%error, "the day's last records could not be copied to the life's home");
+            tracing::error!(error = %Caused(&error), "the day's last records could not be copied to the life's home");
         }
     }
 }

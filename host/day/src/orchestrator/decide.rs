@@ -17,7 +17,7 @@ use aura_contract::trace::{
     unplaced_answer_rationale,
 };
 use aura_contract::visible::visible;
-use aura_host::{Host, Proposal};
+use aura_host::{CallRequest, Host, Proposal};
 
 use super::arbitrate::{Choice, content_key};
 use super::memory::{Fresh, HeldBack, Interruption, Memory, Wait, untold_items};
@@ -510,10 +510,8 @@ impl TickRun<'_> {
         confirmed: bool,
         telling: &Telling<'_>,
     ) -> (Outcome, u64, Option<Value>, Option<String>) {
-        let dispatched = match confirmed {
-            true => self.host.dispatch_confirmed(&proposal.call, None).await,
-            false => self.host.dispatch(&proposal.call).await,
-        };
+        let request = CallRequest::new(&proposal.call).confirmed(confirmed);
+        let dispatched = self.host.dispatch(request).await;
         match dispatched {
             Ok(result) => match (result.result, result.error) {
                 (Some(value), _) => (

@@ -80,14 +80,14 @@ pub use summary::{RunSummary, SurfaceCounts};
 pub enum RunError {
     /// A trace could not be recorded (not durable, or not valid trace.v1): the run stops
     /// rather than report a decision that may be lost.
-    #[error("cannot record a trace: {0}")]
+    #[error("cannot record a trace")]
     Record(#[from] TraceRecordError),
     /// The data dir cannot start, resume or checkpoint this run.
     #[error(transparent)]
     Checkpoint(#[from] CheckpointError),
     /// A record of the run (a quarantine record, a trace) failed to be written: the run
     /// stops; the next start repairs the file and resumes.
-    #[error("the run stopped: {0}")]
+    #[error("the run stopped")]
     Journal(#[from] JournalError),
     /// The scenario cannot be run (its signals and setup disagree with the run asked for).
     #[error(transparent)]

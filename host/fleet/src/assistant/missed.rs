@@ -5,6 +5,7 @@
 //! It owns finding them across the kept days (each day's first decision is the life's
 //! `base`-th). It must not journal or deliver them (the hold does).
 
+use aura_contract::caused::{Caused, caused};
 use aura_contract::limits::LIVE_TRACES_BYTES_MAX;
 use aura_day::live::{self, Delivery};
 use aura_host::Host;
@@ -21,7 +22,7 @@ pub(super) fn missed(host: &Host, delivery: &Delivery, from: u64) -> Result<Vec<
     };
     // Back from the delivery's day: each day's first decision is the life's base-th.
     let mut days = vec![(day.to_owned(), delivery.life_seq - delivery.seq)];
-    let kept = live::life::days(&root).map_err(|e| e.to_string())?;
+    let kept = live::life::days(&root).map_err(|e| caused(&e))?;
     let mut earlier = kept
         .iter()
         .rev()
@@ -103,9 +104,9 @@ pub(super) fn recorded(host: &Host, from: u64) -> Result<Vec<Delivery>, String> 
 /// The traces of day `day` of the life in `host`'s data dir `root`.
 fn traces(host: &Host, root: &std::path::Path, day: &str) -> Result<Vec<String>, String> {
     let dir = live::life::day_dir(root, day);
-    let day_host = host.in_data_dir(&dir).map_err(|e| e.to_string())?;
+    let day_host = host.in_data_dir(&dir).map_err(|e| caused(&e))?;
     day_host
         .journal()
         .lines(TRACES_PATH, 0, LIVE_TRACES_BYTES_MAX)
-        .map_err(|e| format!("the session's traces of {day}: {e}"))
+        .map_err(|e| format!("the session's traces of {day}: {}", Caused(&e)))
 }

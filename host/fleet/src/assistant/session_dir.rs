@@ -8,6 +8,7 @@
 //! inbox's signals the life holds). It must not decide what the life holds (the session and
 //! its home do) nor take signals (the hold does).
 
+use aura_contract::caused::Caused;
 use std::path::{Path, PathBuf};
 
 use aura_contract::person::Person;
@@ -45,7 +46,7 @@ pub(super) fn compact(holder: &Holder, writer: &mut Writer) {
         let saved = match fleet.move_head(&person, covered).await {
             Ok(saved) => saved,
             Err(error) => {
-                tracing::warn!(person = %person, %error, "the head was not moved");
+                tracing::warn!(person = %person, error = %Caused(&error), "the head was not moved");
                 return;
             }
         };
@@ -57,7 +58,9 @@ pub(super) fn compact(holder: &Holder, writer: &mut Writer) {
                 Ok(purged) => tracing::info!(target: "aura_fleet::audit", event = "purged",
                     person = %person, host = %me, seq = covered.fence, records = purged.records,
                     signals = purged.signals),
-                Err(error) => tracing::warn!(person = %person, %error, "journal not purged"),
+                Err(error) => {
+                    tracing::warn!(person = %person, error = %Caused(&error), "journal not purged")
+                }
             }
         }
     }));
@@ -94,6 +97,6 @@ pub(super) fn forget(root: &Path, person: &Person, epoch: u64) {
     if let Err(error) = std::fs::remove_dir_all(&dir)
         && error.kind() != std::io::ErrorKind::NotFound
     {
-        tracing::warn!(person = %person, %error, "a hold's working copy was not deleted");
+        tracing::warn!(person = %person, error = %Caused(&error), "a hold's working copy was not deleted");
     }
 }

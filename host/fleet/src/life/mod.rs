@@ -30,6 +30,7 @@
 //! `sync` before a batch's last part, `synced` once stored, `done`). It must not decide
 //! anything a life does, nor the fleet's protocol (who holds a person: [`crate::store::Fleet`]).
 
+use aura_contract::caused::Caused;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
@@ -502,7 +503,7 @@ async fn renew(
             }
             // A step that failed: the hold lasts FLEET_LEASE_MS; the next renewal tries again.
             Err(error) => {
-                tracing::warn!(%life, %error, lease_ms = FLEET_LEASE_MS, "the life's hold was not renewed")
+                tracing::warn!(%life, error = %Caused(&error), lease_ms = FLEET_LEASE_MS, "the life's hold was not renewed")
             }
         }
     }

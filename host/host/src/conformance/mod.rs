@@ -12,6 +12,7 @@
 //! refused), nor hold a reference answer of its own: the references live with the schemas,
 //! worked out by hand.
 
+use aura_contract::caused::caused;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -94,7 +95,7 @@ pub enum ConformanceError {
         known: String,
     },
     /// The component file could not be read.
-    #[error("cannot read the component {path}: {source}")]
+    #[error("cannot read the component {path}")]
     Read {
         /// The file.
         path: PathBuf,
@@ -103,7 +104,7 @@ pub enum ConformanceError {
     },
     /// An agent the tested one may call is not in the plugins dir the test takes it from.
     #[error(
-        "{agent} may call {callee}, so the test needs {callee} from the plugins dir {dir} (--plugins-dir): {error}"
+        "{agent} may call {callee}, so the test needs {callee} from the plugins dir {dir} (--plugins-dir)"
     )]
     Callee {
         /// The agent tested.
@@ -123,7 +124,7 @@ pub enum ConformanceError {
     #[error(transparent)]
     Host(Box<LoadError>),
     /// The test's data dir could not be cleared.
-    #[error("cannot clear {path}: {source}")]
+    #[error("cannot clear {path}")]
     Clear {
         /// The dir.
         path: PathBuf,
@@ -204,7 +205,7 @@ pub async fn test_agent(subject: &Subject) -> Result<Report, ConformanceError> {
     let host = open_host(subject, spec, bytes, &data_dir).await?;
     let failures = host.load_failures();
     if !failures.is_empty() {
-        let why: Vec<String> = failures.iter().map(|error| error.to_string()).collect();
+        let why: Vec<String> = failures.iter().map(|error| caused(error)).collect();
         report.checks.push(fail("load", why.join("; ")));
         skip_the_rest(&mut report, spec, "the component was not admitted")?;
         return Ok(report);

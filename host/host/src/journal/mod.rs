@@ -48,7 +48,7 @@ pub const TRACES_PATH: &str = "traces.jsonl";
 #[derive(Debug, thiserror::Error)]
 pub enum JournalError {
     /// Creating or opening the data dir or a log failed.
-    #[error("cannot open {path}: {source}")]
+    #[error("cannot open {path}")]
     Open {
         /// The path, relative to the data dir where there is one.
         path: String,
@@ -57,7 +57,7 @@ pub enum JournalError {
     },
     /// Writing a record failed (a full disk, an I/O error, a short write): what reached the
     /// file was withdrawn, and the journal stopped.
-    #[error("cannot write to {path}: {source}")]
+    #[error("cannot write to {path}")]
     Append {
         /// The file, relative to the data dir.
         path: &'static str,
@@ -66,7 +66,7 @@ pub enum JournalError {
     },
     /// Syncing a record to disk failed: it is not durable, was withdrawn, and the journal
     /// stopped (after a failed fsync the kernel's view of the file cannot be trusted).
-    #[error("cannot make {path} durable (fsync failed): {source}")]
+    #[error("cannot make {path} durable (fsync failed)")]
     Sync {
         /// The file, relative to the data dir.
         path: &'static str,
