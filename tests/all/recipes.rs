@@ -100,7 +100,7 @@ fn tests_of_this_binary() -> BTreeMap<String, bool> {
 /// The packages of the workspace: each member's `name`.
 fn workspace_packages() -> BTreeSet<String> {
     let mut manifests = vec![workspace().join("Cargo.toml")];
-    for dir in ["host", "agents", "tests", "tests/guests"] {
+    for dir in ["host", "agents", "sdk", "narrator", "tests", "tests/guests"] {
         for entry in std::fs::read_dir(workspace().join(dir)).unwrap() {
             let manifest = entry.unwrap().path().join("Cargo.toml");
             if manifest.is_file() {

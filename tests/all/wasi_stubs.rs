@@ -1,4 +1,4 @@
-//! The WASI stubs of agents/build (`aura_agents::wasi_stubs`): run, they answer as the host's
+//! The WASI stubs of sdk/build (`aura_agents::wasi_stubs`): run, they answer as the host's
 //! WASI does, and the shipped agents import none of what they replace.
 //!
 //! What the host answers is pinned in aura-sandbox (`guest.rs`,

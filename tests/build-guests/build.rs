@@ -4,8 +4,8 @@
 
 use std::path::PathBuf;
 
-include!("../../agents/build/src/plugin_target.rs");
-include!("../../agents/build/src/nested.rs");
+include!("../../sdk/build/src/plugin_target.rs");
+include!("../../sdk/build/src/nested.rs");
 
 /// The profile of the test-only guests (defined in the workspace Cargo.toml).
 const GUEST_PROFILE: &str = "guest";
@@ -27,9 +27,9 @@ fn main() {
         &[
             "tests/guests",
             "tests/zoo",
-            "agents/sdk",
-            "agents/jcs",
-            "agents/protocol",
+            "sdk/rust",
+            "sdk/jcs",
+            "sdk/protocol",
             "schemas",
             "wit",
             "Cargo.toml",

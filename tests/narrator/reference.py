@@ -1,6 +1,6 @@
 """The narrator engine's reference: SmolLM2 as Hugging Face's llama reads it, in numpy float32.
 
-Written apart from the engine (agents/llm) so that it checks it rather than repeats it:
+Written apart from the engine (narrator/llm) so that it checks it rather than repeats it:
 - the weights are dequantized by the `gguf` package (llama.cpp's own Python reader);
 - the tokenizer is Hugging Face's `tokenizers` BPE, built from the file's vocabulary and merges,
   with SmolLM's pre-tokenizer (each digit alone, then GPT-2's byte-level split);

@@ -202,8 +202,8 @@ mod tests {
         assert_ne!(guest_seed(0, "calendar"), guest_seed(1, "calendar"));
     }
 
-    /// agents/build replaces the agents' imports of these by stubs that answer as this
-    /// context does (`agents/build/src/wasi_stubs.rs`): an empty environment, and no terminal
+    /// sdk/build replaces the agents' imports of these by stubs that answer as this
+    /// context does (`sdk/build/src/wasi_stubs.rs`): an empty environment, and no terminal
     /// for stdin, stdout or stderr. If the context ever gives a guest more, this fails and the
     /// stubs must go.
     #[test]

@@ -13,7 +13,7 @@
 // called (`isatty`, `getenv`, stdin's descriptor). An agent imports 22 functions; without these
 // 8 it imports 14, and a whole sandboxed call costs 0.7-1.05 us less (BENCHMARKS.md, issue 38).
 //
-// Shared with agents/build's build script through `include!`: keep this file free of `use`.
+// Shared with sdk/build's build script through `include!`: keep this file free of `use`.
 
 /// A stubbed import's answer, in the canonical ABI's core form.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

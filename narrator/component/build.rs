@@ -1,13 +1,13 @@
 //! Puts the narrator's weights where the component's `include_bytes!` reads them: for a wasm32
 //! build (the component) it fetches SmolLM2-135M-Instruct's GGUF file, pinned and checked
-//! (`agents/build/src/model.rs`), into the workspace's `target/narrator-model`, once, and
+//! (`sdk/build/src/model.rs`), into the workspace's `target/narrator-model`, once, and
 //! names it in `AURA_NARRATOR_GGUF`. A native build (the prompt's tests) needs no weights.
 
-include!("../build/src/model.rs");
+include!("../../sdk/build/src/model.rs");
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
-    println!("cargo:rerun-if-changed=../build/src/model.rs");
+    println!("cargo:rerun-if-changed=../../sdk/build/src/model.rs");
     if std::env::var("CARGO_CFG_TARGET_ARCH").as_deref() != Ok("wasm32") {
         return;
     }
@@ -23,7 +23,7 @@ fn main() {
     }
 }
 
-/// `<workspace>/target`: the narrator crate is `<workspace>/agents/narrator`.
+/// `<workspace>/target`: the narrator crate is `<workspace>/narrator/component`.
 fn workspace_target(manifest_dir: &std::path::Path) -> std::path::PathBuf {
     manifest_dir.join("..").join("..").join("target")
 }

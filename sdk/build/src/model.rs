@@ -6,7 +6,7 @@
 // anywhere else (no model hub, nothing at run time) and must not leave a file in place that did
 // not pass its check.
 //
-// Shared with the narrator's build script (agents/narrator/build.rs) through `include!`: keep
+// Shared with the narrator's build script (narrator/component/build.rs) through `include!`: keep
 // this file free of `use`. `aura-agents` compiles it too, so it is checked, and the tests fetch
 // the same file with it.
 

@@ -1,4 +1,4 @@
-// Shared with the build scripts of agents/build and tests/build-guests through `include!`: keep
+// Shared with the build scripts of sdk/build and tests/build-guests through `include!`: keep
 // this file free of `use`.
 
 /// Written files get an mtime this far before their build started, so cargo does not take a
@@ -6,7 +6,7 @@
 pub const OUTPUT_MTIME_BACKDATE: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// The workspace a build script's crate is in: two levels above its manifest dir
-/// (`agents/build`, `tests/build-guests`).
+/// (`sdk/build`, `tests/build-guests`).
 pub fn workspace_of(manifest_dir: &std::path::Path) -> std::path::PathBuf {
     manifest_dir
         .parent()

@@ -8,7 +8,7 @@
 //! loads a component. Each is linked as a core module (`--skip-wit-component`), the WASI
 //! imports it never needs are replaced by stubs that answer as the host does
 //! (`src/wasi_stubs.rs`), and wit-component makes it a component, as the toolchain's
-//! wasm-component-ld would have. The narrator (`agents/narrator`, the model that writes novel cases'
+//! wasm-component-ld would have. The narrator (`narrator/component`, the model that writes novel cases'
 //! rationales) is built with them into `plugins/narrator.wasm`, the manifest's `narrator`. The
 //! target is added with rustup first when the toolchain lacks it.
 //!
@@ -31,7 +31,7 @@ const PLUGIN_PROFILE: &str = "plugin";
 /// The narrator's name in the plugins dir (`plugins/narrator.wasm`, the manifest's `narrator`).
 const NARRATOR: &str = "narrator";
 
-/// The narrator's crate (`agents/narrator`).
+/// The narrator's crate (`narrator/component`).
 const NARRATOR_PACKAGE: &str = "aura-narrator";
 
 /// The agents' linker (the toolchain's wasm-component-ld) writes the core module, not a
@@ -54,6 +54,10 @@ fn main() {
         &workspace,
         &[
             "agents",
+            "sdk/rust",
+            "sdk/jcs",
+            "sdk/protocol",
+            "narrator",
             "schemas",
             "wit",
             "Cargo.toml",

@@ -1,4 +1,4 @@
-// Shared with the build scripts of agents/build and tests/build-guests through `include!`: keep
+// Shared with the build scripts of sdk/build and tests/build-guests through `include!`: keep
 // this file free of `use`.
 
 /// The target every agent component is built for (`rust-toolchain.toml` lists it).
