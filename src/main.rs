@@ -72,6 +72,7 @@ enum Command {
     Report(commands::report::ReportCommand),
     Catalogue(commands::catalogue::CatalogueCommand),
     Pack(commands::pack::PackCommand),
+    #[cfg(feature = "test-agent")]
     TestAgent(commands::test_agent::TestAgentCommand),
     #[cfg(feature = "mcp")]
     Mcp(commands::mcp::McpCommand),
@@ -110,6 +111,7 @@ impl Command {
             Command::Report(command) => command.execute(),
             Command::Catalogue(command) => command.execute(),
             Command::Pack(command) => command.execute(),
+            #[cfg(feature = "test-agent")]
             Command::TestAgent(command) => command.execute(globals),
             #[cfg(feature = "mcp")]
             Command::Mcp(command) => command.execute(globals),

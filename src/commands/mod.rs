@@ -38,6 +38,7 @@ pub mod run;
 pub mod serve;
 pub mod sign;
 pub mod telemetry;
+#[cfg(feature = "test-agent")]
 pub mod test_agent;
 #[cfg(any(feature = "mcp", feature = "http"))]
 pub mod token;
@@ -51,6 +52,7 @@ pub const EXIT_TOOL_ERROR: u8 = 4;
 /// Exit status when the host could not start or an I/O error occurred.
 pub const EXIT_HOST_ERROR: u8 = 1;
 /// Exit status when `aura test-agent` ran and a check failed.
+#[cfg(feature = "test-agent")]
 pub const EXIT_NOT_CONFORMANT: u8 = 5;
 
 /// The options every command takes.

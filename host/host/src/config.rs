@@ -16,6 +16,7 @@ use crate::calibrate::WORKLOAD_AGENT;
 use crate::events::EventSink;
 use crate::journal::StorageFaults;
 use crate::remote::Remote;
+#[cfg(feature = "simulation")]
 use crate::simulation::Simulation;
 
 /// Where the host finds its plugins and keeps its records.
@@ -43,7 +44,8 @@ pub struct HostConfig {
     /// was set when it was built), which cannot be removed. An embedder locks its own here.
     pub trusted_keys: Option<TrustedKeys>,
     /// A deterministic simulation observing every call and refusal and injecting faults
-    /// ([`crate::simulation`]); `None` in normal use.
+    /// ([`crate::simulation`]); only in a build with the `simulation` feature (the tests').
+    #[cfg(feature = "simulation")]
     pub simulation: Option<Arc<dyn Simulation>>,
     /// Where the calls and ticks of agents this host does not serve itself run: workers on
     /// other hosts ([`crate::remote`]; the wire's `Cluster`). With `agents: Some(vec![])`
@@ -76,6 +78,7 @@ impl HostConfig {
             guest_seed: 0,
             fuel_per_ms: None,
             trusted_keys: None,
+            #[cfg(feature = "simulation")]
             simulation: None,
             remote: None,
             events: None,

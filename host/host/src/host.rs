@@ -105,8 +105,12 @@ impl Host {
         };
         // Under a deterministic simulation the machine's load must not decide a call: the
         // backstop only guards against a hang (fuel and the simulation's faults decide).
+        #[cfg(feature = "simulation")]
+        let simulation = config.simulation.clone();
+        #[cfg(not(feature = "simulation"))]
+        let simulation = None;
         let tuning = EngineTuning {
-            backstop_margin_ms: match config.simulation {
+            backstop_margin_ms: match simulation {
                 Some(_) => SIMULATED_BACKSTOP_MARGIN_MS,
                 None => EPOCH_BACKSTOP_MARGIN_MS,
             },
@@ -130,7 +134,7 @@ impl Host {
                 journal: Arc::new(journal),
                 fuel_per_ms,
                 in_flight: tokio::sync::Semaphore::new(CALLS_IN_FLIGHT_MAX),
-                simulation: config.simulation.clone(),
+                simulation,
                 remote: config.remote.clone(),
                 events: config.events.clone(),
                 confirmations: Arc::new(Confirmations::new(
