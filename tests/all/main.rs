@@ -42,6 +42,7 @@ mod plugins;
 mod precompiled;
 mod privilege;
 mod python;
+mod reading;
 mod recipes;
 mod report;
 mod resume;

@@ -66,6 +66,14 @@ pub struct HostConfig {
 }
 
 impl HostConfig {
+    /// The simulation this config names: none in a build without the `simulation` feature.
+    pub(crate) fn simulation_hook(&self) -> Option<Arc<dyn crate::simulation::Simulation>> {
+        #[cfg(feature = "simulation")]
+        return self.simulation.clone();
+        #[cfg(not(feature = "simulation"))]
+        None
+    }
+
     /// A config with the default fuel rate.
     pub fn new(plugins_dir: impl Into<PathBuf>, data_dir: impl Into<PathBuf>) -> Self {
         let data_dir = data_dir.into();

@@ -105,10 +105,7 @@ impl Host {
         };
         // Under a deterministic simulation the machine's load must not decide a call: the
         // backstop only guards against a hang (fuel and the simulation's faults decide).
-        #[cfg(feature = "simulation")]
-        let simulation = config.simulation.clone();
-        #[cfg(not(feature = "simulation"))]
-        let simulation = None;
+        let simulation = config.simulation_hook();
         let tuning = EngineTuning {
             backstop_margin_ms: match simulation {
                 Some(_) => SIMULATED_BACKSTOP_MARGIN_MS,
