@@ -105,20 +105,12 @@ const ALLOWED: &[(&str, &str)] = &[
         "not split yet: the checkpoint's resume, the world, the agents' memory",
     ),
     (
-        "host/embed/src/lib.rs::open",
-        "not split yet: the runtime, the host, the narrator, the session",
-    ),
-    (
         "host/day/src/checkpoint.rs::begin",
         "not split yet: a new run, a resumed one, a finished one set aside",
     ),
     (
         "host/day/src/store/earlier.rs::a_data_dir_the_release_before_wrote_opens_as_it_is_and_goes_on",
         "the suite's migration check: an earlier release's data dir written, then lived on",
-    ),
-    (
-        "host/host/src/narrator.rs::narrate",
-        "not split yet: the facts, the answer, the grounding, the record",
     ),
     (
         "host/day/src/store/suite.rs::read_positions_go_with_their_signals_and_a_commit_carries_them",

@@ -158,6 +158,34 @@ impl std::fmt::Debug for Assistant {
     }
 }
 
+/// The live session `config` describes on `host`: its setup, when it ticks, fresh or resumed,
+/// and the narrator when it narrates.
+fn session_config(
+    config: &AssistantConfig,
+    host: &Host,
+    clock: Clock,
+) -> Result<LiveConfig, EmbedError> {
+    let mut live_config =
+        LiveConfig::load(&config.setup, host.crossing().schemas(), config.seed, clock)?;
+    live_config.tick_on = config.tick_on.clone();
+    live_config.start = match config.fresh {
+        true => Start::Fresh,
+        false => Start::Resume,
+    };
+    if config.narrate {
+        let narrator = host
+            .narrator()
+            .map_err(|e| EmbedError::Host(format!("the narrator: {}", Caused(&e))))?;
+        live_config.narration = Some(LiveNarration {
+            narrator: Arc::new(narrator),
+            max: config
+                .narrations
+                .unwrap_or(aura_contract::limits::NARRATIONS_PER_RUN_MAX),
+        });
+    }
+    Ok(live_config)
+}
+
 impl Assistant {
     /// Opens the session `config` describes (resuming the data dir's, unless `fresh`) and
     /// returns once it has started; each decision then goes to `on_decision` (with an id a
@@ -183,24 +211,7 @@ impl Assistant {
         let host = runtime
             .block_on(Host::open(&host_config))
             .map_err(|e| EmbedError::Host(caused(&e)))?;
-        let mut live_config =
-            LiveConfig::load(&config.setup, host.crossing().schemas(), config.seed, clock)?;
-        live_config.tick_on = config.tick_on.clone();
-        live_config.start = match config.fresh {
-            true => Start::Fresh,
-            false => Start::Resume,
-        };
-        if config.narrate {
-            let narrator = host
-                .narrator()
-                .map_err(|e| EmbedError::Host(format!("the narrator: {}", Caused(&e))))?;
-            live_config.narration = Some(LiveNarration {
-                narrator: Arc::new(narrator),
-                max: config
-                    .narrations
-                    .unwrap_or(aura_contract::limits::NARRATIONS_PER_RUN_MAX),
-            });
-        }
+        let live_config = session_config(&config, &host, clock)?;
         let (handle, inbox) = live::channel(&host);
         let narrations = std::sync::Mutex::new(Some(handle.narrations()));
         let sinks: Vec<Arc<dyn Sink>> = vec![Arc::new(Callback(Arc::new(on_decision)))];

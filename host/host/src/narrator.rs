@@ -135,64 +135,60 @@ impl Narrator {
             record.reason = Some("the trace is about no call".to_owned());
             return record;
         };
-        let json = serde_json::to_value(&facts).unwrap_or_default();
-        let json = match aura_contract::canonical::to_canonical_string(&json) {
-            Ok(json) => json,
-            Err(error) => {
-                record.reason = Some(format!("the trace's facts are not canonical JSON: {error}"));
-                return record;
-            }
-        };
-        let answer = match self.answer(&json) {
-            Ok(answer) => answer,
-            Err(error) => {
-                record.fuel_used = error.fuel_used();
-                record.reason = Some(error.to_string());
-                return record;
-            }
-        };
-        record.fuel_used = answer.fuel_used;
-        record.memory_bytes = answer.memory_bytes_peak as u64;
-        let answer: Answer = match serde_json::from_str(&answer.answer) {
-            Ok(answer) => answer,
-            Err(error) => {
-                record.reason = Some(format!("the narrator's answer is not its JSON: {error}"));
-                return record;
-            }
-        };
-        record.prompt_tokens = answer.prompt_tokens;
-        record.tokens = answer.tokens;
-        let text = match (answer.text, answer.error) {
-            (Some(text), None) => text,
-            (_, Some(error)) => {
-                record.reason = Some(format!("the narrator failed: {error}"));
-                return record;
-            }
-            (None, None) => {
-                record.reason = Some("the narrator's answer has no text".to_owned());
-                return record;
-            }
-        };
-        let texts = facts.texts();
-        let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
-        match grounded(&text, &texts) {
-            Ok(kept) => {
-                record.outcome = NarrationOutcome::Kept;
-                record.rationale = Some(kept);
-            }
-            Err(why) => {
-                record.outcome = NarrationOutcome::Discarded;
-                // What it wrote is kept for the record, cut to a rationale's length and
-                // made visible: a discarded text may hold anything.
-                let wrote = aura_contract::visible::visible(&text);
-                let wrote: String = wrote
-                    .chars()
-                    .take(aura_contract::limits::RATIONALE_CHARS_MAX)
-                    .collect();
-                record.reason = Some(format!("{why}; it wrote: {wrote}"));
-            }
+        match self.text_for(&facts, &mut record) {
+            Ok(text) => judge(&mut record, &text, &facts),
+            Err(why) => record.reason = Some(why),
         }
         record
+    }
+
+    /// The model's text for `facts`, what it cost written into `record`; why there is none
+    /// when it wrote none.
+    fn text_for(
+        &self,
+        facts: &NarrationFacts,
+        record: &mut NarrationRecord,
+    ) -> Result<String, String> {
+        let json = serde_json::to_value(facts).unwrap_or_default();
+        let json = aura_contract::canonical::to_canonical_string(&json)
+            .map_err(|error| format!("the trace's facts are not canonical JSON: {error}"))?;
+        let answer = self.answer(&json).map_err(|error| {
+            record.fuel_used = error.fuel_used();
+            error.to_string()
+        })?;
+        record.fuel_used = answer.fuel_used;
+        record.memory_bytes = answer.memory_bytes_peak as u64;
+        let answer: Answer = serde_json::from_str(&answer.answer)
+            .map_err(|error| format!("the narrator's answer is not its JSON: {error}"))?;
+        record.prompt_tokens = answer.prompt_tokens;
+        record.tokens = answer.tokens;
+        match (answer.text, answer.error) {
+            (Some(text), None) => Ok(text),
+            (_, Some(error)) => Err(format!("the narrator failed: {error}")),
+            (None, None) => Err("the narrator's answer has no text".to_owned()),
+        }
+    }
+}
+
+/// Keeps `text` in `record` when it is grounded in `facts`' texts; else discards it, with why
+/// and what it wrote (cut to a rationale's length and made visible: it may hold anything).
+fn judge(record: &mut NarrationRecord, text: &str, facts: &NarrationFacts) {
+    let texts = facts.texts();
+    let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+    match grounded(text, &texts) {
+        Ok(kept) => {
+            record.outcome = NarrationOutcome::Kept;
+            record.rationale = Some(kept);
+        }
+        Err(why) => {
+            record.outcome = NarrationOutcome::Discarded;
+            let wrote = aura_contract::visible::visible(text);
+            let wrote: String = wrote
+                .chars()
+                .take(aura_contract::limits::RATIONALE_CHARS_MAX)
+                .collect();
+            record.reason = Some(format!("{why}; it wrote: {wrote}"));
+        }
     }
 }
 
