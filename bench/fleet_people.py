@@ -16,6 +16,7 @@ Usage: python3 bench/fleet_people.py AURA PLUGINS_DIR NATS_SERVER [K]
 """
 
 import json
+import shutil
 import os
 import socket
 import subprocess
@@ -186,3 +187,5 @@ finally:
     host.wait()
     server.terminate()
     server.wait()
+    # Its store and the host's data dirs (hundreds of MiB a run) go with the run.
+    shutil.rmtree(work, ignore_errors=True)
