@@ -299,7 +299,8 @@ async fn storage_faults_stop_the_run_cleanly_and_the_next_start_resumes() {
         let error = run_in(&data, &plugins, Some(faults), Start::Resume)
             .await
             .expect_err(name);
-        let said = error.to_string();
+        // As a person reads it: the error and its causes, each once.
+        let said = aura_contract::caused::caused(&error);
         assert!(said.contains(path), "{name}: {said}");
         let typed = match &error {
             RunError::Record(aura_host::TraceRecordError::Journal(e)) | RunError::Journal(e) => {
