@@ -18,6 +18,8 @@ import subprocess
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
+# Where the criterion medians go (BENCHMARKS.md keeps the figures, the notes the detail).
+CRITERION_NOTE = "bench/notes/criterion-medians.md"
 BEGIN = "<!-- bench:begin -->"
 END = "<!-- bench:end -->"
 
@@ -319,18 +321,23 @@ def build(rust, reference, criterion_dir):
     add("")
 
     medians = [(name, label, criterion_median_ns(criterion_dir, name)) for name, label in CRITERION]
+    details = []
     if any(value is not None for _, _, value in medians):
-        add("### Criterion medians")
+        add(f"Criterion's medians of every part: [{CRITERION_NOTE}]({CRITERION_NOTE}).")
         add("")
-        add("`cargo bench -p aura --bench crossing` (criterion 0.8, 1 s warm-up, 3 s per bench, "
-            "50 samples; 10 samples over 5 s for fuel and ticks).")
-        add("")
-        add("| bench | what | median |")
-        add("|---|---|---|")
+        details += [
+            "# Criterion medians of the crossing's parts",
+            "",
+            "Written by `python3 bench/report.py --write BENCHMARKS.md` (`just bench`) with the "
+            "report in BENCHMARKS.md. `cargo bench -p aura --bench crossing` (criterion 0.8, 1 s "
+            "warm-up, 3 s per bench, 50 samples; 10 samples over 5 s for fuel and ticks).",
+            "",
+            "| bench | what | median |",
+            "|---|---|---|",
+        ]
         for name, label, value in medians:
-            add(f"| `{name}` | {label} | {us(None if value is None else value / 1000)} |")
-        add("")
-    return "\n".join(lines)
+            details.append(f"| `{name}` | {label} | {us(None if value is None else value / 1000)} |")
+    return "\n".join(lines), "\n".join(details)
 
 
 def main():
@@ -343,8 +350,9 @@ def main():
     reference = load(pathlib.Path(args.dir, "reference.json"))
     if reference["figures"].get("small_call/envelope_text") != rust["envelope_text"]:
         sys.exit("the reference did not validate the text the host received: instances differ")
-    report = build(rust, reference, args.criterion_dir)
+    report, details = build(rust, reference, args.criterion_dir)
     print(report)
+    print(details)
     if args.write:
         path = pathlib.Path(args.write)
         text = path.read_text()
@@ -354,6 +362,9 @@ def main():
         _, tail = rest.split(END, 1)
         path.write_text(f"{head}{BEGIN}\n{report}\n{END}{tail}")
         print(f"\nwrote the generated section of {path}")
+        if details:
+            pathlib.Path(ROOT, CRITERION_NOTE).write_text(details + "\n")
+            print(f"wrote {CRITERION_NOTE}")
 
 
 if __name__ == "__main__":
